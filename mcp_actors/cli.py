@@ -1,0 +1,139 @@
+"""The ``mcp-actors`` command: serve a server, or poke one from the shell.
+
+- ``mcp-actors run MODULE:ATTR`` serves a Server over stdio;
+- ``mcp-actors call TARGET TOOL ['{"json": "args"}']`` prints a tool's result as JSON;
+- ``mcp-actors inspect TARGET`` prints a server's info, capabilities and offerings.
+
+TARGET is ``stdio:COMMAND ARGS...`` (a server to launch) or ``MODULE:ATTR`` (run
+in-process). Exit codes: 0 success, 1 the tool reported an error, 2 the server or
+the target failed (with the reason on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+import trio
+
+from ._version import __version__
+from .client.client import Client, open_client
+from .client.targets import TargetError, load_server, parse_target
+from .protocol.errors import McpError
+from .runtime.outbound import RequestTimeout
+from .server.serve import run_stdio
+from .transports.abc import TransportClosed
+
+EXIT_TOOL_ERROR = 1
+EXIT_FAILURE = 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``mcp-actors`` console script."""
+    parser = _parser()
+    options = parser.parse_args(argv)
+    try:
+        result: int = options.action(options)
+        return result
+    except TargetError as error:
+        print(f"mcp-actors: {error}", file=sys.stderr)
+        return EXIT_FAILURE
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mcp-actors", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--version", action="version", version=f"mcp-actors {__version__}")
+    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    run = commands.add_parser("run", help="serve MODULE:ATTR over stdio")
+    run.add_argument("server", metavar="MODULE:ATTR")
+    run.add_argument("--transport", choices=["stdio"], default="stdio")
+    run.set_defaults(action=_run)
+
+    call = commands.add_parser("call", help="call a tool and print its result as JSON")
+    call.add_argument("target", metavar="TARGET")
+    call.add_argument("tool")
+    call.add_argument("arguments", nargs="?", default=None, help="tool arguments as a JSON object")
+    call.add_argument("--timeout", type=float, default=60.0, help="seconds (default 60)")
+    call.set_defaults(action=_call)
+
+    inspect = commands.add_parser("inspect", help="print a server's info, capabilities and tools")
+    inspect.add_argument("target", metavar="TARGET")
+    inspect.set_defaults(action=_inspect)
+    return parser
+
+
+def _run(options: argparse.Namespace) -> int:
+    run_stdio(load_server(options.server))
+    return 0
+
+
+def _call(options: argparse.Namespace) -> int:
+    try:
+        arguments = json.loads(options.arguments) if options.arguments else None
+    except json.JSONDecodeError as error:
+        print(f"mcp-actors: arguments are not valid JSON: {error}", file=sys.stderr)
+        return EXIT_FAILURE
+    if arguments is not None and not isinstance(arguments, dict):
+        print("mcp-actors: arguments must be a JSON object", file=sys.stderr)
+        return EXIT_FAILURE
+
+    async def show_progress(progress: float, total: float | None, message: str | None) -> None:
+        of_total = f"/{total:g}" if total is not None else ""
+        print(f"progress {progress:g}{of_total} {message or ''}".rstrip(), file=sys.stderr)
+
+    async def call(client: Client) -> int:
+        result = await client.call_tool(
+            options.tool, arguments, timeout=options.timeout, on_progress=show_progress
+        )
+        _print_json(result)
+        return EXIT_TOOL_ERROR if result.is_error is True else 0
+
+    return _with_client(options.target, call)
+
+
+def _inspect(options: argparse.Namespace) -> int:
+    async def inspect(client: Client) -> int:
+        report: dict[str, Any] = {
+            "protocolVersion": client.protocol_version,
+            "serverInfo": client.server_info,
+            "capabilities": client.server_capabilities,
+            "instructions": client.instructions,
+        }
+        if client.server_capabilities.tools is not msgspec.UNSET:
+            report["tools"] = await client.list_tools()
+        _print_json(report)
+        return 0
+
+    return _with_client(options.target, inspect)
+
+
+def _with_client(target_spec: str, work: Any) -> int:
+    target = parse_target(target_spec)
+
+    async def session() -> int:
+        async with open_client(target) as client:
+            result: int = await work(client)
+            return result
+
+    try:
+        return trio.run(session)
+    except McpError as error:
+        print(f"mcp-actors: {error}", file=sys.stderr)
+    except RequestTimeout as error:
+        print(f"mcp-actors: {error}", file=sys.stderr)
+    except (TransportClosed, OSError) as error:
+        print(f"mcp-actors: cannot talk to {target_spec}: {error}", file=sys.stderr)
+    return EXIT_FAILURE
+
+
+def _print_json(value: Any) -> None:
+    sys.stdout.write(msgspec.json.format(msgspec.json.encode(value)).decode() + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

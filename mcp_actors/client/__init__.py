@@ -1,0 +1,1 @@
+"""What client authors touch: ``open_client`` and the ``Client`` it yields."""

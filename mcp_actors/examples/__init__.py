@@ -1,0 +1,1 @@
+"""Example servers that ship with the package."""

@@ -1,0 +1,71 @@
+"""JSON-RPC error codes and the exceptions that carry them.
+
+An :class:`McpError` is the one way an error crosses the wire: raised by a
+handler it becomes the JSON-RPC error response with its ``code``, ``message`` and
+``data``; received from the peer it is raised to the awaiting caller.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+#: MCP: a resource URI that the server does not know.
+RESOURCE_NOT_FOUND = -32002
+#: MCP 2025-11-25: the request needs a URL-mode elicitation to complete first.
+URL_ELICITATION_REQUIRED = -32042
+#: Implementation-defined (JSON-RPC reserves -32000..-32099 for servers).
+REQUEST_REJECTED = -32000
+
+_NAMES = {
+    PARSE_ERROR: "Parse error",
+    INVALID_REQUEST: "Invalid Request",
+    METHOD_NOT_FOUND: "Method not found",
+    INVALID_PARAMS: "Invalid params",
+    INTERNAL_ERROR: "Internal error",
+    RESOURCE_NOT_FOUND: "Resource not found",
+}
+
+
+class McpError(Exception):
+    """An error that has (or will get) a JSON-RPC error code.
+
+    ``code``, ``message`` and ``data`` are exactly what goes on the wire.
+    """
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(code={self.code}, message={self.message!r})"
+
+    def __str__(self) -> str:
+        name = _NAMES.get(self.code)
+        prefix = f"{name} ({self.code})" if name else f"Error {self.code}"
+        return f"{prefix}: {self.message}"
+
+
+class ProtocolViolation(McpError):
+    """Raised locally when *our* side would break the protocol (wrong state, missing capability).
+
+    Nothing is sent: the mistake is the caller's, reported before any byte moves.
+    """
+
+
+def method_not_found(method: str) -> McpError:
+    return McpError(METHOD_NOT_FOUND, f"Method not found: {method}", {"method": method})
+
+
+def invalid_params(detail: str) -> McpError:
+    return McpError(INVALID_PARAMS, f"Invalid params: {detail}")
+
+
+def invalid_request(detail: str) -> McpError:
+    return McpError(INVALID_REQUEST, f"Invalid request: {detail}")

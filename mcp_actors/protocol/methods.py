@@ -1,0 +1,229 @@
+"""The method table: every MCP method, who sends it, its types, its revisions, its capability.
+
+One row per method says everything the runtime needs to route, gate and decode
+a message, so neither side hard-codes "is this allowed now?" rules:
+
+- ``sender``: ``"client"``, ``"server"`` or ``"both"``;
+- ``params`` / ``result``: the msgspec types (``result`` is None for notifications);
+- ``since`` / ``until``: the revisions that have the method;
+- ``capability``: the capability path that must be declared for the method to be
+  used — by the *receiver* for a request (``tools/call`` needs the server's
+  ``tools``), by the *sender* for a notification (``notifications/message`` needs
+  the server's ``logging``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+import attrs
+import msgspec
+
+from . import types as t
+from .versions import REVISIONS, Revision
+
+Sender = Literal["client", "server", "both"]
+
+_ORDER: Final = {name: index for index, name in enumerate(reversed(list(REVISIONS)))}
+
+
+@attrs.frozen
+class MethodSpec:
+    """One MCP method, as data."""
+
+    name: str
+    sender: Sender
+    params: type[msgspec.Struct]
+    result: type[msgspec.Struct] | None
+    since: str = "2024-11-05"
+    until: str | None = None
+    capability: tuple[str, ...] = ()
+    #: The revision from which ``capability`` is enforced (older ones lacked the flag).
+    capability_since: str = "2024-11-05"
+    params_decoder: msgspec.json.Decoder[Any] = attrs.field(init=False, eq=False, repr=False)
+    result_decoder: msgspec.json.Decoder[Any] | None = attrs.field(init=False, eq=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "params_decoder", msgspec.json.Decoder(self.params))
+        decoder = msgspec.json.Decoder(self.result) if self.result is not None else None
+        object.__setattr__(self, "result_decoder", decoder)
+
+    @property
+    def is_request(self) -> bool:
+        return self.result is not None
+
+    def available_in(self, revision: Revision) -> bool:
+        """Whether the method exists in ``revision``."""
+        position = _ORDER[revision.name]
+        if position < _ORDER[self.since]:
+            return False
+        return self.until is None or position <= _ORDER[self.until]
+
+    def capability_required(self, revision: Revision) -> tuple[str, ...]:
+        """The capability path to check under ``revision`` (empty: nothing to check)."""
+        if self.capability and _ORDER[revision.name] >= _ORDER[self.capability_since]:
+            return self.capability
+        return ()
+
+
+def _spec(*args: Any, **kwargs: Any) -> tuple[str, MethodSpec]:
+    spec = MethodSpec(*args, **kwargs)
+    return spec.name, spec
+
+
+METHODS: Final[dict[str, MethodSpec]] = dict(
+    [
+        # lifecycle and utilities
+        _spec("initialize", "client", t.InitializeParams, t.InitializeResult),
+        _spec("notifications/initialized", "client", t.EmptyParams, None),
+        _spec("ping", "both", t.EmptyParams, t.EmptyResult),
+        _spec("notifications/cancelled", "both", t.CancelledParams, None),
+        _spec("notifications/progress", "both", t.ProgressParams, None),
+        # tools
+        _spec("tools/list", "client", t.PaginatedParams, t.ListToolsResult, capability=("tools",)),
+        _spec("tools/call", "client", t.CallToolParams, t.CallToolResult, capability=("tools",)),
+        _spec(
+            "notifications/tools/list_changed",
+            "server",
+            t.EmptyParams,
+            None,
+            capability=("tools", "list_changed"),
+        ),
+        # resources
+        _spec(
+            "resources/list",
+            "client",
+            t.PaginatedParams,
+            t.ListResourcesResult,
+            capability=("resources",),
+        ),
+        _spec(
+            "resources/templates/list",
+            "client",
+            t.PaginatedParams,
+            t.ListResourceTemplatesResult,
+            capability=("resources",),
+        ),
+        _spec(
+            "resources/read",
+            "client",
+            t.ReadResourceParams,
+            t.ReadResourceResult,
+            capability=("resources",),
+        ),
+        _spec(
+            "resources/subscribe",
+            "client",
+            t.SubscribeParams,
+            t.EmptyResult,
+            capability=("resources", "subscribe"),
+        ),
+        _spec(
+            "resources/unsubscribe",
+            "client",
+            t.UnsubscribeParams,
+            t.EmptyResult,
+            capability=("resources", "subscribe"),
+        ),
+        _spec(
+            "notifications/resources/updated",
+            "server",
+            t.ResourceUpdatedParams,
+            None,
+            capability=("resources", "subscribe"),
+        ),
+        _spec(
+            "notifications/resources/list_changed",
+            "server",
+            t.EmptyParams,
+            None,
+            capability=("resources", "list_changed"),
+        ),
+        # prompts
+        _spec(
+            "prompts/list",
+            "client",
+            t.PaginatedParams,
+            t.ListPromptsResult,
+            capability=("prompts",),
+        ),
+        _spec(
+            "prompts/get", "client", t.GetPromptParams, t.GetPromptResult, capability=("prompts",)
+        ),
+        _spec(
+            "notifications/prompts/list_changed",
+            "server",
+            t.EmptyParams,
+            None,
+            capability=("prompts", "list_changed"),
+        ),
+        # completion and logging
+        _spec(
+            "completion/complete",
+            "client",
+            t.CompleteParams,
+            t.CompleteResult,
+            capability=("completions",),
+            capability_since="2025-03-26",
+        ),
+        _spec(
+            "logging/setLevel", "client", t.SetLevelParams, t.EmptyResult, capability=("logging",)
+        ),
+        _spec(
+            "notifications/message",
+            "server",
+            t.LoggingMessageParams,
+            None,
+            capability=("logging",),
+        ),
+        # client features
+        _spec(
+            "sampling/createMessage",
+            "server",
+            t.CreateMessageParams,
+            t.CreateMessageResult,
+            capability=("sampling",),
+        ),
+        _spec(
+            "elicitation/create",
+            "server",
+            t.ElicitParams,
+            t.ElicitResult,
+            since="2025-06-18",
+            capability=("elicitation",),
+        ),
+        _spec(
+            "notifications/elicitation/complete",
+            "server",
+            t.ElicitationCompleteParams,
+            None,
+            since="2025-11-25",
+        ),
+        _spec("roots/list", "server", t.EmptyParams, t.ListRootsResult, capability=("roots",)),
+        _spec(
+            "notifications/roots/list_changed",
+            "client",
+            t.EmptyParams,
+            None,
+            capability=("roots", "list_changed"),
+        ),
+    ]
+)
+
+
+def has_capability(capabilities: object, path: tuple[str, ...]) -> bool:
+    """Whether ``capabilities`` (a capabilities Struct) declares ``path``.
+
+    ``("resources", "subscribe")`` is true when ``capabilities.resources.subscribe``
+    is true; a capability given as a plain object (``sampling: {}``) is declared by
+    its presence.
+    """
+    node: object = capabilities
+    for name in path:
+        if isinstance(node, dict):
+            node = node.get(name, msgspec.UNSET)
+        else:
+            node = getattr(node, name, msgspec.UNSET)
+        if node is msgspec.UNSET or node is None or node is False:
+            return False
+    return True

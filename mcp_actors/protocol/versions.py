@@ -1,0 +1,116 @@
+"""Protocol revisions: which ones we speak, how one is chosen, and what each one has.
+
+A revision is data (:class:`Revision`): the runtime asks ``revision.batches`` or
+``revision.elicitation`` instead of comparing date strings all over the code.
+2026-07-28 is described here too (it drops ``initialize``: the version and the
+capabilities ride in every request's ``_meta``), so that adding it is a matter of
+listing it in :data:`SUPPORTED` and teaching the lifecycle its per-request mode.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import attrs
+
+from .errors import INVALID_PARAMS, McpError
+
+
+@attrs.frozen
+class Revision:
+    """What one protocol revision offers, as flags the runtime can test."""
+
+    name: str
+    #: the session is opened by an ``initialize`` handshake (False from 2026-07-28 on).
+    handshake: bool = True
+    #: JSON-RPC batches are allowed (2025-03-26 only).
+    batches: bool = False
+    audio_content: bool = True
+    tool_annotations: bool = True
+    completions_capability: bool = True
+    #: ``outputSchema`` / ``structuredContent``, resource links in tool results, titles.
+    structured_output: bool = True
+    elicitation: bool = True
+    completion_context: bool = True
+    #: 2025-11-25: icons, URL-mode elicitation, tools in sampling, tasks.
+    icons: bool = True
+    url_elicitation: bool = True
+    sampling_tools: bool = True
+    #: HTTP transports must send ``MCP-Protocol-Version`` after initialization.
+    version_header: bool = True
+
+    def __str__(self) -> str:
+        return self.name
+
+
+_2024_11_05 = Revision(
+    "2024-11-05",
+    audio_content=False,
+    tool_annotations=False,
+    completions_capability=False,
+    structured_output=False,
+    elicitation=False,
+    completion_context=False,
+    icons=False,
+    url_elicitation=False,
+    sampling_tools=False,
+    version_header=False,
+)
+_2025_03_26 = attrs.evolve(
+    _2024_11_05,
+    name="2025-03-26",
+    batches=True,
+    audio_content=True,
+    tool_annotations=True,
+    completions_capability=True,
+)
+_2025_06_18 = attrs.evolve(
+    _2025_03_26,
+    name="2025-06-18",
+    batches=False,
+    structured_output=True,
+    elicitation=True,
+    completion_context=True,
+    version_header=True,
+)
+_2025_11_25 = attrs.evolve(
+    _2025_06_18, name="2025-11-25", icons=True, url_elicitation=True, sampling_tools=True
+)
+_2026_07_28 = attrs.evolve(_2025_11_25, name="2026-07-28", handshake=False)
+
+#: Every revision we know about, newest first (including ones we do not speak yet).
+REVISIONS: Final[dict[str, Revision]] = {
+    r.name: r for r in (_2026_07_28, _2025_11_25, _2025_06_18, _2025_03_26, _2024_11_05)
+}
+
+#: The revisions this runtime speaks, newest first.
+SUPPORTED: Final[tuple[str, ...]] = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+LATEST: Final = SUPPORTED[0]
+#: What an HTTP peer that sends no ``MCP-Protocol-Version`` header is assumed to speak.
+HTTP_DEFAULT: Final = "2025-03-26"
+
+
+def negotiate(requested: str, supported: tuple[str, ...] = SUPPORTED) -> Revision:
+    """The server's answer to a client's ``protocolVersion``, as the lifecycle page says.
+
+    The same revision if we support it, otherwise our latest one.
+    """
+    return REVISIONS[requested if requested in supported else supported[0]]
+
+
+def accept(offered: str, supported: tuple[str, ...] = SUPPORTED) -> Revision:
+    """The client's check of the server's answer: a revision we support, or the error.
+
+    The error carries the ``supported``/``requested`` data the lifecycle page shows.
+    """
+    if offered not in supported:
+        raise unsupported_version(offered, supported)
+    return REVISIONS[offered]
+
+
+def unsupported_version(requested: str, supported: tuple[str, ...] = SUPPORTED) -> McpError:
+    return McpError(
+        INVALID_PARAMS,
+        "Unsupported protocol version",
+        {"supported": list(supported), "requested": requested},
+    )

@@ -1,0 +1,1 @@
+"""The actors: supervisor, sessions, inbound requests, outbound calls, progress streams."""

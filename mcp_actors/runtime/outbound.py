@@ -1,0 +1,88 @@
+"""One outgoing request: waiting for its response, with timeout, progress and cancellation.
+
+The session's reader never waits on a caller: it drops the response (or the
+latest progress) into the :class:`OutboundCall` and wakes the caller's task, which
+does everything else — runs the user's progress callback, restarts the timeout,
+and gives up. Giving up, whether by timeout or because the caller's own task was
+cancelled, sends ``notifications/cancelled`` to the peer; a response that arrives
+later finds no call waiting for it and is dropped.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable
+
+import attrs
+import trio
+
+from ..protocol import types as t
+from ..protocol.errors import McpError
+from ..protocol.jsonrpc import Envelope, RequestId
+
+ProgressCallback = Callable[[t.ProgressParams], Awaitable[None]]
+
+
+class RequestTimeout(TimeoutError):
+    """An outbound request got no response in time (the peer was sent a cancellation)."""
+
+    def __init__(self, method: str, request_id: RequestId, seconds: float) -> None:
+        super().__init__(f"{method} (id {request_id}) got no response within {seconds:g} s")
+        self.method = method
+        self.request_id = request_id
+        self.seconds = seconds
+
+
+class ConnectionClosed(McpError):
+    """The session ended while a request was waiting for its response."""
+
+    def __init__(self, method: str) -> None:
+        super().__init__(-32000, f"connection closed before {method} was answered")
+
+
+@attrs.define(eq=False, slots=True)
+class OutboundCall:
+    """The caller's side of one request in flight."""
+
+    id: RequestId
+    method: str
+    response: Envelope | None = attrs.field(init=False, default=None)
+    closed: McpError | None = attrs.field(init=False, default=None)
+    _progress: t.ProgressParams | None = attrs.field(init=False, default=None)
+    _wakeup: trio.Event = attrs.field(init=False, factory=trio.Event)
+
+    def deliver(self, response: Envelope) -> None:
+        self.response = response
+        self._wakeup.set()
+
+    def deliver_progress(self, progress: t.ProgressParams) -> None:
+        self._progress = progress
+        self._wakeup.set()
+
+    def fail(self, error: McpError) -> None:
+        self.closed = error
+        self._wakeup.set()
+
+    async def wait(self) -> None:
+        await self._wakeup.wait()
+        if self.response is None and self.closed is None:
+            self._wakeup = trio.Event()
+
+    def take_progress(self) -> t.ProgressParams | None:
+        progress, self._progress = self._progress, None
+        return progress
+
+
+@attrs.frozen
+class Deadlines:
+    """A soft timeout that progress may restart, under a hard ceiling it never can."""
+
+    timeout: float | None
+    ceiling: float | None
+    started: float
+
+    def soft(self, since: float) -> float:
+        return math.inf if self.timeout is None else since + self.timeout
+
+    def hard(self) -> float:
+        return math.inf if self.ceiling is None else self.started + self.ceiling

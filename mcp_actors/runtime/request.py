@@ -1,0 +1,95 @@
+"""One inbound request = one actor with its own cancel scope, and its progress stream.
+
+:class:`InboundRequest` is created by the session's reader when a request
+arrives, before the task that serves it starts, so that a
+``notifications/cancelled`` arriving right behind it already finds its cancel
+scope. Cancelling that scope is all cancellation is: the handler sees
+``trio.Cancelled`` at its next checkpoint, and no response is sent.
+
+:class:`ProgressStream` is how a handler reports progress when the request
+carried ``_meta.progressToken``. Reports never block: the newest value replaces
+a pending one (a slow peer sees fewer, fresher updates), the session's writer
+sends it before anything else it writes, and once the response is queued the
+stream is closed — so progress is never sent after the response.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import msgspec
+import trio
+from msgspec import UNSET, UnsetType
+
+from ..protocol import types as t
+from ..protocol.jsonrpc import RequestId
+from ..protocol.methods import MethodSpec
+
+if TYPE_CHECKING:
+    from .session import Session
+
+
+class ProgressClosed(RuntimeError):
+    """Progress was reported after the request finished."""
+
+
+@attrs.define(eq=False, slots=True)
+class ProgressStream:
+    """Monotonic, coalescing progress for one request's ``progressToken``."""
+
+    token: t.ProgressToken
+    request_id: RequestId
+    _session: Session
+    _last: float | None = attrs.field(init=False, default=None)
+    pending: t.ProgressParams | None = attrs.field(init=False, default=None)
+    closed: bool = attrs.field(init=False, default=False)
+
+    def report(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Queue a progress update; raises ValueError if ``progress`` does not increase."""
+        if self.closed:
+            raise ProgressClosed("progress reported after the request finished")
+        if self._last is not None and progress <= self._last:
+            raise ValueError(f"progress must increase: {progress} after {self._last}")
+        self._last = progress
+        self.pending = t.ProgressParams(
+            progress_token=self.token,
+            progress=progress,
+            total=UNSET if total is None else total,
+            message=UNSET if message is None else message,
+        )
+        self._session._schedule_progress(self)
+
+    def take(self) -> t.ProgressParams | None:
+        pending, self.pending = self.pending, None
+        return pending
+
+
+@attrs.define(eq=False, slots=True)
+class InboundRequest:
+    """A request the peer sent us, while it is being served."""
+
+    id: RequestId
+    method: str
+    spec: MethodSpec | None
+    raw_params: msgspec.Raw | UnsetType
+    session: Session
+    scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
+    progress: ProgressStream | None = None
+    cancel_reason: str | None = None
+
+    def decode_params(self) -> Any:
+        """Decode ``params`` into the method's type (raises msgspec.ValidationError)."""
+        assert self.spec is not None
+        raw = self.raw_params
+        return self.spec.params_decoder.decode(raw if raw is not UNSET else b"{}")
+
+    def cancel(self, reason: str | None) -> None:
+        """The peer cancelled this request: stop the handler; no response will be sent."""
+        self.cancel_reason = reason
+        if self.progress is not None:
+            self.progress.pending = None
+            self.progress.closed = True
+        self.scope.cancel()

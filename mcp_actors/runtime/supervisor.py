@@ -1,0 +1,95 @@
+"""The supervisor: the root nursery every session actor lives in, and where failures stop.
+
+A server opens one supervisor and starts a session actor in it per connection.
+A session that crashes (a bug, a transport error) is logged, counted and
+closed; the supervisor and every other session go on. ``statistics()`` counts
+what is alive, so tests and operators can see that closed sessions leave
+nothing behind.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import attrs
+import trio
+
+from .groups import unwrapped
+from .session import Session
+
+log = logging.getLogger("mcp_actors.supervisor")
+
+
+@attrs.frozen
+class SupervisorStatistics:
+    """What the supervisor holds right now, and what it has seen."""
+
+    sessions_active: int
+    sessions_started: int
+    sessions_failed: int
+    inbound_requests: int
+    outbound_calls: int
+    tasks: int
+
+
+@attrs.define(eq=False)
+class Supervisor:
+    """Owns the root nursery; runs session actors in it, containing their failures."""
+
+    _nursery: trio.Nursery
+    _sessions: set[Session] = attrs.field(init=False, factory=set)
+    _started: int = attrs.field(init=False, default=0)
+    _failed: int = attrs.field(init=False, default=0)
+
+    async def start_session(self, session: Session) -> Session:
+        """Start ``session`` as a supervised actor; returns once it is reading."""
+        self._started += 1
+        self._sessions.add(session)
+        await self._nursery.start(self._supervise, session)
+        return session
+
+    def start_session_soon(self, session: Session) -> None:
+        """Like :meth:`start_session`, from synchronous code."""
+        self._started += 1
+        self._sessions.add(session)
+        self._nursery.start_soon(self._supervise, session)
+
+    async def _supervise(
+        self, session: Session, *, task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        try:
+            await session.run(task_status=task_status)
+        except Exception:
+            self._failed += 1
+            log.exception("session actor failed; the server goes on")
+        finally:
+            self._sessions.discard(session)
+
+    @property
+    def sessions(self) -> frozenset[Session]:
+        return frozenset(self._sessions)
+
+    def statistics(self) -> SupervisorStatistics:
+        per_session = [session.statistics() for session in self._sessions]
+        return SupervisorStatistics(
+            sessions_active=len(self._sessions),
+            sessions_started=self._started,
+            sessions_failed=self._failed,
+            inbound_requests=sum(s.inbound_requests for s in per_session),
+            outbound_calls=sum(s.outbound_calls for s in per_session),
+            tasks=len(self._nursery.child_tasks),
+        )
+
+    def cancel(self) -> None:
+        """Stop every session now."""
+        self._nursery.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def open_supervisor() -> AsyncIterator[Supervisor]:
+    """Open a supervisor; leaving the block waits for its sessions (cancel to stop them)."""
+    with unwrapped():
+        async with trio.open_nursery() as nursery:
+            yield Supervisor(nursery)

@@ -1,0 +1,1 @@
+"""What server authors touch: ``Server``, its decorators, ``Context``, and ways to serve."""

@@ -1,0 +1,24 @@
+"""Running a server: over this process's stdio, or over any message stream, supervised."""
+
+from __future__ import annotations
+
+import contextlib
+
+import trio
+
+from ..runtime.supervisor import open_supervisor
+from ..transports.stdio import open_stdio_server_stream
+from .app import Server
+
+
+async def serve_stdio(server: Server) -> None:
+    """Serve one client on this process's stdin/stdout until stdin closes."""
+    transport = open_stdio_server_stream(max_message_size=server.config.max_message_size)
+    async with open_supervisor() as supervisor:
+        await supervisor.start_session(server.create_session(transport))
+
+
+def run_stdio(server: Server) -> None:
+    """Blocking entry point: ``trio.run(serve_stdio, server)``, quiet on Ctrl-C."""
+    with contextlib.suppress(KeyboardInterrupt):
+        trio.run(serve_stdio, server)

@@ -1,0 +1,144 @@
+"""From a Python function to an MCP tool: input schema, argument decoder, structured output.
+
+The function's signature *is* the tool's contract. Its parameters become the
+fields of a msgspec Struct made for it, so that:
+
+- ``inputSchema`` is that Struct's JSON Schema (``Annotated[int, msgspec.Meta(...)]``
+  adds descriptions and constraints);
+- a call's ``arguments`` are decoded straight from the wire bytes into the Struct,
+  validated in the same pass; an error names the argument (``at `$.a` ``);
+- a parameter annotated with the server's ``Context`` type is not an argument: it is
+  injected.
+
+The return annotation decides the output: ``str``, content blocks or a
+``CallToolResult`` are unstructured; an object type (a Struct, dataclass,
+TypedDict, attrs class, ``dict``) gives ``outputSchema``/``structuredContent``;
+any other type (``int``, ``list[str]``...) is wrapped as ``{"result": value}``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import typing
+from collections.abc import Callable
+from typing import Any, get_args, get_origin, get_type_hints
+
+import attrs
+import msgspec
+
+from ..protocol import types as t
+
+_NO_OUTPUT = frozenset({str, type(None), inspect.Signature.empty})
+_CONTENT_TYPES = (
+    t.TextContent,
+    t.ImageContent,
+    t.AudioContent,
+    t.ResourceLink,
+    t.EmbeddedResource,
+    t.CallToolResult,
+)
+
+
+@attrs.frozen
+class ToolSignature:
+    """What :func:`inspect_tool` learned from a function."""
+
+    arguments: type[msgspec.Struct]
+    argument_names: tuple[str, ...]
+    context_parameter: str | None
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None
+    #: True when the output is wrapped as ``{"result": value}``.
+    wraps_output: bool
+    decoder: msgspec.json.Decoder[Any] = attrs.field(eq=False, repr=False)
+
+
+def inspect_tool(function: Callable[..., Any], context_type: type) -> ToolSignature:
+    """Build the :class:`ToolSignature` of ``function``; ``context_type`` marks injected params."""
+    hints = get_type_hints(function, include_extras=True)
+    fields: list[tuple[str, Any] | tuple[str, Any, Any]] = []
+    context_parameter = None
+    for name, parameter in inspect.signature(function).parameters.items():
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            raise TypeError(f"{function.__qualname__}: *args/**kwargs cannot become tool arguments")
+        annotation = hints.get(name, Any)
+        if _is_context(annotation, context_type):
+            context_parameter = name
+            continue
+        if parameter.default is parameter.empty:
+            fields.append((name, annotation))
+        else:
+            fields.append((name, annotation, parameter.default))
+    struct_name = "".join(part.title() for part in function.__name__.split("_")) + "Arguments"
+    arguments = msgspec.defstruct(struct_name, fields, kw_only=True, forbid_unknown_fields=False)
+    output_schema, wraps = _output_schema(hints.get("return", inspect.Signature.empty))
+    return ToolSignature(
+        arguments=arguments,
+        argument_names=tuple(field[0] for field in fields),
+        context_parameter=context_parameter,
+        input_schema=object_schema(arguments),
+        output_schema=output_schema,
+        wraps_output=wraps,
+        decoder=msgspec.json.Decoder(arguments),
+    )
+
+
+def object_schema(type_: Any) -> dict[str, Any]:
+    """The JSON Schema of an object type, with its definition inlined at the top level."""
+    schema = msgspec.json.schema(type_)
+    ref = schema.get("$ref")
+    if ref is None:
+        return schema
+    definitions: dict[str, Any] = schema.pop("$defs", {})
+    top: dict[str, Any] = dict(definitions.pop(ref.rsplit("/", 1)[-1]))
+    top.pop("title", None)
+    top.setdefault("properties", {})
+    if definitions:
+        top["$defs"] = definitions
+    return top
+
+
+def _is_context(annotation: Any, context_type: type) -> bool:
+    if get_origin(annotation) is typing.Annotated:
+        annotation = get_args(annotation)[0]
+    return isinstance(annotation, type) and issubclass(annotation, context_type)
+
+
+def _output_schema(annotation: Any) -> tuple[dict[str, Any] | None, bool]:
+    if annotation in _NO_OUTPUT or _is_content(annotation):
+        return None, False
+    if _is_object_type(annotation):
+        return object_schema(annotation), False
+    wrapper = msgspec.defstruct("Output", [("result", annotation)])
+    return object_schema(wrapper), True
+
+
+def _is_object_type(annotation: Any) -> bool:
+    if get_origin(annotation) is typing.Annotated:
+        annotation = get_args(annotation)[0]
+    if get_origin(annotation) is dict or annotation is dict:
+        return True
+    if not isinstance(annotation, type):
+        return False
+    return (
+        issubclass(annotation, msgspec.Struct)
+        or dataclasses.is_dataclass(annotation)
+        or attrs.has(annotation)
+        or typing.is_typeddict(annotation)
+    )
+
+
+def _is_content(annotation: Any) -> bool:
+    """Whether the annotation mentions content blocks or ``CallToolResult`` anywhere."""
+    if isinstance(annotation, type) and issubclass(annotation, _CONTENT_TYPES):
+        return True
+    return any(_is_content(argument) for argument in get_args(annotation))
+
+
+def describe(function: Callable[..., Any]) -> str | None:
+    """The first paragraph of a function's docstring, as a one-line description."""
+    doc = inspect.getdoc(function)
+    if not doc:
+        return None
+    return " ".join(doc.split("\n\n", 1)[0].split())

@@ -1,0 +1,104 @@
+"""Registered tools: calling one, and turning what it returns (or raises) into a result.
+
+A failure inside a tool is the tool's result, not the protocol's: bad arguments
+and exceptions become ``CallToolResult(isError=True)`` with a message naming the
+problem, so the model on the other side can read it and try again. Only an
+unknown tool name, or an :class:`McpError` the tool raises on purpose, is a
+JSON-RPC error.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import msgspec
+import trio
+from msgspec import UNSET, UnsetType
+
+from ..protocol import types as t
+from ..protocol.errors import McpError
+from ..runtime.groups import describe
+from .signature import ToolSignature
+
+if TYPE_CHECKING:
+    from .context import Context
+
+log = logging.getLogger("mcp_actors.tools")
+
+_to_json = msgspec.json.Encoder().encode
+_CONTENT = (t.TextContent, t.ImageContent, t.AudioContent, t.ResourceLink, t.EmbeddedResource)
+
+
+@attrs.define(eq=False)
+class RegisteredTool:
+    """A tool: its wire definition and the function behind it."""
+
+    definition: t.Tool
+    function: Callable[..., Any]
+    signature: ToolSignature
+    is_async: bool = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self.is_async = inspect.iscoroutinefunction(self.function)
+
+    @property
+    def name(self) -> str:
+        return self.definition.name
+
+    async def call(self, arguments: msgspec.Raw | UnsetType, context: Context) -> t.CallToolResult:
+        """Validate ``arguments``, run the tool, and convert its outcome into a result."""
+        signature = self.signature
+        try:
+            decoded = signature.decoder.decode(arguments if arguments is not UNSET else b"{}")
+        except msgspec.ValidationError as invalid:
+            return error_result(f"Invalid arguments for tool {self.name!r}: {invalid}")
+        kwargs = {name: getattr(decoded, name) for name in signature.argument_names}
+        if signature.context_parameter is not None:
+            kwargs[signature.context_parameter] = context
+        try:
+            if self.is_async:
+                value = await self.function(**kwargs)
+            else:
+                value = await trio.to_thread.run_sync(
+                    functools.partial(self.function, **kwargs), abandon_on_cancel=True
+                )
+        except McpError:
+            raise
+        except Exception as error:
+            log.info("tool %s raised %r", self.name, error)
+            return error_result(f"Tool {self.name!r} failed: {describe(error)}")
+        return self.to_result(value)
+
+    def to_result(self, value: Any) -> t.CallToolResult:
+        """Convert a tool's return value into a ``CallToolResult``."""
+        if isinstance(value, t.CallToolResult):
+            return value
+        signature = self.signature
+        if signature.output_schema is None:
+            return t.CallToolResult(content=to_content(value))
+        builtins = msgspec.to_builtins(value)
+        structured = {"result": builtins} if signature.wraps_output else builtins
+        text = t.TextContent(text=_to_json(structured).decode())
+        return t.CallToolResult(content=[text], structured_content=structured)
+
+
+def to_content(value: Any) -> list[t.ContentBlock]:
+    """Content blocks for an unstructured return value."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [t.TextContent(text=value)]
+    if isinstance(value, _CONTENT):
+        return [value]
+    if isinstance(value, (list, tuple)) and all(isinstance(v, _CONTENT) for v in value):
+        return list(value)
+    return [t.TextContent(text=_to_json(msgspec.to_builtins(value)).decode())]
+
+
+def error_result(message: str) -> t.CallToolResult:
+    return t.CallToolResult(content=[t.TextContent(text=message)], is_error=True)

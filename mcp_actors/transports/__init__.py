@@ -1,0 +1,1 @@
+"""Transports move encoded JSON-RPC messages between peers; they never interpret them."""

@@ -1,0 +1,75 @@
+"""The one small interface between the actor runtime and every transport.
+
+A transport carries *encoded* JSON-RPC messages (one JSON value per message, a
+batch being one JSON array). It knows nothing about MCP: it frames bytes. The
+runtime hands it :class:`Outgoing` envelopes whose only routing hint is explicit:
+``related_request`` names the inbound request a message belongs to, so that a
+transport like Streamable HTTP can put it on that request's response stream, and
+``closes_request`` marks the response that ends that stream.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+
+import attrs
+
+RequestId = int | str
+
+
+@attrs.frozen(slots=True)
+class Outgoing:
+    """One encoded message on its way out, with the routing hint transports may use."""
+
+    payload: bytes
+    related_request: RequestId | None = None
+    closes_request: bool = False
+
+
+class TransportClosed(Exception):
+    """The peer went away or the transport was closed; no more messages flow."""
+
+
+class MessageTooLarge(Exception):
+    """An inbound message exceeded the transport's size limit and was discarded.
+
+    Raised from :meth:`MessageStream.receive`; the stream stays usable, so the
+    session answers with a JSON-RPC error and goes on reading.
+    """
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"message of at least {size} bytes exceeds the {limit}-byte limit")
+        self.size = size
+        self.limit = limit
+
+
+class MessageStream(abc.ABC):
+    """A bidirectional stream of encoded messages: what a session actor reads and writes.
+
+    ``receive`` returns one message's bytes, raises :class:`MessageTooLarge` for a
+    discarded oversized message (the stream stays open) and :class:`TransportClosed`
+    once the peer is gone. ``send_all`` writes messages in order; the session's
+    writer calls it with everything it has queued so that transports can coalesce
+    writes (one syscall for many small messages).
+    """
+
+    @abc.abstractmethod
+    async def receive(self) -> bytes: ...
+
+    @abc.abstractmethod
+    async def send_all(self, messages: Sequence[Outgoing]) -> None: ...
+
+    async def send(self, message: Outgoing) -> None:
+        """Send one message (convenience for ``send_all([message])``)."""
+        await self.send_all((message,))
+
+    @abc.abstractmethod
+    async def aclose(self) -> None:
+        """Close the stream; idempotent. Pending ``receive`` calls raise TransportClosed."""
+
+    async def __aenter__(self) -> MessageStream:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
