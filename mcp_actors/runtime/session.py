@@ -392,19 +392,21 @@ class Session:
             payload = _encode(RequestMessage(JSONRPC_VERSION, request_id, method, params))
             await self._send(Outgoing(payload, related_request))
             soft = clock.soft(clock.started)
-            while call.response is None and call.closed is None:
+            while True:
                 with trio.move_on_at(min(soft, clock.hard())):
                     await call.wait()
+                # Progress first: on the wire it came before the response that may follow it.
+                progress = call.take_progress()
+                if progress is not None:
+                    if self.config.reset_timeout_on_progress:
+                        soft = clock.soft(trio.current_time())
+                    if on_progress is not None:
+                        await on_progress(progress)
                 if call.response is not None or call.closed is not None:
                     break
-                progress = call.take_progress()
                 if progress is None:
                     self._cancel_remote(call, "timed out")
                     raise RequestTimeout(method, request_id, _elapsed(clock))
-                if self.config.reset_timeout_on_progress:
-                    soft = clock.soft(trio.current_time())
-                if on_progress is not None:
-                    await on_progress(progress)
         except trio.Cancelled:
             self._cancel_remote(call, "the caller was cancelled")
             raise

@@ -1,0 +1,118 @@
+"""Shared fixtures: connect a client to the sample server over each transport, recording the wire.
+
+``connect(transport, server_spec)`` is the one way interaction tests open a
+client: it wraps the client's message stream (and, in-process, the server's) in
+a :class:`~wire.WireRecorder`, and when the block ends it validates every message
+our code wrote against the official schema of the negotiated revision.
+
+Transports are registered in :data:`CONNECTORS`; a test parametrized with the
+``transport`` fixture runs over each of them. Adding a transport = adding a
+connector.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from mcp_actors import Client, open_client
+from mcp_actors.client.targets import load_server
+from mcp_actors.transports.memory import memory_pair
+from mcp_actors.transports.stdio import open_stdio_process
+from wire import WireRecorder, assert_all_valid
+
+TESTS = Path(__file__).parent
+SAMPLE = "servers.sample:server"
+
+Connector = Callable[..., AbstractAsyncContextManager[tuple[Client, list[WireRecorder]]]]
+
+
+@asynccontextmanager
+async def _memory(
+    server_spec: str, env: dict[str, str] | None, **client_options: Any
+) -> AsyncIterator[tuple[Client, list[WireRecorder]]]:
+    server = load_server(server_spec)
+    client_end, server_end = memory_pair()
+    server_wire, client_wire = WireRecorder(server_end), WireRecorder(client_end)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(server.serve_session, server_wire)
+        async with open_client(client_wire, **client_options) as client:
+            yield client, [client_wire, server_wire]
+        nursery.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def _stdio(
+    server_spec: str, env: dict[str, str] | None, **client_options: Any
+) -> AsyncIterator[tuple[Client, list[WireRecorder]]]:
+    command = (sys.executable, "-m", "mcp_actors.cli", "run", server_spec)
+    async with open_stdio_process(command[0], command[1:], env=env, cwd=str(TESTS)) as stream:
+        client_wire = WireRecorder(stream)
+        async with open_client(client_wire, **client_options) as client:
+            yield client, [client_wire, _Received(client_wire)]
+
+
+class _Received(WireRecorder):
+    """What the server process sent, seen from the client side (so it is validated too)."""
+
+    def __init__(self, client_side: WireRecorder) -> None:
+        self._client_side = client_side
+
+    @property  # type: ignore[override]
+    def sent(self) -> list[Any]:
+        from mcp_actors.transports.abc import Outgoing
+
+        return [Outgoing(payload) for payload in self._client_side.received]
+
+    @property  # type: ignore[override]
+    def received(self) -> list[bytes]:
+        return self._client_side.sent_payloads
+
+
+CONNECTORS: dict[str, Connector] = {"memory": _memory, "stdio": _stdio}
+
+
+@pytest.fixture(params=sorted(CONNECTORS))
+def transport(request: pytest.FixtureRequest) -> str:
+    name: str = request.param
+    return name
+
+
+@asynccontextmanager
+async def connect(
+    transport: str,
+    server_spec: str = SAMPLE,
+    *,
+    env: dict[str, str] | None = None,
+    validate: bool = True,
+    **client_options: Any,
+) -> AsyncIterator[Client]:
+    """A client connected to ``server_spec`` over ``transport``; the wire is validated at the end."""
+    async with CONNECTORS[transport](server_spec, env, **client_options) as (client, recorders):
+        yield client
+        revision = client.protocol_version
+    if validate:
+        for recorder in recorders:
+            assert_all_valid(recorder, revision)
+
+
+@pytest.fixture
+def events_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A file the sample server's handlers append events to (across processes)."""
+    path = tmp_path / "events.txt"
+    path.touch()
+    monkeypatch.setenv("MCP_TEST_EVENTS", str(path))
+    return path
+
+
+async def wait_for_event(path: Path, line: str, timeout: float = 10.0) -> None:
+    """Wait (bounded) until ``line`` appears in the events file."""
+    with trio.fail_after(timeout):
+        while line not in path.read_text().splitlines():
+            await trio.sleep(0.01)

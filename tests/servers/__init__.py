@@ -1,0 +1,1 @@
+"""Servers the test suite runs in-process and as stdio child processes."""
