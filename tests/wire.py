@@ -179,6 +179,27 @@ def _decode(message: bytes | bytearray | memoryview | str | Mapping[str, Any] | 
     return message
 
 
+def _with_null_ids_named(rev: _Revision, decoded: Any) -> Any:
+    """JSON-RPC 2.0's ``"id": null`` on an error that answers no identifiable request.
+
+    Before 2025-11-25 the MCP schemas require a string or integer ``id`` on every
+    error, so they cannot express the error JSON-RPC 2.0 mandates for a message
+    whose id could not be read (a parse error, say). Such an error is checked
+    with a placeholder id; everything else about it is still validated. From
+    2025-11-25 on, ``id`` is optional and a null one is reported as the mistake it is.
+    """
+    error_def = rev.defs.get(rev.first("JSONRPCErrorResponse", "JSONRPCError"), {})
+    if "id" not in error_def.get("required", ()):
+        return decoded
+
+    def named(item: Any) -> Any:
+        if isinstance(item, dict) and "error" in item and item.get("id", 0) is None:
+            return {**item, "id": "<unidentifiable request>"}
+        return item
+
+    return [named(i) for i in decoded] if isinstance(decoded, list) else named(decoded)
+
+
 def _kind(message: Mapping[str, Any]) -> str:
     if "method" in message:
         return "request" if "id" in message else "notification"
@@ -307,7 +328,7 @@ def validate_message(
     """
     rev = _schemas(revision)
     try:
-        decoded = _decode(message)
+        decoded = _with_null_ids_named(rev, _decode(message))
     except AssertionError as exc:
         raise AssertionError(f"[{revision}] invalid message: {exc}") from None
     if isinstance(decoded, list):

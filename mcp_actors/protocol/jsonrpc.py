@@ -73,6 +73,13 @@ class ErrorMessage(msgspec.Struct):
     error: ErrorObject
 
 
+class AnonymousErrorMessage(msgspec.Struct):
+    """An error answering no identifiable request, as 2025-11-25 writes it: no ``id`` at all."""
+
+    jsonrpc: str
+    error: ErrorObject
+
+
 class InvalidMessage(McpError):
     """A message that cannot be processed; ``request_id`` is the id to answer (None if unknown)."""
 

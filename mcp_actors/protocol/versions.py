@@ -38,6 +38,9 @@ class Revision:
     sampling_tools: bool = True
     #: HTTP transports must send ``MCP-Protocol-Version`` after initialization.
     version_header: bool = True
+    #: An error answering no identifiable request omits ``id`` (2025-11-25 on);
+    #: before, JSON-RPC 2.0's ``"id": null`` (which those schemas cannot express).
+    anonymous_error_omits_id: bool = True
 
     def __str__(self) -> str:
         return self.name
@@ -55,6 +58,7 @@ _2024_11_05 = Revision(
     url_elicitation=False,
     sampling_tools=False,
     version_header=False,
+    anonymous_error_omits_id=False,
 )
 _2025_03_26 = attrs.evolve(
     _2024_11_05,
@@ -74,7 +78,12 @@ _2025_06_18 = attrs.evolve(
     version_header=True,
 )
 _2025_11_25 = attrs.evolve(
-    _2025_06_18, name="2025-11-25", icons=True, url_elicitation=True, sampling_tools=True
+    _2025_06_18,
+    name="2025-11-25",
+    icons=True,
+    url_elicitation=True,
+    sampling_tools=True,
+    anonymous_error_omits_id=True,
 )
 _2026_07_28 = attrs.evolve(_2025_11_25, name="2026-07-28", handshake=False)
 

@@ -38,6 +38,7 @@ from ..protocol.jsonrpc import (
     JSONRPC_VERSION,
     BatchItem,
     Envelope,
+    AnonymousErrorMessage,
     ErrorMessage,
     ErrorObject,
     InvalidMessage,
@@ -108,6 +109,7 @@ class Session:
     )
     _reading: bool = attrs.field(init=False, default=True)
     _idle: trio.Event = attrs.field(init=False, factory=trio.Event)
+    _actors: set[trio.CancelScope] | None = attrs.field(init=False, factory=set)
     _dropped_notifications: int = attrs.field(init=False, default=0)
     _received: int = attrs.field(init=False, default=0)
     _sent: int = attrs.field(init=False, default=0)
@@ -147,6 +149,31 @@ class Session:
         if self._nursery is not None:
             self._nursery.cancel_scope.cancel()
 
+    def start_actor(self, actor: Callable[[], Awaitable[None]]) -> None:
+        """Run ``actor()`` as a long-lived task of this session (e.g. a subscription).
+
+        It lives in the session's nursery, so it ends with the session: it is
+        cancelled once the peer has stopped sending and in-flight requests are
+        done, or when the session is closed. An exception it raises ends the
+        session, so an actor contains its own failures. Raises RuntimeError if the
+        session is not running (or already draining).
+        """
+        if self._nursery is None or self._actors is None:
+            raise RuntimeError("the session is not running")
+        self._nursery.start_soon(self._run_actor, actor)
+
+    async def _run_actor(self, actor: Callable[[], Awaitable[None]]) -> None:
+        scope = trio.CancelScope()
+        if self._actors is None:
+            return
+        self._actors.add(scope)
+        try:
+            with scope:
+                await actor()
+        finally:
+            if self._actors is not None:
+                self._actors.discard(scope)
+
     async def _drain(self, nursery: trio.Nursery) -> None:
         """The peer stopped sending: let running requests answer (briefly), then flush and stop."""
         self._reading = False
@@ -156,6 +183,9 @@ class Session:
                 await self._idle.wait()
         for request in list(self._inbound.values()):
             request.cancel("the peer closed the connection")
+        actors, self._actors = self._actors or set(), None
+        for scope in actors:
+            scope.cancel()
         self._notify_send.close()
         await self._send_channel.aclose()
 
@@ -214,6 +244,10 @@ class Session:
         elif envelope.id is UNSET:
             self._receive_notification(method, envelope.params)
         else:
+            request_id = envelope.id
+            if method == "ping" and request_id is not None:  # fast path: the reader answers
+                await self._send(Outgoing(_result(request_id, _EMPTY_RESULT), request_id, True))
+                return
             request = await self._admit(envelope)
             if request is not None:
                 assert self._nursery is not None
@@ -224,9 +258,6 @@ class Session:
         request_id = envelope.id
         method = envelope.method
         assert isinstance(request_id, (int, str)) and isinstance(method, str)
-        if method == "ping":
-            await self._send(Outgoing(_result(request_id, _EMPTY_RESULT), request_id, True))
-            return None
         try:
             spec = self.state.check_inbound(method)
             if request_id in self._inbound:
@@ -298,7 +329,7 @@ class Session:
         async with trio.open_nursery() as nursery:
             for item in items:
                 if isinstance(item, InvalidMessage):
-                    answers.append(_error(item.request_id, item))
+                    answers.append(self._error(item.request_id, item))
                 elif item.method is UNSET:
                     self._receive_response(item)
                 elif item.id is UNSET:
@@ -337,6 +368,8 @@ class Session:
         return payload
 
     async def _handle(self, request: InboundRequest) -> bytes:
+        if request.method == "ping":
+            return _result(request.id, _EMPTY_RESULT)
         try:
             params = request.decode_params()
         except msgspec.ValidationError as invalid:
@@ -491,7 +524,11 @@ class Session:
             log.debug("session closed: dropped an outgoing message")
 
     async def _send_error(self, request_id: RequestId | None, error: McpError) -> None:
-        await self._send(Outgoing(_error(request_id, error), request_id, request_id is not None))
+        payload = self._error(request_id, error)
+        await self._send(Outgoing(payload, request_id, request_id is not None))
+
+    def _error(self, request_id: RequestId | None, error: McpError) -> bytes:
+        return _error(request_id, error, self.state.revision.anonymous_error_omits_id)
 
     # -- the writer ------------------------------------------------------------------
 
@@ -542,9 +579,11 @@ def _result(request_id: RequestId, result: Any) -> bytes:
     return _encode(ResultMessage(JSONRPC_VERSION, request_id, result))
 
 
-def _error(request_id: RequestId | None, error: McpError) -> bytes:
+def _error(request_id: RequestId | None, error: McpError, omit_missing_id: bool = True) -> bytes:
     data = UNSET if error.data is None else error.data
     body = ErrorObject(error.code, error.message, data)
+    if request_id is None and omit_missing_id:
+        return _encode(AnonymousErrorMessage(JSONRPC_VERSION, body))
     return _encode(ErrorMessage(JSONRPC_VERSION, request_id, body))
 
 

@@ -83,8 +83,7 @@ class RegisteredTool:
             return t.CallToolResult(content=to_content(value))
         builtins = msgspec.to_builtins(value)
         structured = {"result": builtins} if signature.wraps_output else builtins
-        text = t.TextContent(text=_to_json(structured).decode())
-        return t.CallToolResult(content=[text], structured_content=structured)
+        return t.CallToolResult(content=to_content(builtins), structured_content=structured)
 
 
 def to_content(value: Any) -> list[t.ContentBlock]:
