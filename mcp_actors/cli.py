@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -24,7 +25,7 @@ from ._version import __version__
 from .client.client import Client, open_client
 from .client.targets import TargetError, load_server, parse_target
 from .protocol.errors import McpError
-from .runtime.outbound import RequestTimeout
+from .runtime.outbound import ConnectionClosed, RequestTimeout
 from .server.serve import run_stdio
 from .transports.abc import TransportClosed
 
@@ -36,6 +37,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mcp-actors`` console script."""
     parser = _parser()
     options = parser.parse_args(argv)
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # MODULE:ATTR resolves from here, as with `python -m`
     try:
         result: int = options.action(options)
         return result
@@ -122,6 +125,8 @@ def _with_client(target_spec: str, work: Any) -> int:
 
     try:
         return trio.run(session)
+    except ConnectionClosed as error:
+        print(f"mcp-actors: cannot talk to {target_spec}: {error.message}", file=sys.stderr)
     except McpError as error:
         print(f"mcp-actors: {error}", file=sys.stderr)
     except RequestTimeout as error:

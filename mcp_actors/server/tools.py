@@ -9,20 +9,19 @@ JSON-RPC error.
 
 from __future__ import annotations
 
-import functools
-import inspect
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import msgspec
-import trio
 from msgspec import UNSET, UnsetType
 
 from ..protocol import types as t
 from ..protocol.errors import McpError
 from ..runtime.groups import describe
+from .calling import call as call_function
+from .calling import is_async
 from .signature import ToolSignature
 
 if TYPE_CHECKING:
@@ -44,7 +43,7 @@ class RegisteredTool:
     is_async: bool = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
-        self.is_async = inspect.iscoroutinefunction(self.function)
+        self.is_async = is_async(self.function)
 
     @property
     def name(self) -> str:
@@ -61,12 +60,7 @@ class RegisteredTool:
         if signature.context_parameter is not None:
             kwargs[signature.context_parameter] = context
         try:
-            if self.is_async:
-                value = await self.function(**kwargs)
-            else:
-                value = await trio.to_thread.run_sync(
-                    functools.partial(self.function, **kwargs), abandon_on_cancel=True
-                )
+            value = await call_function(self.function, kwargs, self.is_async)
         except McpError:
             raise
         except Exception as error:

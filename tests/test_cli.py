@@ -1,0 +1,116 @@
+"""The ``mcp-actors`` command as a user runs it: serve, call, inspect, and fail clearly."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import trio
+
+from conftest import SAMPLE, TESTS
+
+SERVE_SAMPLE = f"stdio:{sys.executable} -m mcp_actors.cli run {SAMPLE}"
+
+
+async def mcp_actors(*args: str) -> subprocess.CompletedProcess[bytes]:
+    with trio.fail_after(60):
+        return await trio.run_process(
+            [sys.executable, "-m", "mcp_actors.cli", *args],
+            cwd=str(TESTS),
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+        )
+
+
+def output(result: subprocess.CompletedProcess[bytes]) -> Any:
+    return json.loads(result.stdout)
+
+
+async def test_call_prints_the_result_and_progress_on_stderr() -> None:
+    result = await mcp_actors("call", SERVE_SAMPLE, "slow", '{"steps": 2}')
+    assert result.returncode == 0, result.stderr
+    assert output(result) == {"content": [{"type": "text", "text": "done after 2 steps"}]}
+    assert b"progress 1/2 step 1" in result.stderr
+    assert b"progress 2/2 step 2" in result.stderr
+
+
+async def test_call_in_process_with_module_attr() -> None:
+    result = await mcp_actors("call", SAMPLE, "add", '{"a": 4, "b": 5}')
+    assert result.returncode == 0, result.stderr
+    assert output(result)["structuredContent"] == {"result": 9}
+
+
+async def test_a_tool_error_exits_1_with_the_result() -> None:
+    result = await mcp_actors("call", SAMPLE, "fail", '{"message": "bad day"}')
+    assert result.returncode == 1
+    assert output(result)["isError"] is True
+    assert "bad day" in output(result)["content"][0]["text"]
+
+
+async def test_an_unknown_tool_exits_2_with_the_servers_message() -> None:
+    result = await mcp_actors("call", SAMPLE, "nosuch")
+    assert result.returncode == 2
+    assert result.stdout == b""
+    assert b"Unknown tool: nosuch" in result.stderr
+
+
+async def test_a_server_that_dies_exits_2_with_a_clear_message() -> None:
+    dying = f"stdio:{sys.executable} -c 'import sys; sys.exit(3)'"
+    result = await mcp_actors("call", dying, "add")
+    assert result.returncode == 2
+    assert b"connection closed before initialize was answered" in result.stderr
+
+
+async def test_bad_targets_and_arguments_exit_2() -> None:
+    missing = await mcp_actors("call", "no_such_module:server", "add")
+    assert missing.returncode == 2
+    assert b"cannot import 'no_such_module'" in missing.stderr
+    not_json = await mcp_actors("call", SAMPLE, "add", "{oops")
+    assert not_json.returncode == 2
+    assert b"not valid JSON" in not_json.stderr
+
+
+async def test_inspect_prints_info_capabilities_and_tools() -> None:
+    result = await mcp_actors("inspect", SERVE_SAMPLE)
+    assert result.returncode == 0, result.stderr
+    report = output(result)
+    assert report["serverInfo"] == {"name": "sample", "version": "1.2.3"}
+    assert report["protocolVersion"] == "2025-11-25"
+    assert report["capabilities"]["tools"] == {"listChanged": True}
+    assert "add" in {tool["name"] for tool in report["tools"]}
+
+
+async def test_run_serves_stdio_and_keeps_stdout_clean() -> None:
+    lines = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "add", "arguments": {"a": 1, "b": 2}},
+        },
+    ]
+    stdin = "".join(json.dumps(line) + "\n" for line in lines).encode()
+    with trio.fail_after(60):
+        result = await trio.run_process(
+            [sys.executable, "-m", "mcp_actors.cli", "run", "mcp_actors.examples.demo:server"],
+            stdin=stdin,
+            capture_stdout=True,
+            capture_stderr=True,
+        )
+    replies = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [reply["id"] for reply in replies] == [1, 2]
+    assert replies[1]["result"]["structuredContent"] == {"result": 3}
