@@ -25,6 +25,7 @@ from mcp_actors import Client, open_client
 from mcp_actors.client.targets import load_server
 from mcp_actors.transports.memory import memory_pair
 from mcp_actors.transports.stdio import open_stdio_process
+
 from wire import WireRecorder, assert_all_valid
 
 TESTS = Path(__file__).parent
@@ -93,7 +94,7 @@ async def connect(
     validate: bool = True,
     **client_options: Any,
 ) -> AsyncIterator[Client]:
-    """A client connected to ``server_spec`` over ``transport``; the wire is validated at the end."""
+    """A client connected to ``server_spec`` over ``transport``; the wire is checked at the end."""
     async with CONNECTORS[transport](server_spec, env, **client_options) as (client, recorders):
         yield client
         revision = client.protocol_version

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 import trio
 
-from conftest import connect, wait_for_event
 from mcp_actors import SUPPORTED, ClientHandlers, McpError, RequestTimeout, types
 from mcp_actors.protocol import errors
+
+from conftest import connect, wait_for_event
 
 
 async def test_initialize_reports_server_and_capabilities(transport: str) -> None:
@@ -85,9 +86,7 @@ async def test_invalid_arguments_become_a_tool_error_naming_the_problem(transpor
         wrong_type = await client.call_tool("add", {"a": "one", "b": 2})
         missing = await client.call_tool("add", {"a": 1})
         constraint = await client.call_tool("echo", {"text": ""})
-        assert (await client.call_tool("add", {"a": 1, "b": 1})).structured_content == {
-            "result": 2
-        }
+        assert (await client.call_tool("add", {"a": 1, "b": 1})).structured_content == {"result": 2}
     for result, detail in [
         (wrong_type, "Expected `int`, got `str` - at `$.a`"),
         (missing, "missing required field `b`"),
@@ -170,28 +169,25 @@ async def test_timeout_raises_and_cancels_the_handler(transport: str, events_fil
         with pytest.raises(RequestTimeout) as raised:
             await client.call_tool("wait_forever", {"tag": "timed"}, timeout=0.3)
         await wait_for_event(events_file, "cancelled timed")
-        assert (await client.call_tool("add", {"a": 1, "b": 2})).structured_content == {
-            "result": 3
-        }
+        assert (await client.call_tool("add", {"a": 1, "b": 2})).structured_content == {"result": 3}
     assert raised.value.method == "tools/call"
     assert "0.3" in str(raised.value)
 
 
 async def test_requests_of_one_session_run_concurrently(transport: str, events_file: Path) -> None:
-    async with connect(transport) as client:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(client.call_tool, "wait_forever", {"tag": "blocker"})
-            await wait_for_event(events_file, "started blocker")
-            results = []
+    async with connect(transport) as client, trio.open_nursery() as nursery:
+        nursery.start_soon(client.call_tool, "wait_forever", {"tag": "blocker"})
+        await wait_for_event(events_file, "started blocker")
+        results = []
 
-            async def add(n: int) -> None:
-                results.append((await client.call_tool("add", {"a": n, "b": n})).structured_content)
+        async def add(n: int) -> None:
+            results.append((await client.call_tool("add", {"a": n, "b": n})).structured_content)
 
-            async with trio.open_nursery() as adders:
-                for n in range(20):
-                    adders.start_soon(add, n)
-            assert sorted(r["result"] for r in results if r) == [2 * n for n in range(20)]
-            nursery.cancel_scope.cancel()
+        async with trio.open_nursery() as adders:
+            for n in range(20):
+                adders.start_soon(add, n)
+        assert sorted(r["result"] for r in results if r) == [2 * n for n in range(20)]
+        nursery.cancel_scope.cancel()
 
 
 async def test_server_to_client_request_from_a_handler(transport: str) -> None:

@@ -17,9 +17,10 @@ import trio
 from mcp import Client as SdkClient
 from mcp import StdioServerParameters
 
-from conftest import SAMPLE, TESTS, wait_for_event
 from mcp_actors import RequestTimeout, StdioTarget, open_client, types
 from mcp_actors.protocol.versions import LATEST
+
+from conftest import SAMPLE, TESTS, wait_for_event
 
 
 def our_server(events: Path) -> StdioServerParameters:

@@ -24,7 +24,7 @@ def sdk_peer(script: str, events: Path | None = None) -> StdioServerParameters:
 async def wait_for_line(path: Path, line: str) -> None:
     """Poll a file another process appends to until it holds ``line``."""
     tpath = trio.Path(path)
-    while not (await tpath.exists() and line in (await tpath.read_text()).splitlines()):  # noqa: ASYNC110
+    while not (await tpath.exists() and line in (await tpath.read_text()).splitlines()):
         await trio.sleep(0.02)
 
 

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 import trio
 
-from conftest import SAMPLE, TESTS
 from mcp_actors.protocol import errors
 from mcp_actors.protocol.framing import LineFramer
-from mcp_actors.transports.stdio import open_stdio_process
+
+from conftest import SAMPLE, TESTS
 from wire import validate_message
 
 REVISION = "2025-11-25"

@@ -7,6 +7,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+
+from mcp_actors.transports.abc import MessageStream, Outgoing, TransportClosed
+
 from wire import (
     REVISIONS,
     WireRecorder,
@@ -16,8 +19,6 @@ from wire import (
     methods,
     validate_message,
 )
-
-from mcp_actors.transports.abc import MessageStream, Outgoing, TransportClosed
 
 HANDSHAKE = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODERN = ("2026-07-28",)
