@@ -36,9 +36,9 @@ from ..protocol import types as t
 from ..protocol.errors import McpError
 from ..protocol.jsonrpc import (
     JSONRPC_VERSION,
+    AnonymousErrorMessage,
     BatchItem,
     Envelope,
-    AnonymousErrorMessage,
     ErrorMessage,
     ErrorObject,
     InvalidMessage,
