@@ -1,0 +1,73 @@
+"""The layering contract of DESIGN.md, held by a test: imports flow one way.
+
+protocol/ imports nothing else of ours; transports/ see protocol/ only; runtime/
+sees transports only through ``transports.abc``; and ``import mcp_actors`` loads no
+heavy transport dependency.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import mcp_actors
+
+PACKAGE = Path(mcp_actors.__file__).parent
+
+
+def our_imports(module: Path) -> set[str]:
+    """The ``mcp_actors`` modules a file imports, as dotted names."""
+    package = ".".join(("mcp_actors", *module.relative_to(PACKAGE).parent.parts))
+    found = set()
+    for node in ast.walk(ast.parse(module.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                name = ".".join([*base, node.module] if node.module else base)
+            else:
+                name = node.module or ""
+            if name.startswith("mcp_actors"):
+                found.add(name)
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name.startswith("mcp_actors")}
+    return found
+
+
+def imports_of_layer(layer: str) -> dict[str, set[str]]:
+    return {
+        str(path.relative_to(PACKAGE)): our_imports(path) for path in (PACKAGE / layer).glob("*.py")
+    }
+
+
+def test_protocol_imports_nothing_else_of_ours() -> None:
+    for module, imports in imports_of_layer("protocol").items():
+        outside = {name for name in imports if not name.startswith("mcp_actors.protocol")}
+        assert not outside, f"protocol/{module} imports {outside}"
+
+
+def test_transports_see_only_the_protocol() -> None:
+    allowed = ("mcp_actors.protocol", "mcp_actors.transports")
+    for module, imports in imports_of_layer("transports").items():
+        outside = {name for name in imports if not name.startswith(allowed)}
+        assert not outside, f"transports/{module} imports {outside}"
+
+
+def test_runtime_sees_transports_only_through_their_interface() -> None:
+    for module, imports in imports_of_layer("runtime").items():
+        transports = {name for name in imports if name.startswith("mcp_actors.transports")}
+        assert transports <= {"mcp_actors.transports.abc"}, f"runtime/{module}: {transports}"
+        upward = {
+            name for name in imports if name.startswith(("mcp_actors.server", "mcp_actors.client"))
+        }
+        assert not upward, f"runtime/{module} imports {upward}"
+
+
+def test_importing_the_package_loads_no_heavy_transport() -> None:
+    heavy = ("hypercorn", "httpx", "trio_websocket", "mcp")
+    probe = f"import sys, mcp_actors; print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    output = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    assert output.stdout.strip() == "[]"
