@@ -215,3 +215,23 @@ async def test_log_messages_respect_the_session_level(transport: str) -> None:
         ("warning", {"level": "warning"}, "sample"),
         ("error", {"level": "error"}, "sample"),
     ]
+
+
+async def test_tool_list_changes_are_announced(transport: str) -> None:
+    announced: list[str] = []
+    handlers = ClientHandlers(on_list_changed=announced.append)
+    async with connect(transport, handlers=handlers) as client:
+        await client.call_tool("toggle_extra_tool", {"present": True})
+        try:
+            with trio.fail_after(5):
+                while not announced:
+                    await trio.sleep(0.01)
+            assert "extra" in {tool.name for tool in await client.list_tools()}
+            assert (await client.call_tool("extra")).content == [types.TextContent(text="extra")]
+        finally:
+            await client.call_tool("toggle_extra_tool", {"present": False})
+        with trio.fail_after(5):
+            while len(announced) < 2:
+                await trio.sleep(0.01)
+        assert "extra" not in {tool.name for tool in await client.list_tools()}
+    assert announced == ["notifications/tools/list_changed"] * 2

@@ -112,3 +112,17 @@ async def log_levels(ctx: Context) -> str:
 )
 async def annotated_tool() -> str:
     return "ok"
+
+
+@server.tool
+async def toggle_extra_tool(present: bool) -> str:
+    """Add or remove the tool ``extra`` at run time (clients are told the list changed)."""
+
+    async def extra() -> str:
+        return "extra"
+
+    if present:
+        server.tool(name="extra", description="Added at run time.")(extra)
+    elif "extra" in server.tools:
+        server.remove_tool("extra")
+    return "ok"
