@@ -16,14 +16,17 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import msgspec
 import trio
 
+from . import plugins
 from ._version import __version__
 from .client.client import Client, open_client
-from .client.targets import TargetError, load_server, parse_target
+from .client.targets import TargetError, parse_target
+from .plugins import load_server_or_plugin
 from .protocol.errors import McpError
 from .runtime.outbound import ConnectionClosed, RequestTimeout
 from .server.serve import run_stdio
@@ -42,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         result: int = options.action(options)
         return result
-    except TargetError as error:
+    except (TargetError, plugins.PluginError) as error:
         print(f"mcp-actors: {error}", file=sys.stderr)
         return EXIT_FAILURE
 
@@ -52,8 +55,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"mcp-actors {__version__}")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
-    run = commands.add_parser("run", help="serve MODULE:ATTR over stdio")
-    run.add_argument("server", metavar="MODULE:ATTR")
+    run = commands.add_parser("run", help="serve MODULE:ATTR or an installed plugin")
+    run.add_argument("server", metavar="MODULE:ATTR|PLUGIN")
+    run.add_argument("--config", type=Path, default=None, help="TOML file with plugin settings")
     run.add_argument("--transport", choices=["stdio"], default="stdio")
     run.set_defaults(action=_run)
 
@@ -67,11 +71,28 @@ def _parser() -> argparse.ArgumentParser:
     inspect = commands.add_parser("inspect", help="print a server's info, capabilities and tools")
     inspect.add_argument("target", metavar="TARGET")
     inspect.set_defaults(action=_inspect)
+
+    listing = commands.add_parser("list", help="list installed plugins")
+    listing.add_argument("--config", type=Path, default=None, help="TOML file with plugin settings")
+    listing.set_defaults(action=_list)
     return parser
 
 
 def _run(options: argparse.Namespace) -> int:
-    run_stdio(load_server(options.server))
+    run_stdio(load_server_or_plugin(options.server, config_file=options.config))
+    return 0
+
+
+def _list(options: argparse.Namespace) -> int:
+    """One line per plugin: name, distribution and version, and what its server offers."""
+    for name, plugin in sorted(plugins.installed().items()):
+        origin = f"{plugin.distribution} {plugin.version}"
+        try:
+            server = plugin.build(config_file=options.config)
+        except plugins.PluginError as error:
+            print(f"{name}  ({origin})  BROKEN: {error}")
+            continue
+        print(f"{name}  ({origin})  {plugins.offerings(server)}")
     return 0
 
 
