@@ -74,7 +74,8 @@ class RegisteredPrompt:
         try:
             decoded = msgspec.convert(dict(arguments or {}), signature.arguments, strict=False)
         except msgspec.ValidationError as invalid:
-            raise errors.invalid_params(f"prompt {self.name!r}: {_argument_error(invalid)}") from None
+            detail = _argument_error(invalid)
+            raise errors.invalid_params(f"prompt {self.name!r}: {detail}") from None
         kwargs: dict[str, Any] = {name: getattr(decoded, name) for name in signature.argument_names}
         if signature.context_parameter is not None:
             kwargs[signature.context_parameter] = context
