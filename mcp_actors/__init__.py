@@ -12,8 +12,11 @@ from .protocol.versions import LATEST, SUPPORTED
 from .runtime.config import SessionConfig
 from .runtime.outbound import ConnectionClosed, RequestTimeout
 from .runtime.supervisor import Supervisor, open_supervisor
+from .server import content
 from .server.app import Server, ServerSession
 from .server.context import Context
+from .server.elicitation import ElicitationContentError, ElicitationResult
+from .server.log_bridge import McpLogHandler
 from .server.serve import run_stdio, serve_stdio
 from .transports.abc import MessageStream, Outgoing, TransportClosed
 from .transports.memory import memory_pair
@@ -25,7 +28,10 @@ __all__ = [
     "ClientHandlers",
     "ConnectionClosed",
     "Context",
+    "ElicitationContentError",
+    "ElicitationResult",
     "McpError",
+    "McpLogHandler",
     "MessageStream",
     "Outgoing",
     "ProtocolViolation",
@@ -37,6 +43,7 @@ __all__ = [
     "Supervisor",
     "TransportClosed",
     "__version__",
+    "content",
     "memory_pair",
     "open_client",
     "open_supervisor",

@@ -112,7 +112,7 @@ class Subscription(Generic[T]):
                     try:
                         await self._deliver(value)  # type: ignore[arg-type]
                     except Exception:
-                        log.exception("a subscriber of %s failed; unsubscribed", self.topic)
+                        log.exception("delivery of %s failed; unsubscribed", self.topic)
                         return
         finally:
             self._running = False

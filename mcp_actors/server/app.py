@@ -1,41 +1,63 @@
 """The server a user writes: ``Server(name, version)`` plus decorators, and its per-session side.
 
-:class:`Server` is the registry (tools, and later resources and prompts) shared
-by every session. Each connection gets a :class:`ServerSession`: the dispatcher
-that answers that client's requests, holds its negotiated revision, capabilities
-and logging level, and sends it notifications. Handlers are plain async (or sync)
-functions; the runtime turns them into request actors.
+:class:`Server` is the registry shared by every session: tools, resources and
+resource templates, prompts, completers, and the subscription hub. Each
+connection gets a :class:`ServerSession`: the dispatcher that answers that
+client's requests (with the handlers of :mod:`.handlers`), holds its negotiated
+revision, capabilities, logging level and resource subscriptions, and sends it
+notifications. Handlers are plain async (or sync) functions; the runtime turns
+them into request actors.
+
+What a server declares in ``initialize`` follows what is registered when the
+client connects: ``tools``, ``resources`` (with ``subscribe`` and ``listChanged``),
+``prompts`` and ``completions`` appear once something of that kind exists;
+``logging`` is always there. Changing the registry later tells connected clients
+with ``notifications/*/list_changed`` (when their session declared that kind).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar, overload
 
 import attrs
 import trio
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 
 from .._version import __version__
 from ..protocol import errors
 from ..protocol import types as t
-from ..protocol.errors import McpError
+from ..protocol.errors import ProtocolViolation
+from ..protocol.jsonrpc import RequestId
 from ..protocol.lifecycle import Phase, SessionState
-from ..protocol.versions import SUPPORTED
+from ..protocol.versions import LATEST, REVISIONS, SUPPORTED, Revision
 from ..runtime.config import SessionConfig
 from ..runtime.request import InboundRequest
 from ..runtime.session import Session
+from ..runtime.subscription import HubStatistics, Subscription, SubscriptionHub
 from ..transports.abc import MessageStream
+from . import client_requests
+from .completion import CompleterLike, CompletionKey, CompletionRegistry
 from .context import LOG_SEVERITY, Context
-from .pagination import paginate
+from .elicitation import ElicitationResult
+from .handlers import HANDLERS
+from .log_bridge import McpLogHandler
+from .prompts import RegisteredPrompt, argument_choices, prompt_arguments
+from .resources import RegisteredResource, ResourceRegistry
 from .signature import describe, inspect_tool
-from .tools import RegisteredTool
+from .tools import RegisteredTool, serves_inline
+from .uri_template import UriTemplate
 
 log = logging.getLogger("mcp_actors.server")
 
 F = TypeVar("F", bound=Callable[..., Any])
-Handler = Callable[["ServerSession", InboundRequest, Any], Awaitable[Any]]
+#: ``on_roots_changed(server_session)``; may be sync or async.
+RootsChangedHandler = Callable[["ServerSession"], Awaitable[None] | None]
+
+
+def _unset(value: Any) -> Any:
+    return UNSET if value is None else value
 
 
 @attrs.define(eq=False)
@@ -58,9 +80,19 @@ class Server:
     supported_versions: tuple[str, ...] = SUPPORTED
     config: SessionConfig = attrs.field(factory=SessionConfig)
     _tools: dict[str, RegisteredTool] = attrs.field(init=False, factory=dict)
-    _sessions: set[ServerSession] = attrs.field(init=False, factory=set)
+    _resources: ResourceRegistry = attrs.field(init=False, factory=ResourceRegistry)
+    _prompts: dict[str, RegisteredPrompt] = attrs.field(init=False, factory=dict)
+    _completions: CompletionRegistry = attrs.field(init=False, factory=CompletionRegistry)
+    _sessions: dict[ServerSession, None] = attrs.field(init=False, factory=dict)
+    _hub: SubscriptionHub[t.ResourceUpdatedParams] = attrs.field(
+        init=False, factory=SubscriptionHub
+    )
+    _roots_changed: list[RootsChangedHandler] = attrs.field(init=False, factory=list)
+    #: The Trio run serving this server's sessions (set when one initializes), so that
+    #: other threads can reach it (see :class:`.log_bridge.McpLogHandler`).
+    trio_token: trio.lowlevel.TrioToken | None = attrs.field(init=False, default=None)
 
-    # -- registration ----------------------------------------------------------------
+    # -- tools -----------------------------------------------------------------------
 
     @overload
     def tool(self, function: F) -> F: ...
@@ -73,6 +105,7 @@ class Server:
         title: str | None = None,
         description: str | None = None,
         annotations: t.ToolAnnotations | None = None,
+        icons: list[t.Icon] | None = None,
         meta: dict[str, Any] | None = None,
     ) -> Callable[[F], F]: ...
 
@@ -84,6 +117,7 @@ class Server:
         title: str | None = None,
         description: str | None = None,
         annotations: t.ToolAnnotations | None = None,
+        icons: list[t.Icon] | None = None,
         meta: dict[str, Any] | None = None,
     ) -> F | Callable[[F], F]:
         """Register a function as a tool; usable bare (``@server.tool``) or with options.
@@ -97,12 +131,13 @@ class Server:
             signature = inspect_tool(function, Context)
             definition = t.Tool(
                 name=name or function.__name__,
-                title=title if title is not None else UNSET,
+                title=_unset(title),
                 description=description or describe(function) or UNSET,
                 input_schema=signature.input_schema,
                 output_schema=signature.output_schema or UNSET,
-                annotations=annotations if annotations is not None else UNSET,
-                meta=meta if meta is not None else UNSET,
+                annotations=_unset(annotations),
+                icons=_unset(icons),
+                meta=_unset(meta),
             )
             self.add_tool(RegisteredTool(definition, function, signature))
             return function
@@ -123,13 +158,227 @@ class Server:
     def tools(self) -> dict[str, RegisteredTool]:
         return dict(self._tools)
 
-    def capabilities(self) -> t.ServerCapabilities:
+    # -- resources -------------------------------------------------------------------
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        annotations: t.Annotations | None = None,
+        icons: list[t.Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+        complete: Mapping[str, CompleterLike] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a function as a resource (fixed ``uri``) or a template (``uri`` has ``{vars}``).
+
+        A template's function takes the template's variables as parameters,
+        decoded with their type hints (see :mod:`.resources` for what it may
+        return). ``complete`` maps variable names to completers (a list of
+        choices or a function; see :mod:`.completion`). ``size`` applies to a
+        fixed resource only.
+        """
+        template = UriTemplate.parse(uri)
+        if size is not None and template.is_template:
+            raise TypeError(f"resource template {uri!r}: size applies to fixed resources only")
+
+        def register(function: F) -> F:
+            signature = inspect_tool(function, Context)
+            common: dict[str, Any] = {
+                "name": name or function.__name__,
+                "title": _unset(title),
+                "description": description or describe(function) or UNSET,
+                "mime_type": _unset(mime_type),
+                "annotations": _unset(annotations),
+                "icons": _unset(icons),
+                "meta": _unset(meta),
+            }
+            definition: t.Resource | t.ResourceTemplate
+            if template.is_template:
+                definition = t.ResourceTemplate(uri_template=uri, **common)
+            else:
+                definition = t.Resource(uri=uri, size=_unset(size), **common)
+            registered = RegisteredResource(definition, template, function, signature)
+            for variable in template.variables:
+                choices = argument_choices(signature, variable)
+                if choices is not None:
+                    self._completions.add(("resource", uri, variable), choices)
+            for variable, completer in (complete or {}).items():
+                if variable not in template.variables:
+                    raise TypeError(f"complete: {uri!r} has no variable {variable!r}")
+                self._completions.add(("resource", uri, variable), completer)
+            self.add_resource(registered)
+            return function
+
+        return register
+
+    def add_resource(self, resource: RegisteredResource) -> None:
+        """Add (or replace) a resource or template; clients are told the list changed."""
+        self._resources.add(resource)
+        self._list_changed("notifications/resources/list_changed")
+
+    def remove_resource(self, uri: str) -> None:
+        """Remove the resource with this URI (or the template with this template string)."""
+        self._resources.remove(uri)
+        self._completions.discard_target("resource", uri)
+        self._list_changed("notifications/resources/list_changed")
+
+    def notify_resource_updated(self, uri: str, *, meta: dict[str, Any] | None = None) -> int:
+        """Tell every session subscribed to ``uri`` that it changed; returns how many.
+
+        Never blocks: each subscriber's actor sends ``notifications/resources/updated``
+        at its own pace, and a subscriber that is behind gets one notification for
+        many updates (the latest, with its ``meta``). Callable from the Trio thread
+        only (from another thread, use ``trio.from_thread.run_sync``).
+        """
+        params = t.ResourceUpdatedParams(uri=uri, meta=_unset(meta))
+        return self._hub.publish(uri, params)
+
+    def subscription_statistics(self) -> HubStatistics:
+        """Subscriptions alive now, and updates published / delivered / coalesced so far."""
+        return self._hub.statistics()
+
+    # -- prompts ---------------------------------------------------------------------
+
+    @overload
+    def prompt(self, function: F) -> F: ...
+
+    @overload
+    def prompt(
+        self,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: list[t.Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+        complete: Mapping[str, CompleterLike] | None = None,
+    ) -> Callable[[F], F]: ...
+
+    def prompt(
+        self,
+        function: F | None = None,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: list[t.Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+        complete: Mapping[str, CompleterLike] | None = None,
+    ) -> F | Callable[[F], F]:
+        """Register a function as a prompt; usable bare (``@server.prompt``) or with options.
+
+        Its parameters are the prompt's arguments (see :mod:`.prompts`);
+        ``complete`` maps argument names to completers.
+        """
+
+        def register(function: F) -> F:
+            signature = inspect_tool(function, Context)
+            prompt_name = name or function.__name__
+            arguments = prompt_arguments(signature, function)
+            definition = t.Prompt(
+                name=prompt_name,
+                title=_unset(title),
+                description=description or describe(function) or UNSET,
+                arguments=arguments or UNSET,
+                icons=_unset(icons),
+                meta=_unset(meta),
+            )
+            for argument in signature.argument_names:
+                choices = argument_choices(signature, argument)
+                if choices is not None:
+                    self._completions.add(("prompt", prompt_name, argument), choices)
+            for argument, completer in (complete or {}).items():
+                if argument not in signature.argument_names:
+                    raise TypeError(
+                        f"complete: prompt {prompt_name!r} has no argument {argument!r}"
+                    )
+                self._completions.add(("prompt", prompt_name, argument), completer)
+            self.add_prompt(RegisteredPrompt(definition, function, signature))
+            return function
+
+        return register(function) if function is not None else register
+
+    def add_prompt(self, prompt: RegisteredPrompt) -> None:
+        """Add (or replace) a prompt; connected clients are told the list changed."""
+        self._prompts[prompt.name] = prompt
+        self._list_changed("notifications/prompts/list_changed")
+
+    def remove_prompt(self, name: str) -> None:
+        """Remove a prompt; connected clients are told the list changed."""
+        del self._prompts[name]
+        self._completions.discard_target("prompt", name)
+        self._list_changed("notifications/prompts/list_changed")
+
+    # -- completion ------------------------------------------------------------------
+
+    def completion(
+        self, *, argument: str, prompt: str | None = None, resource: str | None = None
+    ) -> Callable[[F], F]:
+        """Register a function completing ``argument`` of a ``prompt`` or ``resource`` template.
+
+        Give exactly one of ``prompt`` (its name) or ``resource`` (the URI template
+        as registered). See :mod:`.completion` for the function's shape.
+        """
+        key = _completion_key(argument, prompt, resource)
+
+        def register(function: F) -> F:
+            self._completions.add(key, function)
+            return function
+
+        return register
+
+    def add_completion(
+        self,
+        completer: CompleterLike,
+        *,
+        argument: str,
+        prompt: str | None = None,
+        resource: str | None = None,
+    ) -> None:
+        """Like :meth:`completion`, for a function or a list of choices you already have."""
+        self._completions.add(_completion_key(argument, prompt, resource), completer)
+
+    # -- roots -----------------------------------------------------------------------
+
+    def on_roots_changed(self, handler: RootsChangedHandler) -> RootsChangedHandler:
+        """Decorator: call ``handler(server_session)`` when a client's roots change.
+
+        It runs on the session's notification task, off the reader.
+        """
+        self._roots_changed.append(handler)
+        return handler
+
+    # -- capabilities and sessions ---------------------------------------------------
+
+    def capabilities(self, revision: Revision | None = None) -> t.ServerCapabilities:
+        """What the server declares to a client negotiating ``revision`` (default: latest)."""
+        revision = revision or REVISIONS[LATEST]
+        completions = bool(self._completions) and revision.completions_capability
         return t.ServerCapabilities(
-            tools=t.ToolsCapability(list_changed=True),
             logging={},
+            completions={} if completions else UNSET,
+            prompts=t.PromptsCapability(list_changed=True) if self._prompts else UNSET,
+            resources=(
+                t.ResourcesCapability(subscribe=True, list_changed=True)
+                if self._resources
+                else UNSET
+            ),
+            tools=t.ToolsCapability(list_changed=True) if self._tools else UNSET,
         )
 
-    # -- sessions --------------------------------------------------------------------
+    @property
+    def sessions(self) -> list[ServerSession]:
+        """The initialized sessions, in the order they initialized."""
+        return list(self._sessions)
+
+    def logging_handler(self, level: int = logging.NOTSET) -> McpLogHandler:
+        """A ``logging.Handler`` forwarding records to every session (see :mod:`.log_bridge`)."""
+        return McpLogHandler(self, level)
 
     def create_session(self, transport: MessageStream) -> Session:
         """A session actor serving one client over ``transport`` (not started yet)."""
@@ -154,6 +403,15 @@ class Server:
             server_session.notify_soon(method)
 
 
+def _completion_key(argument: str, prompt: str | None, resource: str | None) -> CompletionKey:
+    if (prompt is None) == (resource is None):
+        raise TypeError("give exactly one of prompt= or resource=")
+    if prompt is not None:
+        return ("prompt", prompt, argument)
+    assert resource is not None
+    return ("resource", resource, argument)
+
+
 @attrs.define(eq=False)
 class ServerSession:
     """The server's side of one client session: the dispatcher of its requests."""
@@ -161,6 +419,9 @@ class ServerSession:
     server: Server
     session: Session = attrs.field(init=False)
     log_level: t.LoggingLevel | None = attrs.field(init=False, default=None)
+    _subscriptions: dict[str, Subscription[t.ResourceUpdatedParams]] = attrs.field(
+        init=False, factory=dict
+    )
 
     @property
     def state(self) -> SessionState:
@@ -180,19 +441,52 @@ class ServerSession:
     def protocol_version(self) -> str:
         return self.state.revision.name
 
+    @property
+    def subscriptions(self) -> frozenset[str]:
+        """The URIs this client is subscribed to."""
+        return frozenset(self._subscriptions)
+
     # -- the dispatcher protocol -----------------------------------------------------
 
     async def handle_request(self, request: InboundRequest, params: Any) -> Any:
-        handler = _HANDLERS.get(request.method)
+        handler = HANDLERS.get(request.method)
         if handler is None:
             raise errors.method_not_found(request.method)
         return await handler(self, request, params)
 
+    def runs_inline(self, request: InboundRequest) -> bool:
+        """Whether the session may serve ``request`` in its reader (a never-waiting tool)."""
+        return serves_inline(self.server._tools, request)
+
     def handle_notification(self, method: str, params: Any) -> None:
         if method == "notifications/initialized":
             self.state.receive_initialized()
-            self.server._sessions.add(self)
-            self.session.closed_callbacks.append(lambda: self.server._sessions.discard(self))
+            server = self.server
+            server.trio_token = trio.lowlevel.current_trio_token()
+            server._sessions[self] = None
+            self.session.closed_callbacks.append(lambda: server._sessions.pop(self, None))
+        elif method == "notifications/roots/list_changed":
+            for handler in self.server._roots_changed:
+                self.session.submit(_call_soon(handler, self))
+
+    # -- subscriptions ---------------------------------------------------------------
+
+    def subscribe(self, uri: str) -> None:
+        """Start this session's subscription actor for ``uri`` (idempotent)."""
+        if uri in self._subscriptions:
+            return
+        self._subscriptions[uri] = self.server._hub.subscribe(
+            uri, self._deliver_update, self.session.start_actor
+        )
+
+    def unsubscribe(self, uri: str) -> None:
+        """Stop the subscription actor for ``uri`` (idempotent)."""
+        subscription = self._subscriptions.pop(uri, None)
+        if subscription is not None:
+            subscription.cancel()
+
+    async def _deliver_update(self, params: t.ResourceUpdatedParams) -> None:
+        await self.session.notify("notifications/resources/updated", params)
 
     # -- sending ---------------------------------------------------------------------
 
@@ -202,96 +496,65 @@ class ServerSession:
         data: Any,
         *,
         logger: str | None = None,
-        related_request: Any = None,
+        related_request: RequestId | None = None,
     ) -> None:
         """Send ``notifications/message`` if ``level`` passes the session's threshold."""
-        threshold = self.log_level
-        if threshold is not None and LOG_SEVERITY[level] < LOG_SEVERITY[threshold]:
+        if not self._passes(level):
             return
-        params = t.LoggingMessageParams(
-            level=level, data=data, logger=logger if logger is not None else UNSET
-        )
+        params = t.LoggingMessageParams(level=level, data=data, logger=_unset(logger))
         await self.session.notify("notifications/message", params, related_request=related_request)
 
+    def log_soon(self, level: t.LoggingLevel, data: Any, *, logger: str | None = None) -> None:
+        """Like :meth:`log`, never waiting: queued, or dropped (counted) if the queue is full."""
+        if self._passes(level) and self.state.phase is Phase.OPERATING:
+            self.session.submit(lambda: self.log(level, data, logger=logger))
+
+    def _passes(self, level: t.LoggingLevel) -> bool:
+        threshold = self.log_level
+        return threshold is None or LOG_SEVERITY[level] >= LOG_SEVERITY[threshold]
+
     def notify_soon(self, method: str, params: Any = None) -> None:
-        """Send a notification without waiting (a full queue defers it to a task)."""
-        if self.state.phase is Phase.OPERATING:
+        """Send a notification without waiting, if this session may get it (else nothing)."""
+        if self.state.phase is not Phase.OPERATING:
+            return
+        try:
             self.session.notify_soon(method, params)
+        except ProtocolViolation as violation:  # e.g. a kind this session did not declare
+            log.debug("not sent to this session: %s", violation)
+
+    async def sample(
+        self, messages: Any, *, max_tokens: int, **options: Any
+    ) -> t.CreateMessageResult:
+        """``sampling/createMessage`` outside any request (see ``Context.sample``)."""
+        return await client_requests.create_message(
+            self, messages, max_tokens=max_tokens, **options
+        )
+
+    async def elicit(
+        self, message: str, form: Mapping[str, Any] | type, **options: Any
+    ) -> ElicitationResult[Any]:
+        """Form-mode ``elicitation/create`` outside any request (see ``Context.elicit``)."""
+        return await client_requests.elicit(self, message, form, **options)
+
+    async def list_roots(self, *, timeout: float | UnsetType | None = UNSET) -> list[t.Root]:
+        """The client's roots (``roots/list``)."""
+        return await client_requests.list_roots(self, timeout=timeout)
+
+    async def complete_elicitation(self, elicitation_id: str) -> None:
+        """Tell the client a URL-mode elicitation finished (2025-11-25)."""
+        params = t.ElicitationCompleteParams(elicitation_id=elicitation_id)
+        await self.session.notify("notifications/elicitation/complete", params)
 
     def context(self, request: InboundRequest) -> Context:
         return Context(request, self)
 
 
-# -- method handlers -----------------------------------------------------------------
+def _call_soon(
+    handler: RootsChangedHandler, server_session: ServerSession
+) -> Callable[[], Awaitable[None]]:
+    async def run() -> None:
+        value = handler(server_session)
+        if value is not None:
+            await value
 
-
-async def _initialize(
-    server_session: ServerSession, request: InboundRequest, params: t.InitializeParams
-) -> t.InitializeResult:
-    server = server_session.server
-    revision = server_session.state.receive_initialize(params)
-    return t.InitializeResult(
-        protocol_version=revision.name,
-        capabilities=server.capabilities(),
-        server_info=t.Implementation(
-            name=server.name,
-            version=server.version,
-            title=server.title if server.title is not None else UNSET,
-        ),
-        instructions=server.instructions if server.instructions is not None else UNSET,
-    )
-
-
-async def _list_tools(
-    server_session: ServerSession, request: InboundRequest, params: t.PaginatedParams
-) -> t.ListToolsResult:
-    server = server_session.server
-    structured = server_session.state.revision.structured_output
-    tools = [
-        tool.definition if structured else _without_output_schema(tool.definition)
-        for tool in server._tools.values()
-    ]
-    page, next_cursor = paginate(tools, params.cursor, server.page_size)
-    return t.ListToolsResult(tools=page, next_cursor=next_cursor)
-
-
-async def _call_tool(
-    server_session: ServerSession, request: InboundRequest, params: t.CallToolParams
-) -> t.CallToolResult:
-    tool = server_session.server._tools.get(params.name)
-    if tool is None:
-        raise McpError(errors.INVALID_PARAMS, f"Unknown tool: {params.name}", {"tool": params.name})
-    result = await tool.call(params.arguments, server_session.context(request))
-    if not server_session.state.revision.structured_output and result.structured_content:
-        result = t.CallToolResult(
-            content=result.content, is_error=result.is_error, meta=result.meta
-        )
-    return result
-
-
-async def _set_level(
-    server_session: ServerSession, request: InboundRequest, params: t.SetLevelParams
-) -> t.EmptyResult:
-    server_session.log_level = params.level
-    return t.EmptyResult()
-
-
-def _without_output_schema(tool: t.Tool) -> t.Tool:
-    if tool.output_schema is UNSET:
-        return tool
-    return t.Tool(
-        name=tool.name,
-        title=tool.title,
-        description=tool.description,
-        input_schema=tool.input_schema,
-        annotations=tool.annotations,
-        meta=tool.meta,
-    )
-
-
-_HANDLERS: dict[str, Handler] = {
-    "initialize": _initialize,
-    "tools/list": _list_tools,
-    "tools/call": _call_tool,
-    "logging/setLevel": _set_level,
-}
+    return run

@@ -29,6 +29,7 @@ from msgspec import UNSET, UnsetType
 from ..protocol import types as t
 from ..protocol.errors import INVALID_REQUEST, ProtocolViolation
 from ..protocol.jsonrpc import RequestId
+from ..protocol.methods import has_capability
 from .elicitation import (
     ElicitationResult,
     check_content,
@@ -220,12 +221,8 @@ async def list_roots(
 
 
 def _declared(server_session: ServerSession, *path: str) -> bool:
-    node: Any = server_session.client_capabilities
-    for name in path:
-        node = node.get(name, UNSET) if isinstance(node, dict) else getattr(node, name, UNSET)
-        if node is UNSET or node is None or node is False:
-            return False
-    return True
+    capabilities = server_session.client_capabilities
+    return capabilities is not None and has_capability(capabilities, path)
 
 
 def _elicitation_mode(server_session: ServerSession, mode: str) -> bool:

@@ -85,7 +85,7 @@ def embedded(
 
 
 def link(uri: str, name: str, **fields: Any) -> t.ResourceLink:
-    """A link to a resource (2025-06-18+); extra ``fields`` are ResourceLink's."""
+    """A link to a resource (2025-06-18+); ``fields`` are ResourceLink's (``mime_type``...)."""
     return t.ResourceLink(uri=uri, name=name, **fields)
 
 

@@ -8,18 +8,23 @@ are routed with the request (on HTTP, on its response stream).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, TypeVar, overload
 
 import attrs
 import trio
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 
 from ..protocol import types as t
 from ..protocol.jsonrpc import RequestId
 from ..runtime.request import InboundRequest
+from . import client_requests
+from .elicitation import ElicitationResult
 
 if TYPE_CHECKING:
     from .app import ServerSession
+
+T = TypeVar("T")
 
 LOG_LEVELS: Final[tuple[t.LoggingLevel, ...]] = (
     "debug",
@@ -88,6 +93,112 @@ class Context:
 
     async def error(self, data: Any, *, logger: str | None = None) -> None:
         await self.log("error", data, logger=logger)
+
+    # -- asking the client ------------------------------------------------------------
+
+    async def sample(
+        self,
+        messages: str | Sequence[str | t.SamplingMessage],
+        *,
+        max_tokens: int,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        stop_sequences: Sequence[str] | None = None,
+        model_preferences: t.ModelPreferences | None = None,
+        include_context: t.IncludeContext | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        tools: Sequence[t.Tool] | None = None,
+        tool_choice: t.ToolChoice | str | None = None,
+        timeout: float | UnsetType | None = UNSET,
+    ) -> t.CreateMessageResult:
+        """Ask the client's model for a message (``sampling/createMessage``).
+
+        ``messages`` are ``SamplingMessage``s or strings (user text). ``tools`` and
+        ``tool_choice`` need protocol revision 2025-11-25 and the client's
+        ``sampling.tools`` capability; without them a :class:`ProtocolViolation`
+        says so and nothing is sent. So does a client without ``sampling``.
+        """
+        return await client_requests.create_message(
+            self._session,
+            messages,
+            max_tokens=max_tokens,
+            system_prompt=system_prompt,
+            temperature=temperature,
+            stop_sequences=stop_sequences,
+            model_preferences=model_preferences,
+            include_context=include_context,
+            metadata=metadata,
+            tools=tools,
+            tool_choice=tool_choice,
+            related_request=self._request.id,
+            timeout=timeout,
+        )
+
+    @overload
+    async def elicit(
+        self,
+        message: str,
+        form: type[T],
+        *,
+        timeout: float | UnsetType | None = UNSET,
+    ) -> ElicitationResult[T]: ...
+
+    @overload
+    async def elicit(
+        self,
+        message: str,
+        form: Mapping[str, Any],
+        *,
+        timeout: float | UnsetType | None = UNSET,
+    ) -> ElicitationResult[dict[str, Any]]: ...
+
+    async def elicit(
+        self,
+        message: str,
+        form: Mapping[str, Any] | type[Any],
+        *,
+        timeout: float | UnsetType | None = UNSET,
+    ) -> ElicitationResult[Any]:
+        """Ask the user to fill a form (``elicitation/create``, form mode; 2025-06-18+).
+
+        ``form`` is a restricted JSON Schema (a flat object of primitives) or a type
+        (Struct, dataclass, TypedDict) it is derived from. The schema is checked
+        before sending (:class:`ProtocolViolation` if the protocol does not allow
+        it, the client lacks ``elicitation`` or the revision predates it); accepted
+        content is checked against it (``ElicitationContentError``), defaults
+        filled in, and decoded into ``form`` when it is a type.
+        """
+        return await client_requests.elicit(
+            self._session, message, form, related_request=self._request.id, timeout=timeout
+        )
+
+    async def elicit_url(
+        self,
+        message: str,
+        url: str,
+        *,
+        elicitation_id: str | None = None,
+        timeout: float | UnsetType | None = UNSET,
+    ) -> ElicitationResult[None]:
+        """Ask the user to open ``url`` (URL-mode elicitation, 2025-11-25, ``elicitation.url``).
+
+        The result says whether they agreed; ``result.elicitation_id`` names it for
+        ``ctx.session.complete_elicitation(...)`` once the out-of-band step is done.
+        """
+        return await client_requests.elicit_url(
+            self._session,
+            message,
+            url,
+            elicitation_id=elicitation_id,
+            related_request=self._request.id,
+            timeout=timeout,
+        )
+
+    async def list_roots(self, *, timeout: float | UnsetType | None = UNSET) -> list[t.Root]:
+        """The client's roots (``roots/list``; needs the client's ``roots`` capability)."""
+        return await client_requests.list_roots(
+            self._session, related_request=self._request.id, timeout=timeout
+        )
 
     async def request(
         self, method: str, params: Any = None, *, result_type: Any = None, timeout: Any = UNSET

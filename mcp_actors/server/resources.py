@@ -102,9 +102,9 @@ class RegisteredResource:
         """Template variables if ``uri`` is this resource (``{}`` for a fixed one), else None."""
         return self.template.match(uri)
 
-    async def read(self, uri: str, variables: Mapping[str, str], context: Context) -> list[
-        t.ResourceContents
-    ]:
+    async def read(
+        self, uri: str, variables: Mapping[str, str], context: Context
+    ) -> list[t.ResourceContents]:
         """Decode ``variables`` into the function's parameters, call it, convert its value."""
         signature = self.signature
         kwargs: dict[str, Any] = {}
@@ -128,8 +128,10 @@ def to_contents(value: Any, uri: str, mime_type: str | None = None) -> list[t.Re
         return value.contents
     if isinstance(value, t.ResourceContents):
         return [value]
-    if isinstance(value, (list, tuple)) and value and all(
-        isinstance(item, (t.ResourceContents, str, bytes)) for item in value
+    if (
+        isinstance(value, (list, tuple))
+        and value
+        and all(isinstance(item, (t.ResourceContents, str, bytes)) for item in value)
     ):
         return [item for element in value for item in to_contents(element, uri, mime_type)]
     if isinstance(value, str):

@@ -9,8 +9,10 @@ JSON-RPC error.
 
 from __future__ import annotations
 
+import dis
+import inspect
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -25,6 +27,7 @@ from .calling import is_async
 from .signature import ToolSignature
 
 if TYPE_CHECKING:
+    from ..runtime.request import InboundRequest
     from .context import Context
 
 log = logging.getLogger("mcp_actors.tools")
@@ -41,9 +44,12 @@ class RegisteredTool:
     function: Callable[..., Any]
     signature: ToolSignature
     is_async: bool = attrs.field(init=False)
+    #: An ``async def`` with no suspension point: its calls may run in the session's reader.
+    never_waits: bool = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         self.is_async = is_async(self.function)
+        self.never_waits = never_waits(self.function)
 
     @property
     def name(self) -> str:
@@ -56,11 +62,14 @@ class RegisteredTool:
             decoded = signature.decoder.decode(arguments if arguments is not UNSET else b"{}")
         except msgspec.ValidationError as invalid:
             return error_result(f"Invalid arguments for tool {self.name!r}: {invalid}")
-        kwargs = {name: getattr(decoded, name) for name in signature.argument_names}
+        kwargs = msgspec.structs.asdict(decoded)  # the Struct's fields are the arguments
         if signature.context_parameter is not None:
             kwargs[signature.context_parameter] = context
         try:
-            value = await call_function(self.function, kwargs, self.is_async)
+            if self.is_async:
+                value = await self.function(**kwargs)
+            else:
+                value = await call_function(self.function, kwargs, False)
         except McpError:
             raise
         except Exception as error:
@@ -77,7 +86,39 @@ class RegisteredTool:
             return t.CallToolResult(content=to_content(value))
         builtins = msgspec.to_builtins(value)
         structured = {"result": builtins} if signature.wraps_output else builtins
-        return t.CallToolResult(content=to_content(builtins), structured_content=structured)
+        return t.CallToolResult(content=_builtins_content(builtins), structured_content=structured)
+
+
+_SUSPENDING_OPCODES = ("AWAIT", "YIELD", "SEND", "ASYNC", "AITER", "ANEXT")
+
+
+def never_waits(function: Callable[..., Any]) -> bool:
+    """Whether ``function`` is an ``async def`` that cannot suspend: no ``await``,
+    ``async for`` or ``async with`` anywhere in its body (read from its bytecode).
+
+    Calling it runs to completion in one step, so it cannot be cancelled and needs
+    no task of its own. Anything else (a sync function, a wrapper, a callable object)
+    says False.
+    """
+    if not inspect.iscoroutinefunction(function) or not inspect.isfunction(function):
+        return False
+    return not any(
+        marker in instruction.opname
+        for instruction in dis.get_instructions(function.__code__)
+        for marker in _SUSPENDING_OPCODES
+    )
+
+
+def serves_inline(tools: Mapping[str, RegisteredTool], request: InboundRequest) -> bool:
+    """Whether ``request`` is a ``tools/call`` of a tool that never waits (see above)."""
+    if request.method != "tools/call":
+        return False
+    try:
+        name = request.decode_params().name
+    except msgspec.ValidationError:
+        return False  # the request actor answers the error
+    tool = tools.get(name)
+    return tool is not None and tool.never_waits
 
 
 def to_content(value: Any) -> list[t.ContentBlock]:
@@ -91,6 +132,15 @@ def to_content(value: Any) -> list[t.ContentBlock]:
     if isinstance(value, (list, tuple)) and all(isinstance(v, _CONTENT) for v in value):
         return list(value)
     return [t.TextContent(text=_to_json(msgspec.to_builtins(value)).decode())]
+
+
+def _builtins_content(value: Any) -> list[t.ContentBlock]:
+    """:func:`to_content` of a value already made of JSON builtins (no second conversion)."""
+    if value is None or value == []:  # as to_content: an empty list is no content blocks
+        return []
+    if isinstance(value, str):
+        return [t.TextContent(text=value)]
+    return [t.TextContent(text=_to_json(value).decode())]
 
 
 def error_result(message: str) -> t.CallToolResult:

@@ -90,9 +90,7 @@ class UriTemplate:
         found = self._pattern.fullmatch(uri)
         if found is None:
             return None
-        return {
-            name: unquote(found.group(name.replace(".", "__dot__"))) for name in self.variables
-        }
+        return {name: unquote(found.group(name.replace(".", "__dot__"))) for name in self.variables}
 
     def expand(self, values: Mapping[str, object]) -> str:
         """The URI for ``values`` (each ``str()``-ed and percent-encoded as its operator says)."""

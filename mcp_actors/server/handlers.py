@@ -1,0 +1,254 @@
+"""The server's method handlers: one function per client→server request, in a table.
+
+``ServerSession.handle_request`` looks the method up in :data:`HANDLERS` and
+awaits the function with the session, the request actor and the decoded params.
+A handler returns the result Struct or raises :class:`McpError`; everything else
+(cancellation, progress, turning exceptions into JSON-RPC errors) is the
+runtime's job. List methods page their items with :func:`.pagination.paginate`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from msgspec import UNSET
+
+from ..protocol import errors
+from ..protocol import types as t
+from ..protocol.errors import McpError
+from ..protocol.versions import Revision
+from ..runtime.request import InboundRequest
+from .completion import Completer
+from .pagination import paginate
+
+if TYPE_CHECKING:
+    from .app import ServerSession
+
+Handler = Callable[["ServerSession", InboundRequest, Any], Awaitable[Any]]
+
+
+# -- lifecycle, logging ---------------------------------------------------------------
+
+
+async def initialize(
+    server_session: ServerSession, request: InboundRequest, params: t.InitializeParams
+) -> t.InitializeResult:
+    server = server_session.server
+    state = server_session.state
+    revision = state.receive_initialize(params)
+    capabilities = server.capabilities(revision)
+    state.local_capabilities = capabilities
+    return t.InitializeResult(
+        protocol_version=revision.name,
+        capabilities=capabilities,
+        server_info=t.Implementation(
+            name=server.name,
+            version=server.version,
+            title=server.title if server.title is not None else UNSET,
+        ),
+        instructions=server.instructions if server.instructions is not None else UNSET,
+    )
+
+
+async def set_level(
+    server_session: ServerSession, request: InboundRequest, params: t.SetLevelParams
+) -> t.EmptyResult:
+    server_session.log_level = params.level
+    return t.EmptyResult()
+
+
+# -- tools ----------------------------------------------------------------------------
+
+
+async def list_tools(
+    server_session: ServerSession, request: InboundRequest, params: t.PaginatedParams
+) -> t.ListToolsResult:
+    server = server_session.server
+    structured = server_session.state.revision.structured_output
+    tools = [
+        tool.definition if structured else _without_output_schema(tool.definition)
+        for tool in server._tools.values()
+    ]
+    page, next_cursor = paginate(tools, params.cursor, server.page_size)
+    return t.ListToolsResult(tools=page, next_cursor=next_cursor)
+
+
+async def call_tool(
+    server_session: ServerSession, request: InboundRequest, params: t.CallToolParams
+) -> t.CallToolResult:
+    tool = server_session.server._tools.get(params.name)
+    if tool is None:
+        raise McpError(errors.INVALID_PARAMS, f"Unknown tool: {params.name}", {"tool": params.name})
+    result = await tool.call(params.arguments, server_session.context(request))
+    revision = server_session.state.revision
+    check_content(result.content, revision, f"tool {params.name!r}")
+    if not revision.structured_output and result.structured_content:
+        result = t.CallToolResult(
+            content=result.content, is_error=result.is_error, meta=result.meta
+        )
+    return result
+
+
+def _without_output_schema(tool: t.Tool) -> t.Tool:
+    if tool.output_schema is UNSET:
+        return tool
+    return t.Tool(
+        name=tool.name,
+        title=tool.title,
+        description=tool.description,
+        input_schema=tool.input_schema,
+        annotations=tool.annotations,
+        icons=tool.icons,
+        meta=tool.meta,
+    )
+
+
+# -- resources ------------------------------------------------------------------------
+
+
+async def list_resources(
+    server_session: ServerSession, request: InboundRequest, params: t.PaginatedParams
+) -> t.ListResourcesResult:
+    server = server_session.server
+    items = server._resources.definitions()
+    page, next_cursor = paginate(items, params.cursor, server.page_size)
+    return t.ListResourcesResult(resources=page, next_cursor=next_cursor)
+
+
+async def list_resource_templates(
+    server_session: ServerSession, request: InboundRequest, params: t.PaginatedParams
+) -> t.ListResourceTemplatesResult:
+    server = server_session.server
+    items = server._resources.template_definitions()
+    page, next_cursor = paginate(items, params.cursor, server.page_size)
+    return t.ListResourceTemplatesResult(resource_templates=page, next_cursor=next_cursor)
+
+
+async def read_resource(
+    server_session: ServerSession, request: InboundRequest, params: t.ReadResourceParams
+) -> t.ReadResourceResult:
+    resource, variables = server_session.server._resources.resolve(params.uri)
+    contents = await resource.read(params.uri, variables, server_session.context(request))
+    return t.ReadResourceResult(contents=contents)
+
+
+async def subscribe(
+    server_session: ServerSession, request: InboundRequest, params: t.SubscribeParams
+) -> t.EmptyResult:
+    server_session.server._resources.resolve(params.uri)  # -32002 for an unknown URI
+    server_session.subscribe(params.uri)
+    return t.EmptyResult()
+
+
+async def unsubscribe(
+    server_session: ServerSession, request: InboundRequest, params: t.UnsubscribeParams
+) -> t.EmptyResult:
+    server_session.unsubscribe(params.uri)
+    return t.EmptyResult()
+
+
+# -- prompts --------------------------------------------------------------------------
+
+
+async def list_prompts(
+    server_session: ServerSession, request: InboundRequest, params: t.PaginatedParams
+) -> t.ListPromptsResult:
+    server = server_session.server
+    items = [prompt.definition for prompt in server._prompts.values()]
+    page, next_cursor = paginate(items, params.cursor, server.page_size)
+    return t.ListPromptsResult(prompts=page, next_cursor=next_cursor)
+
+
+async def get_prompt(
+    server_session: ServerSession, request: InboundRequest, params: t.GetPromptParams
+) -> t.GetPromptResult:
+    prompt = server_session.server._prompts.get(params.name)
+    if prompt is None:
+        raise McpError(
+            errors.INVALID_PARAMS, f"Unknown prompt: {params.name}", {"prompt": params.name}
+        )
+    arguments = None if params.arguments is UNSET else params.arguments
+    result = await prompt.render(arguments, server_session.context(request))
+    check_content(
+        [message.content for message in result.messages],
+        server_session.state.revision,
+        f"prompt {params.name!r}",
+        in_prompt=True,
+    )
+    return result
+
+
+# -- completion -----------------------------------------------------------------------
+
+
+async def complete(
+    server_session: ServerSession, request: InboundRequest, params: t.CompleteParams
+) -> t.CompleteResult:
+    completer = _completer_for(server_session, params.ref, params.argument.name)
+    if completer is None:
+        return t.CompleteResult(completion=t.Completion(values=[], total=0, has_more=False))
+    context = params.context
+    arguments = context.arguments if context is not UNSET and context.arguments is not UNSET else {}
+    found = await completer.complete(
+        params.argument.value, arguments, server_session.context(request)
+    )
+    return t.CompleteResult(completion=found)
+
+
+def _completer_for(
+    server_session: ServerSession, ref: t.Reference, argument: str
+) -> Completer | None:
+    server = server_session.server
+    if isinstance(ref, t.PromptReference):
+        prompt = server._prompts.get(ref.name)
+        if prompt is None:
+            raise errors.invalid_params(f"unknown prompt {ref.name!r}")
+        if argument not in prompt.signature.argument_names:
+            raise errors.invalid_params(f"prompt {ref.name!r} has no argument {argument!r}")
+        return server._completions.get(("prompt", ref.name, argument))
+    registry = server._resources
+    resource = registry.templates.get(ref.uri) or registry.fixed.get(ref.uri)
+    if resource is None:
+        raise errors.invalid_params(f"no resource or resource template {ref.uri!r}")
+    if argument not in resource.template.variables:
+        raise errors.invalid_params(f"resource template {ref.uri!r} has no variable {argument!r}")
+    return server._completions.get(("resource", ref.uri, argument))
+
+
+# -- revision checks ------------------------------------------------------------------
+
+
+def check_content(
+    blocks: Sequence[t.ContentBlock], revision: Revision, what: str, *, in_prompt: bool = False
+) -> None:
+    """Refuse content the negotiated revision cannot carry (a -32603 naming the culprit)."""
+    for block in blocks:
+        needed = None
+        if isinstance(block, t.AudioContent) and not revision.audio_content:
+            needed = "2025-03-26"
+        elif isinstance(block, t.ResourceLink) and not revision.structured_output:
+            needed = "2025-06-18"
+        if needed is not None:
+            kind = type(block).__name__
+            raise McpError(
+                errors.INTERNAL_ERROR,
+                f"{what} returned {kind}, which needs protocol revision {needed};"
+                f" this session speaks {revision.name}",
+            )
+
+
+HANDLERS: dict[str, Handler] = {
+    "initialize": initialize,
+    "logging/setLevel": set_level,
+    "tools/list": list_tools,
+    "tools/call": call_tool,
+    "resources/list": list_resources,
+    "resources/templates/list": list_resource_templates,
+    "resources/read": read_resource,
+    "resources/subscribe": subscribe,
+    "resources/unsubscribe": unsubscribe,
+    "prompts/list": list_prompts,
+    "prompts/get": get_prompt,
+    "completion/complete": complete,
+}

@@ -1,0 +1,371 @@
+"""The feature modules on their own: URI templates, elicitation schemas, completion,
+prompt signatures, the subscription hub, the logging bridge, capabilities."""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated, Any, Literal
+
+import msgspec
+import pytest
+import trio
+import trio.testing
+
+from mcp_actors import ProtocolViolation, Server, memory_pair, open_client, types
+from mcp_actors.protocol.versions import REVISIONS
+from mcp_actors.runtime.subscription import SubscriptionHub
+from mcp_actors.server.completion import Completer, completion
+from mcp_actors.server.elicitation import (
+    ElicitationContentError,
+    check_content,
+    check_form_schema,
+    form_schema,
+)
+from mcp_actors.server.log_bridge import McpLogHandler, mcp_level
+from mcp_actors.server.prompts import docstring_arguments, to_prompt_result
+from mcp_actors.server.resources import to_contents
+from mcp_actors.server.uri_template import InvalidUriTemplate, UriTemplate
+
+# -- URI templates -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("template", "uri", "expected"),
+    [
+        ("users://{id}/profile", "users://42/profile", {"id": "42"}),
+        ("users://{id}/profile", "users://4%2F2/profile", {"id": "4/2"}),
+        ("users://{id}/profile", "users://4/2/profile", None),
+        ("users://{id}/profile", "users:///profile", None),
+        ("files://{+path}", "files://a/b/c.txt", {"path": "a/b/c.txt"}),
+        ("repo://{owner}/{name}", "repo://me/x", {"owner": "me", "name": "x"}),
+        ("config://app", "config://app", {}),
+        ("config://app", "config://apps", None),
+        ("q://{a}.json", "q://x.json", {"a": "x"}),
+    ],
+)
+def test_uri_template_matching(template: str, uri: str, expected: dict[str, str] | None) -> None:
+    assert UriTemplate.parse(template).match(uri) == expected
+
+
+def test_uri_template_expansion_round_trips() -> None:
+    template = UriTemplate.parse("users://{id}/files/{+path}")
+    uri = template.expand({"id": "a b/c", "path": "x/y z"})
+    assert uri == "users://a%20b%2Fc/files/x/y%20z"
+    assert template.match(uri) == {"id": "a b/c", "path": "x/y z"}
+
+
+@pytest.mark.parametrize(
+    "template", ["x://{a,b}", "x://{?q}", "x://{a*}", "x://{#f}", "x://{a", "x://a}", "x://{a}/{a}"]
+)
+def test_unsupported_templates_are_refused_at_registration(template: str) -> None:
+    with pytest.raises(InvalidUriTemplate):
+        UriTemplate.parse(template)
+
+
+def test_template_functions_must_take_the_template_variables() -> None:
+    server = Server("t")
+    with pytest.raises(TypeError, match="must be the same"):
+
+        @server.resource("users://{id}")
+        def wrong(name: str) -> str:
+            return name
+
+    with pytest.raises(TypeError, match="may take only a Context"):
+
+        @server.resource("config://app")
+        def takes_args(name: str) -> str:
+            return name
+
+
+# -- resource contents ---------------------------------------------------------------------
+
+
+def test_resource_return_values_become_contents() -> None:
+    assert to_contents("hi", "a://x") == [
+        types.ResourceContents(uri="a://x", mime_type="text/plain", text="hi")
+    ]
+    assert to_contents(b"\x00\x01", "a://x", "application/x") == [
+        types.ResourceContents(uri="a://x", mime_type="application/x", blob="AAE=")
+    ]
+    assert to_contents({"a": 1}, "a://x")[0].text == '{"a":1}'
+    assert to_contents(["one", b"2"], "a://x")[1].blob == "Mg=="
+
+
+# -- elicitation schemas -------------------------------------------------------------------
+
+LATEST = REVISIONS["2025-11-25"]
+JUNE = REVISIONS["2025-06-18"]
+
+
+@pytest.mark.parametrize(
+    ("prop", "problem"),
+    [
+        ({"type": "object"}, "only string, number, integer, boolean and enum"),
+        ({"type": "string", "format": "phone"}, "format 'phone'"),
+        ({"type": "string", "pattern": "^a"}, "unsupported keys ['pattern']"),
+        ({"type": "string", "enum": []}, "enum must be a non-empty list"),
+        ({"type": "string", "enum": ["a"], "enumNames": ["A", "B"]}, "one per enum value"),
+        ({"type": "string", "oneOf": [{"const": "a"}]}, "oneOf must be"),
+        ({"type": "array", "items": {"type": "integer"}}, "items must be"),
+        ({"type": "number", "minimum": "0"}, "minimum must be a number"),
+        ({"type": "integer", "default": "x"}, "default 'x' does not match"),
+    ],
+)
+def test_forbidden_form_properties(prop: dict[str, Any], problem: str) -> None:
+    schema = {"type": "object", "properties": {"p": prop}}
+    with pytest.raises(ProtocolViolation, match=problem.replace("[", r"\[").replace("]", r"\]")):
+        check_form_schema(schema, LATEST)
+
+
+def test_form_top_level_rules() -> None:
+    with pytest.raises(ProtocolViolation, match="top level"):
+        check_form_schema({"type": "array", "properties": {}}, LATEST)
+    with pytest.raises(ProtocolViolation, match="required property 'x'"):
+        check_form_schema({"type": "object", "properties": {}, "required": ["x"]}, LATEST)
+
+
+@pytest.mark.parametrize(
+    "prop",
+    [
+        {"type": "string", "default": "x"},
+        {"type": "string", "oneOf": [{"const": "a", "title": "A"}]},
+        {"type": "array", "items": {"type": "string", "enum": ["a"]}},
+    ],
+)
+def test_2025_11_25_form_features_are_refused_under_2025_06_18(prop: dict[str, Any]) -> None:
+    schema = {"type": "object", "properties": {"p": prop}}
+    check_form_schema(schema, LATEST)
+    with pytest.raises(ProtocolViolation, match="need protocol revision 2025-11-25"):
+        check_form_schema(schema, JUNE)
+
+
+def test_2025_06_18_allows_legacy_enums_and_boolean_defaults() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "e": {"type": "string", "enum": ["a", "b"], "enumNames": ["A", "B"]},
+            "b": {"type": "boolean", "default": True},
+            "d": {"type": "string", "format": "date"},
+        },
+    }
+    check_form_schema(schema, JUNE)
+
+
+@pytest.mark.parametrize(
+    ("prop", "value", "ok"),
+    [
+        ({"type": "string", "format": "date"}, "2025-01-31", True),
+        ({"type": "string", "format": "date"}, "31/01/2025", False),
+        ({"type": "string", "format": "date-time"}, "2025-01-31T10:00:00Z", True),
+        ({"type": "string", "format": "date-time"}, "2025-01-31", False),
+        ({"type": "string", "format": "uri"}, "https://example.com/x", True),
+        ({"type": "string", "format": "uri"}, "not a uri", False),
+        ({"type": "integer"}, 3, True),
+        ({"type": "integer"}, 3.5, False),
+        ({"type": "integer"}, True, False),
+        ({"type": "number", "maximum": 1}, 0.5, True),
+        ({"type": "number", "maximum": 1}, 2, False),
+        ({"type": "boolean"}, "yes", False),
+        ({"type": "array", "items": {"type": "string", "enum": ["a", "b"]}}, ["a", "a"], False),
+        ({"type": "array", "items": {"anyOf": [{"const": "a", "title": "A"}]}}, ["a"], True),
+    ],
+)
+def test_content_checks(prop: dict[str, Any], value: Any, ok: bool) -> None:
+    schema = {"type": "object", "properties": {"p": prop}}
+    if ok:
+        assert check_content(schema, {"p": value}) == {"p": value}
+    else:
+        with pytest.raises(ElicitationContentError):
+            check_content(schema, {"p": value})
+
+
+def test_form_schema_from_a_type() -> None:
+    class Form(msgspec.Struct):
+        name: Annotated[str, msgspec.Meta(title="Name", min_length=2)]
+        level: Literal["low", "high"] = "low"
+
+    assert form_schema(Form) == {
+        "type": "object",
+        "properties": {
+            "name": {"title": "Name", "type": "string", "minLength": 2},
+            "level": {"type": "string", "enum": ["high", "low"], "default": "low"},
+        },
+        "required": ["name"],
+    }
+
+
+# -- completion ----------------------------------------------------------------------------
+
+
+async def test_completers_from_lists_and_functions() -> None:
+    context: Any = None
+    choices = Completer.of(["Alpha", "beta", "alphabet"])
+    assert (await choices.complete("al", {}, context)).values == ["Alpha", "alphabet"]
+
+    def with_arguments(value: str, arguments: dict[str, str]) -> list[str]:
+        return [f"{arguments.get('x', '?')}-{value}"]
+
+    assert (await Completer.of(with_arguments).complete("v", {"x": "1"}, context)).values == ["1-v"]
+    with pytest.raises(TypeError, match="must take"):
+        Completer.of(lambda a, b, c: [])
+
+
+def test_completion_sizes() -> None:
+    assert completion(None) == types.Completion(values=[])
+    capped = completion(types.Completion(values=[str(i) for i in range(150)]))
+    assert (len(capped.values), capped.total, capped.has_more) == (100, 150, True)
+
+
+# -- prompts -------------------------------------------------------------------------------
+
+
+def test_docstring_arguments() -> None:
+    def google(a: str, b: str) -> None:
+        """Do.
+
+        Args:
+            a: The a,
+                continued.
+            b (str): The b.
+
+        Returns:
+            c: not an argument.
+        """
+
+    def sphinx(a: str) -> None:
+        """Do.
+
+        :param a: The a.
+        :param str b: The b.
+        """
+
+    assert docstring_arguments(google) == {"a": "The a, continued.", "b": "The b."}
+    assert docstring_arguments(sphinx) == {"a": "The a.", "b": "The b."}
+
+
+def test_prompt_return_values() -> None:
+    result = to_prompt_result(["hi", types.ImageContent(data="AA==", mime_type="image/png")])
+    assert [(m.role, type(m.content).__name__) for m in result.messages] == [
+        ("user", "TextContent"),
+        ("user", "ImageContent"),
+    ]
+    with pytest.raises(TypeError, match="a prompt must return"):
+        to_prompt_result(42)
+
+
+# -- capabilities --------------------------------------------------------------------------
+
+
+def test_an_empty_server_declares_logging_only() -> None:
+    assert Server("empty").capabilities() == types.ServerCapabilities(logging={})
+
+
+# -- the subscription hub ------------------------------------------------------------------
+
+
+async def test_hub_coalesces_and_cleans_up() -> None:
+    hub: SubscriptionHub[int] = SubscriptionHub()
+    seen: list[int] = []
+    gate = trio.Event()
+
+    async def deliver(value: int) -> None:
+        seen.append(value)
+        await gate.wait()
+
+    async with trio.open_nursery() as nursery:
+
+        def start(actor: Any) -> None:
+            nursery.start_soon(actor)
+
+        subscription = hub.subscribe("t", deliver, start)
+        await trio.testing.wait_all_tasks_blocked()
+        hub.publish("t", 1)
+        await trio.testing.wait_all_tasks_blocked()  # the actor is delivering 1...
+        for value in range(2, 6):
+            hub.publish("t", value)  # ...so 2..5 coalesce into 5
+        await trio.testing.wait_all_tasks_blocked()
+        gate.set()
+        await trio.testing.wait_all_tasks_blocked()
+        assert seen == [1, 5]
+        assert (subscription.delivered, subscription.coalesced) == (2, 3)
+        subscription.cancel()
+    stats = hub.statistics()
+    assert (stats.topics, stats.subscriptions, stats.published) == (0, 0, 5)
+    assert hub.publish("t", 6) == 0
+
+
+async def test_closing_a_session_ends_its_subscriptions() -> None:
+    server = Server("s")
+
+    @server.resource("a://x")
+    def x() -> str:
+        return "x"
+
+    async with trio.open_nursery() as nursery:
+        client_end, server_end = memory_pair()
+        nursery.start_soon(server.serve_session, server_end)
+        async with open_client(client_end) as client:
+            # A raw subscribe: no context manager to unsubscribe on the way out.
+            await client.request("resources/subscribe", types.SubscribeParams(uri="a://x"))
+            await client.request("resources/subscribe", types.SubscribeParams(uri="a://x"))
+            assert server.subscription_statistics().subscriptions == 1  # idempotent
+        with trio.fail_after(5):
+            while server.subscription_statistics().subscriptions:
+                await trio.sleep(0.01)
+    assert server.sessions == []
+
+
+# -- the logging bridge --------------------------------------------------------------------
+
+
+def test_python_levels_map_to_mcp_levels() -> None:
+    assert [mcp_level(n) for n in (5, 10, 20, 25, 30, 40, 50, 60, 70)] == [
+        "debug",
+        "debug",
+        "info",
+        "notice",
+        "warning",
+        "error",
+        "critical",
+        "alert",
+        "emergency",
+    ]
+
+
+def test_the_bridge_outside_trio_and_without_sessions_does_nothing() -> None:
+    handler = McpLogHandler(Server("quiet"))
+    logger = logging.getLogger("mcp_actors.tests.quiet")
+    logger.addHandler(handler)
+    try:
+        logger.warning("nobody listens")  # no Trio run, no token: dropped silently
+    finally:
+        logger.removeHandler(handler)
+
+
+async def test_the_bridge_on_the_root_logger_does_not_recurse() -> None:
+    server = Server("root-logged")
+    received: list[types.LoggingMessageParams] = []
+
+    @server.tool
+    async def shout() -> str:
+        logging.getLogger("anywhere").error("boom")
+        return "ok"
+
+    from mcp_actors import ClientHandlers
+
+    handler = server.logging_handler(logging.INFO)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        async with trio.open_nursery() as nursery:
+            client_end, server_end = memory_pair()
+            nursery.start_soon(server.serve_session, server_end)
+            handlers = ClientHandlers(on_log=received.append)
+            async with open_client(client_end, handlers=handlers) as client:
+                await client.call_tool("shout")
+                with trio.fail_after(5):
+                    while not received:
+                        await trio.sleep(0.01)
+    finally:
+        root.removeHandler(handler)
+    assert [(m.level, m.data, m.logger) for m in received] == [("error", "boom", "anywhere")]
