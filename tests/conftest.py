@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ import trio
 
 from mcp_actors import Client, open_client
 from mcp_actors.client.targets import load_server
+from mcp_actors.transports.abc import MessageStream
 from mcp_actors.transports.memory import memory_pair
 from mcp_actors.transports.stdio import open_stdio_process
 
@@ -76,12 +78,107 @@ class _Received(WireRecorder):
         return self._client_side.sent_payloads
 
 
-CONNECTORS: dict[str, Connector] = {"memory": _memory, "stdio": _stdio}
+def _network(kind: str) -> Connector:
+    """A connector that serves ``server_spec`` in-process on 127.0.0.1, a free port, over
+    ``kind``: "http" (SSE replies), "http-json", "http-stateless", "sse" (legacy) or "ws"."""
+
+    @asynccontextmanager
+    async def connector(
+        server_spec: str, env: dict[str, str] | None, **client_options: Any
+    ) -> AsyncIterator[tuple[Client, list[WireRecorder]]]:
+        from mcp_actors.server.serve_http import serve_http
+        from mcp_actors.server.serve_websocket import serve_websocket
+        from mcp_actors.transports.http_sse_client import open_sse_client
+        from mcp_actors.transports.streamable_http_client import open_streamable_http
+        from mcp_actors.transports.websocket import open_websocket_client
+
+        server = load_server(server_spec)
+        async with trio.open_nursery() as nursery:
+            opener: AbstractAsyncContextManager[MessageStream]
+            if kind == "ws":
+                handle = await nursery.start(partial(serve_websocket, server, port=0))
+                opener = open_websocket_client(handle.url)
+            else:
+                options = {
+                    "json_response": kind == "http-json",
+                    "stateless": kind == "http-stateless",
+                }
+                http = await nursery.start(partial(serve_http, server, port=0, **options))
+                opener = (
+                    open_sse_client(http.sse_url)
+                    if kind == "sse"
+                    else open_streamable_http(http.url, legacy_fallback=False)
+                )
+            async with opener as stream:
+                client_wire = WireRecorder(stream)
+                async with open_client(client_wire, **client_options) as client:
+                    yield client, [client_wire, _Received(client_wire)]
+            nursery.cancel_scope.cancel()
+
+    return connector
+
+
+CONNECTORS: dict[str, Connector] = {
+    "memory": _memory,
+    "stdio": _stdio,
+    **{kind: _network(kind) for kind in ("http", "http-json", "http-stateless", "sse", "ws")},
+}
+
+#: What a transport cannot do. A test marked ``@pytest.mark.needs("feature", ...)`` is
+#: skipped over a transport lacking one. "sessions": state kept between requests
+#: (log level, subscriptions) and messages sent outside any request (list_changed,
+#: resource updates); "server_requests": requests from server to client.
+LACKS: dict[str, frozenset[str]] = {
+    "http-stateless": frozenset({"sessions", "server_requests"}),
+}
+#: Tests written before the ``needs`` marker, and what they need (a name prefix each).
+#: Prefer ``@pytest.mark.needs(...)`` on new tests.
+NEEDS: dict[str, tuple[str, ...]] = {
+    "test_server_to_client_request_from_a_handler": ("server_requests",),
+    "test_log_messages_respect_the_session_level": ("sessions",),
+    "test_tool_list_changes_are_announced": ("sessions",),
+    "test_client_declares_what_its_handlers_imply": ("sessions",),
+    "test_explicit_capabilities_take_precedence": ("sessions",),
+    "test_read_templates_decode_their_variables": ("sessions",),  # reads the client's name
+    "test_subscribe_": ("sessions",),
+    "test_a_slow_subscriber_gets_the_latest_update": ("sessions",),
+    "test_two_blocks_share_one_server_subscription": ("sessions",),
+    "test_resource_list_changes_are_announced": ("sessions",),
+    "test_prompt_list_changes_are_announced": ("sessions",),
+    "test_python_logging_reaches_the_client_at_its_level": ("sessions",),
+    "test_sampling": ("server_requests",),
+    "test_elicit": ("server_requests",),
+    "test_accepted_content_is_checked_against_the_schema": ("server_requests",),
+    "test_enum_forms_are_refused_under_2025_06_18": ("server_requests",),
+    "test_a_nested_form_is_refused_before_sending": ("server_requests",),
+    "test_url_elicitation": ("server_requests",),
+    "test_a_slow_elicitation_does_not_block_other_traffic": ("server_requests",),
+    "test_roots_and_their_changes": ("server_requests",),
+}
+
+
+def _needs(node: Any) -> set[str]:
+    marker = node.get_closest_marker("needs")
+    needed = set(marker.args) if marker else set()
+    name = getattr(node, "originalname", node.name)
+    for prefix, features in NEEDS.items():
+        if name.startswith(prefix):
+            needed.update(features)
+    return needed
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "needs(*features): skip over transports that lack a feature (conftest.LACKS)"
+    )
 
 
 @pytest.fixture(params=sorted(CONNECTORS))
 def transport(request: pytest.FixtureRequest) -> str:
     name: str = request.param
+    missing = LACKS.get(name, frozenset()) & _needs(request.node)
+    if missing:
+        pytest.skip(f"{name} has no {', '.join(sorted(missing))}")
     return name
 
 

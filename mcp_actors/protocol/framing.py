@@ -69,12 +69,16 @@ class LineFramer:
             line = line[:-1]
         if len(line) > self.max_message_size:
             self._ready.append(Oversized(len(line), self.max_message_size))
-        elif line.strip():
+        elif line and not line.isspace():  # skip blank lines without copying the line
             self._ready.append(line if isinstance(line, bytes) else bytes(line))
 
     def next_message(self) -> bytes | Oversized | None:
         """The next message, an :class:`Oversized` marker, or None if more bytes are needed."""
         return self._ready.popleft() if self._ready else None
+
+    def has_message(self) -> bool:
+        """Whether :meth:`next_message` has something to return now."""
+        return bool(self._ready)
 
     @property
     def pending_bytes(self) -> int:

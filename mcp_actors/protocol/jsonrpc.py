@@ -104,7 +104,8 @@ def decode(data: bytes) -> Envelope | list[BatchItem]:
     are not JSON (-32700) or not a JSON-RPC message (-32600).
     """
     try:
-        if data[:1] == b"[" or data.lstrip()[:1] == b"[":
+        first = data[:1]
+        if first == b"[" or (first.isspace() and data.lstrip()[:1] == b"["):
             return _check_batch(_batch_decoder.decode(data))
         return _checked(_envelope_decoder.decode(data))
     except msgspec.DecodeError:

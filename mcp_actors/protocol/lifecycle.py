@@ -52,6 +52,33 @@ class SessionState:
     peer_capabilities: t.ServerCapabilities | t.ClientCapabilities | None = None
     peer_info: t.Implementation | None = None
 
+    @classmethod
+    def stateless(
+        cls,
+        role: Role,
+        local_capabilities: t.ServerCapabilities | t.ClientCapabilities,
+        version: str,
+        supported_versions: tuple[str, ...] = SUPPORTED,
+    ) -> SessionState:
+        """A session that starts OPERATING at ``version``, with no handshake of its own.
+
+        For exchanges that stand alone, like Streamable HTTP's stateless mode where
+        every POST is served by a fresh session: the client initialized once, long
+        ago, on another one. Nothing is known about the peer, so its capabilities are
+        taken as empty and requests that need one are refused locally.
+        """
+        peer: t.ServerCapabilities | t.ClientCapabilities = (
+            t.ClientCapabilities() if role == "server" else t.ServerCapabilities()
+        )
+        return cls(
+            role,
+            local_capabilities,
+            supported_versions,
+            phase=Phase.OPERATING,
+            revision=REVISIONS[version],
+            peer_capabilities=peer,
+        )
+
     @property
     def peer_role(self) -> Role:
         return "client" if self.role == "server" else "server"

@@ -38,6 +38,10 @@ class Revision:
     sampling_tools: bool = True
     #: HTTP transports must send ``MCP-Protocol-Version`` after initialization.
     version_header: bool = True
+    #: Streamable HTTP SSE polling (2025-11-25): a priming event (an ``id`` with empty
+    #: ``data``) opens each response stream, and the server may close the connection
+    #: early with a ``retry`` hint; older clients would choke on the empty event.
+    sse_polling: bool = True
     #: An error answering no identifiable request omits ``id`` (2025-11-25 on);
     #: before, JSON-RPC 2.0's ``"id": null`` (which those schemas cannot express).
     anonymous_error_omits_id: bool = True
@@ -59,6 +63,7 @@ _2024_11_05 = Revision(
     sampling_tools=False,
     version_header=False,
     anonymous_error_omits_id=False,
+    sse_polling=False,
 )
 _2025_03_26 = attrs.evolve(
     _2024_11_05,
@@ -84,6 +89,7 @@ _2025_11_25 = attrs.evolve(
     url_elicitation=True,
     sampling_tools=True,
     anonymous_error_omits_id=True,
+    sse_polling=True,
 )
 _2026_07_28 = attrs.evolve(_2025_11_25, name="2026-07-28", handshake=False)
 

@@ -54,6 +54,21 @@ class MessageStream(abc.ABC):
     writes (one syscall for many small messages).
     """
 
+    #: Whether ``send_all`` normally returns without waiting (a pipe with room in it).
+    #: The session then writes an answer straight from its reader when its writer has
+    #: nothing queued and no other message is waiting to be read (see
+    #: :meth:`input_ready`), saving a task switch per exchange; where sending may
+    #: wait on something slower (a network stream), leave it False.
+    direct_writes: bool = False
+
+    def input_ready(self) -> bool:
+        """Whether :meth:`receive` has a message at hand, without waiting.
+
+        Lets the session coalesce: while more input is at hand, its answers go to the
+        writer, to be written together. The default (False) is always safe.
+        """
+        return False
+
     @abc.abstractmethod
     async def receive(self) -> bytes: ...
 

@@ -1,0 +1,174 @@
+"""Just enough ASGI for our HTTP transports: read a request, answer it, stream an event stream.
+
+ASGI hands an application ``(scope, receive, send)``: ``scope`` describes the
+request, ``receive()`` yields its body chunks (then ``http.disconnect`` when the
+client goes away) and ``send()`` writes the response. These helpers keep the
+transports free of dict plumbing; they are not a web framework.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from typing import Any, Final
+from urllib.parse import parse_qs
+
+import attrs
+import msgspec
+import trio
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+JSON: Final = "application/json"
+EVENT_STREAM: Final = "text/event-stream"
+
+_encode = msgspec.json.Encoder().encode
+
+
+class BodyTooLarge(Exception):
+    """The request body exceeded the limit (answer 413)."""
+
+
+class ClientGone(Exception):
+    """The client disconnected before the request body was read."""
+
+
+@attrs.frozen
+class Request:
+    """The parts of an HTTP request scope our transports look at."""
+
+    method: str
+    path: str
+    #: Header names lower-cased; repeated headers joined with ``", "``.
+    headers: dict[str, str]
+    query: dict[str, list[str]]
+    scheme: str
+
+    @classmethod
+    def from_scope(cls, scope: Scope) -> Request:
+        headers: dict[str, str] = {}
+        for raw_name, raw_value in scope.get("headers", ()):
+            name = raw_name.decode("latin-1").lower()
+            value = raw_value.decode("latin-1")
+            headers[name] = f"{headers[name]}, {value}" if name in headers else value
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        return cls(scope["method"], scope["path"], headers, query, scope.get("scheme", "http"))
+
+    def header(self, name: str) -> str | None:
+        return self.headers.get(name)
+
+
+def media_types(header: str | None) -> set[str]:
+    """The media types an ``Accept`` or ``Content-Type`` header names (parameters dropped)."""
+    if not header:
+        return set()
+    return {part.split(";", 1)[0].strip().lower() for part in header.split(",")} - {""}
+
+
+def accepts(header: str | None, media_type: str) -> bool:
+    """Whether an ``Accept`` header admits ``media_type`` (``*/*`` and ``type/*`` count)."""
+    types = media_types(header)
+    major = media_type.split("/", 1)[0]
+    return bool(types & {media_type, "*/*", f"{major}/*"})
+
+
+async def read_body(receive: Receive, limit: int) -> bytes:
+    """The whole request body; :class:`BodyTooLarge` past ``limit``, :class:`ClientGone` on EOF."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientGone
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _header_list(headers: Iterable[tuple[str, str]]) -> list[tuple[bytes, bytes]]:
+    return [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers]
+
+
+async def respond(
+    send: Send,
+    status: int,
+    body: bytes = b"",
+    *,
+    content_type: str | None = None,
+    headers: Iterable[tuple[str, str]] = (),
+) -> None:
+    """Send a complete response."""
+    all_headers = list(headers)
+    if content_type is not None:
+        all_headers.append(("content-type", content_type))
+    all_headers.append(("content-length", str(len(body))))
+    await send(
+        {"type": "http.response.start", "status": status, "headers": _header_list(all_headers)}
+    )
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+async def respond_error(
+    send: Send,
+    status: int,
+    message: str,
+    *,
+    code: int = -32600,
+    request_id: int | str | None = None,
+    headers: Iterable[tuple[str, str]] = (),
+) -> None:
+    """An HTTP error whose body is a JSON-RPC error response (``id`` null unless given)."""
+    body = _encode(
+        {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+    )
+    await respond(send, status, body, content_type=JSON, headers=headers)
+
+
+async def start_event_stream(
+    send: Send, headers: Iterable[tuple[str, str]] = (), status: int = 200
+) -> None:
+    """Begin a ``text/event-stream`` response; the body follows in :func:`send_chunk` calls."""
+    all_headers = [
+        ("content-type", EVENT_STREAM),
+        ("cache-control", "no-cache, no-transform"),
+        ("x-accel-buffering", "no"),
+        *headers,
+    ]
+    await send(
+        {"type": "http.response.start", "status": status, "headers": _header_list(all_headers)}
+    )
+
+
+async def send_chunk(send: Send, data: bytes) -> None:
+    await send({"type": "http.response.body", "body": data, "more_body": True})
+
+
+async def end_body(send: Send) -> None:
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def watch_disconnect(receive: Receive, scope: trio.CancelScope) -> None:
+    """Cancel ``scope`` when the client disconnects (run it beside a streaming response)."""
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            scope.cancel()
+            return
+
+
+async def lifespan(receive: Receive, send: Send) -> None:
+    """Answer the server's ``lifespan`` protocol: nothing to start, nothing to stop."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return

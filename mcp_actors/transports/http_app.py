@@ -1,0 +1,69 @@
+"""The ASGI application of an MCP HTTP server: Streamable HTTP at ``/mcp``, legacy SSE beside it.
+
+:class:`McpHttpApp` checks every request's ``Host`` and ``Origin`` (403 when
+refused, see :mod:`.http_security`), then routes it by path: the Streamable
+HTTP endpoint, the legacy ``/sse`` and ``/messages`` endpoints, or 404. It runs
+under any ASGI server; :func:`mcp_actors.server.serve_http.serve_http` runs it
+under hypercorn's trio worker inside the server's nursery.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from .asgi import Receive, Request, Scope, Send, lifespan, respond_error
+from .http_config import HttpConfig
+from .http_security import HostPolicy
+from .http_sessions import SessionRegistry
+from .http_sse import LegacySseEndpoints
+from .streamable_http import StartSession, StreamableHttpEndpoint
+
+
+def _normal(path: str) -> str:
+    return path.rstrip("/") or "/"
+
+
+@attrs.define(eq=False)
+class McpHttpApp:
+    """One server's HTTP face. ``registry`` is its session table (expiry runs elsewhere)."""
+
+    config: HttpConfig
+    policy: HostPolicy
+    start_session: StartSession
+    registry: SessionRegistry = attrs.field(init=False)
+    _streamable: StreamableHttpEndpoint = attrs.field(init=False)
+    _legacy: LegacySseEndpoints = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        config = self.config
+        self.registry = SessionRegistry(config.max_sessions, config.session_idle_timeout)
+        self._streamable = StreamableHttpEndpoint(config, self.registry, self.start_session)
+        self._legacy = LegacySseEndpoints(config, self.registry, self.start_session)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "lifespan":
+            await lifespan(receive, send)
+            return
+        if kind != "http":
+            if kind == "websocket":
+                await send({"type": "websocket.close", "code": 1003})
+            return
+        request = Request.from_scope(scope)
+        refused = self.policy.check(
+            request.header("host"), request.header("origin"), request.scheme
+        )
+        if refused is not None:
+            await respond_error(send, 403, f"Forbidden: {refused}")
+            return
+        config = self.config
+        root = scope.get("root_path", "")
+        path = _normal(request.path[len(root) :] if request.path.startswith(root) else request.path)
+        if path == _normal(config.path):
+            await self._streamable(request, receive, send)
+        elif config.sse_path is not None and path == _normal(config.sse_path):
+            await self._legacy.stream(request, receive, send, root)
+        elif config.sse_path is not None and path == _normal(config.messages_path):
+            await self._legacy.message(request, receive, send)
+        else:
+            await respond_error(send, 404, f"Not Found: {request.path}")

@@ -1,0 +1,230 @@
+"""What the HTTP client transports share: the inbox, reading event streams, peeking at messages.
+
+A client transport over HTTP has many concurrent readers (one per request's
+response stream, one for the GET stream) feeding one session. They all put
+messages into one bounded :class:`Inbox`: when it is full the readers wait, so a
+session that falls behind slows the HTTP reads instead of growing memory.
+
+The transports look inside messages only to route them: which request ids a
+message answers (:func:`response_ids`), and what an outgoing message is
+(:func:`peek_outgoing`). Decoding is partial (``msgspec`` skips everything else).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from contextlib import suppress
+
+import attrs
+import httpx
+import msgspec
+import trio
+
+from ..protocol.jsonrpc import RequestId
+from .abc import TransportClosed
+from .sse import ServerSentEvent, SSEDecoder
+
+log = logging.getLogger("mcp_actors.http.client")
+
+#: JSON-RPC error code for transport failures we report to our own session.
+CONNECTION_ERROR = -32000
+
+_encode = msgspec.json.Encoder().encode
+
+
+class Inbox:
+    """The bounded queue of received messages a client session reads."""
+
+    def __init__(self, capacity: int = 256) -> None:
+        self._send, self._receive = trio.open_memory_channel[bytes](capacity)
+
+    async def put(self, data: bytes) -> None:
+        """Queue one message (waits while full); dropped once the inbox is closed."""
+        try:
+            await self._send.send(data)
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            log.debug("client transport closed: dropped a received message")
+
+    async def get(self) -> bytes:
+        try:
+            return await self._receive.receive()
+        except (trio.EndOfChannel, trio.ClosedResourceError):
+            raise TransportClosed("the HTTP connection to the server has ended") from None
+
+    def ready(self) -> bool:
+        """Whether a message is queued (``get`` would not wait)."""
+        return self._receive.statistics().current_buffer_used > 0
+
+    def close(self) -> None:
+        """No more messages: the session's reader sees the end after what is queued."""
+        self._send.close()
+
+
+class _Item(msgspec.Struct):
+    id: RequestId | None = None
+    method: str | None = None
+    params: msgspec.Raw = msgspec.Raw(b"null")
+
+
+class _InitializeResult(msgspec.Struct, rename="camel"):
+    protocol_version: str | None = None
+
+
+class _Response(msgspec.Struct):
+    result: _InitializeResult | None = None
+
+
+class _CancelledParams(msgspec.Struct, rename="camel"):
+    request_id: RequestId | None = None
+
+
+_one = msgspec.json.Decoder(_Item).decode
+_many = msgspec.json.Decoder(list[_Item]).decode
+_initialize_result = msgspec.json.Decoder(_Response).decode
+_cancelled = msgspec.json.Decoder(_CancelledParams).decode
+
+
+def _items(data: bytes) -> list[_Item]:
+    try:
+        if data.lstrip()[:1] == b"[":
+            return _many(data)
+        return [_one(data)]
+    except msgspec.DecodeError:
+        return []
+
+
+def response_ids(data: bytes) -> list[RequestId]:
+    """The request ids a received message (or batch) answers."""
+    return [item.id for item in _items(data) if item.method is None and item.id is not None]
+
+
+def negotiated_version(data: bytes) -> str | None:
+    """``result.protocol_version`` of an initialize response, if ``data`` is one."""
+    try:
+        result = _initialize_result(data).result
+    except msgspec.DecodeError:
+        return None
+    return None if result is None else result.protocol_version
+
+
+@attrs.frozen
+class OutgoingKind:
+    """What an outgoing message is, as far as routing cares."""
+
+    request_ids: list[RequestId]
+    #: The method of a single (non-batch) message.
+    method: str | None = None
+    #: For ``notifications/cancelled``: the request it cancels.
+    cancels: RequestId | None = None
+
+
+def peek_outgoing(data: bytes) -> OutgoingKind:
+    items = _items(data)
+    request_ids = [i.id for i in items if i.method is not None and i.id is not None]
+    method = items[0].method if len(items) == 1 else None
+    cancels = None
+    if method == "notifications/cancelled":
+        try:
+            cancels = _cancelled(items[0].params).request_id
+        except msgspec.DecodeError:
+            cancels = None
+    return OutgoingKind(request_ids, method, cancels)
+
+
+def error_response(request_id: RequestId, message: str, code: int = CONNECTION_ERROR) -> bytes:
+    """A JSON-RPC error we hand our own session when a request cannot get its answer."""
+    return _encode(
+        {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+    )
+
+
+def error_from_body(body: bytes) -> tuple[int, str] | None:
+    """The code and message of a JSON-RPC error carried by an HTTP error response, if any."""
+    try:
+        value = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        return None
+    if isinstance(value, dict) and isinstance(error := value.get("error"), dict):
+        code, message = error.get("code"), error.get("message")
+        if isinstance(code, int) and isinstance(message, str):
+            return code, message
+    return None
+
+
+class ResponseChunks:
+    """The body of a streaming ``httpx`` response, chunk by chunk, safe to abandon.
+
+    httpx reads through a chain of async generators. Stopping early (a request
+    answered, a cancellation) would leave them suspended, and trio warns about
+    every such generator when it is garbage collected. :meth:`aclose` closes the
+    connection and then steps the chain once, so the resulting read error runs
+    through every generator and finishes it.
+    """
+
+    def __init__(self, response: httpx.Response) -> None:
+        self._response = response
+        self._chunks = response.aiter_bytes()
+        self._started = False
+        self._done = False
+
+    async def next(self) -> bytes | None:
+        """The next chunk, or None at the end of the body."""
+        self._started = True
+        try:
+            return await self._chunks.__anext__()
+        except StopAsyncIteration:
+            self._done = True
+            return None
+
+    async def aclose(self) -> None:
+        with trio.CancelScope(shield=True):
+            await self._response.aclose()  # at the end of the body: the connection is reused
+            if self._started and not self._done:
+                self._done = True
+                with trio.move_on_after(1), suppress(StopAsyncIteration, httpx.HTTPError):
+                    await self._chunks.__anext__()
+
+
+async def read_events(chunks: ResponseChunks, decoder: SSEDecoder) -> list[ServerSentEvent] | None:
+    """The events completed by the next chunk (maybe none), or None at the end."""
+    chunk = await chunks.next()
+    return None if chunk is None else decoder.feed(chunk)
+
+
+class RequestBody:
+    """A request body that says when httpx has written it (an iterator, not a generator:
+    an abandoned generator would draw trio's warning)."""
+
+    def __init__(self, payload: bytes, on_written: Callable[[], None]) -> None:
+        self._payload: bytes | None = payload
+        self._on_written = on_written
+
+    def __aiter__(self) -> RequestBody:
+        return self
+
+    async def __anext__(self) -> bytes:
+        payload, self._payload = self._payload, None
+        if payload is None:
+            self._on_written()
+            raise StopAsyncIteration
+        return payload
+
+
+def merge_headers(*parts: Mapping[str, str] | None) -> dict[str, str]:
+    merged: dict[str, str] = {}
+    for part in parts:
+        if part:
+            merged.update(part)
+    return merged
+
+
+def new_http_client(timeout: float = 30.0) -> httpx.AsyncClient:
+    """An ``httpx`` client fit for MCP: no read timeout (event streams are long and quiet;
+    the session times requests out itself) and no cap on connections (each open response
+    stream holds one; the session bounds how many requests are in flight)."""
+    return httpx.AsyncClient(
+        timeout=httpx.Timeout(timeout, read=None),
+        limits=httpx.Limits(max_connections=None, max_keepalive_connections=32),
+        follow_redirects=False,
+    )

@@ -1,0 +1,64 @@
+"""Tunables of the HTTP server transports (Streamable HTTP and legacy HTTP+SSE)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+
+from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE
+from ..protocol.versions import SUPPORTED
+from .event_store import EventStore, InMemoryEventStore
+
+
+def _in_memory_store(session_id: str) -> EventStore:
+    return InMemoryEventStore()
+
+
+@attrs.frozen
+class HttpConfig:
+    """How an HTTP server speaks MCP. Every queue is bounded; each says what overflow does."""
+
+    #: The Streamable HTTP endpoint (POST, GET and DELETE).
+    path: str = "/mcp"
+    #: The legacy (2024-11-05) HTTP+SSE endpoints; ``sse_path=None`` turns them off.
+    sse_path: str | None = "/sse"
+    messages_path: str = "/messages"
+    #: Answer requests with one ``application/json`` body instead of an event stream
+    #: (related notifications and requests then travel on the GET stream).
+    json_response: bool = False
+    #: No sessions: every POST is served by a fresh session that ends with it; no GET,
+    #: no DELETE, no resumption, no server-to-client requests.
+    stateless: bool = False
+    #: Seconds a session may go without a request or an open stream before it is
+    #: closed (its in-flight requests cancelled); None: never.
+    session_idle_timeout: float | None = 30 * 60.0
+    #: Sessions at once (Streamable and legacy together); beyond it, new ones get 503.
+    max_sessions: int | None = 1000
+    #: Largest request body, in bytes (413 beyond).
+    max_body_size: int = DEFAULT_MAX_MESSAGE_SIZE
+    #: Request bodies waiting for a session's reader. When full, the POST that
+    #: delivers the next one waits: a client outrunning its session is slowed down.
+    inbound_queue_size: int = 64
+    #: Legacy SSE: messages waiting for the event stream. When full, the session's
+    #: writer waits (the client not reading slows the session down).
+    outbound_queue_size: int = 256
+    #: A session's event store (its bound is the only buffer of undelivered events).
+    event_store_factory: Callable[[str], EventStore] = _in_memory_store
+    #: Seconds of silence after which an open event stream gets a ``: keep-alive`` comment.
+    keepalive_interval: float | None = 15.0
+    #: Reconnection delay advised to 2025-11-25 clients in each stream's priming event (ms).
+    retry_interval: int | None = 1000
+    #: Close a resumable (2025-11-25) event stream's connection after this many seconds
+    #: so the client polls with ``Last-Event-ID``; None: connections stay open.
+    poll_after: float | None = None
+    #: Finished response streams remembered for late resumption, per session; older
+    #: ones are forgotten (their events may still be in the store until evicted).
+    max_finished_streams: int = 256
+    #: ``Host`` values accepted; None: loopback names for a loopback bind, else any.
+    allowed_hosts: tuple[str, ...] | None = None
+    #: ``Origin`` values accepted besides same-origin; None: loopback origins for a
+    #: loopback bind, else none.
+    allowed_origins: tuple[str, ...] | None = None
+    #: ``MCP-Protocol-Version`` values accepted after initialization.
+    supported_versions: tuple[str, ...] = SUPPORTED

@@ -1,0 +1,106 @@
+"""DNS-rebinding protection: which ``Host`` and ``Origin`` headers an HTTP transport accepts.
+
+A web page on ``evil.example.com`` can make a victim's browser send requests to a
+server on ``127.0.0.1`` by pointing its own DNS name at that address: the
+request then carries ``Host: evil.example.com`` and ``Origin:
+http://evil.example.com``. The specification therefore requires servers to
+check ``Origin`` (403 if present and not allowed), and a server bound to
+loopback checks ``Host`` as well, since no legitimate client reaches it under
+another name.
+
+Patterns are exact (``"localhost:3000"``, ``"http://localhost:3000"``) or end in
+``:*`` to allow any port (``"127.0.0.1:*"``). A request without ``Origin``
+(any non-browser client) passes the origin check; a same-origin request passes
+too (``Origin`` equal to the scheme plus the ``Host`` the request was sent to),
+except that the ``Host`` itself must then pass its own check.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Sequence
+
+import attrs
+
+_LOOPBACK_NAMES = frozenset({"localhost", "localhost.", "ip6-localhost"})
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a bind address only accepts connections from this machine."""
+    host = host.strip("[]")
+    if host in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def loopback_hosts() -> tuple[str, ...]:
+    return ("127.0.0.1", "127.0.0.1:*", "localhost", "localhost:*", "[::1]", "[::1]:*")
+
+
+def loopback_origins() -> tuple[str, ...]:
+    return tuple(
+        f"{scheme}://{host}"
+        for scheme in ("http", "https")
+        for host in ("127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]")
+    )
+
+
+@attrs.frozen
+class HostPolicy:
+    """The allow-lists an HTTP transport checks each request against.
+
+    ``allowed_hosts=None`` skips the ``Host`` check; an empty ``allowed_origins``
+    still admits requests without ``Origin`` and same-origin ones.
+    """
+
+    allowed_hosts: tuple[str, ...] | None = None
+    allowed_origins: tuple[str, ...] = ()
+
+    @classmethod
+    def for_bind(
+        cls,
+        host: str,
+        *,
+        allowed_hosts: Sequence[str] | None = None,
+        allowed_origins: Sequence[str] | None = None,
+    ) -> HostPolicy:
+        """The default for a server bound to ``host``: loopback binds admit loopback names only."""
+        loopback = is_loopback(host)
+        if allowed_hosts is None and loopback:
+            allowed_hosts = loopback_hosts()
+        if allowed_origins is None:
+            allowed_origins = loopback_origins() if loopback else ()
+        return cls(None if allowed_hosts is None else tuple(allowed_hosts), tuple(allowed_origins))
+
+    def check(self, host: str | None, origin: str | None, scheme: str = "http") -> str | None:
+        """Why the request must be refused (answer 403), or None if it may proceed."""
+        if self.allowed_hosts is not None and (
+            host is None or not _matches(host.lower(), self.allowed_hosts)
+        ):
+            return f"Host {host!r} is not allowed"
+        if origin is None:
+            return None
+        origin = origin.lower().rstrip("/")
+        if host is not None and origin == f"{scheme}://{host.lower()}":
+            return None
+        if _matches(origin, self.allowed_origins):
+            return None
+        return f"Origin {origin!r} is not allowed"
+
+
+def _matches(value: str, patterns: Sequence[str]) -> bool:
+    for pattern in patterns:
+        pattern = pattern.lower()
+        if pattern.endswith(":*"):
+            base = pattern[:-2]
+            if value == base:
+                return True
+            prefix, _, port = value.rpartition(":")
+            if prefix == base and port.isdigit():
+                return True
+        elif value == pattern:
+            return True
+    return False

@@ -1,0 +1,424 @@
+"""The Streamable HTTP endpoint (2025-03-26 on): one path answering POST, GET and DELETE.
+
+- **POST** carries one JSON-RPC message or batch. Only notifications or
+  responses: ``202 Accepted``, no body. Any request: a ``text/event-stream``
+  carrying the messages related to it and then its response (or, when the server
+  is configured for it or the client accepts nothing else, one
+  ``application/json`` body). Errors: no acceptable ``Accept`` → 406, not
+  ``Content-Type: application/json`` → 415, not JSON → 400 with a JSON-RPC parse
+  error, too large → 413.
+- **Sessions.** ``initialize`` without ``Mcp-Session-Id`` creates a session (503
+  past ``max_sessions``) and the response carries its new id; every later request
+  must send it (400 without, 404 for an unknown or ended one). A known
+  ``MCP-Protocol-Version`` header is accepted even if it is not the negotiated
+  one; an unknown one is 400.
+- **GET** opens the session's standalone stream, or with ``Last-Event-ID``
+  resumes the stream that id belongs to, replaying what followed it.
+- **DELETE** ends the session, cancelling its in-flight requests.
+- **Stateless** (``HttpConfig.stateless``): no ids; each POST is served by a
+  fresh session that starts operating without ``initialize`` and ends with the
+  response; GET and DELETE answer 405.
+
+Sessions are actors started through ``start_session`` in the server's
+supervisor, never inside the HTTP request's task: a request task only queues a
+body and then reads the response stream (see :mod:`.streamable_http_stream`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import suppress
+from functools import partial
+
+import attrs
+import msgspec
+import trio
+from msgspec import UNSET
+
+from ..protocol import errors
+from ..protocol.jsonrpc import Envelope, InvalidMessage, RequestId, decode
+from ..protocol.versions import HTTP_DEFAULT, REVISIONS
+from .abc import MessageStream, TransportClosed
+from .asgi import (
+    EVENT_STREAM,
+    JSON,
+    BodyTooLarge,
+    ClientGone,
+    Receive,
+    Request,
+    Send,
+    accepts,
+    end_body,
+    media_types,
+    read_body,
+    respond,
+    respond_error,
+    send_chunk,
+    start_event_stream,
+    watch_disconnect,
+)
+from .event_store import InMemoryEventStore
+from .http_config import HttpConfig
+from .http_sessions import CloseSession, SessionRegistry, mint_session_id
+from .streamable_http_stream import HttpSessionStream, ResponseStream
+
+log = logging.getLogger("mcp_actors.http")
+
+#: Starts a session actor over ``stream`` in the server's supervisor and returns the
+#: function that ends it. A version is given for a stateless session, which then
+#: starts operating at that version without ``initialize``.
+StartSession = Callable[[MessageStream, str | None], Awaitable[CloseSession]]
+
+SESSION_HEADER = "mcp-session-id"
+VERSION_HEADER = "mcp-protocol-version"
+
+
+class _CancelledParams(msgspec.Struct, rename="camel"):
+    request_id: RequestId | None = None
+
+
+_cancelled_params = msgspec.json.Decoder(_CancelledParams).decode
+
+
+@attrs.frozen
+class _Post:
+    """What the endpoint needs to know about a POST body."""
+
+    body: bytes
+    batch: bool
+    request_ids: list[RequestId]
+    cancelled: list[RequestId]
+    initialize: bool
+
+
+@attrs.define(eq=False)
+class StreamableHttpEndpoint:
+    """Serves the MCP endpoint for every session of one server."""
+
+    config: HttpConfig
+    registry: SessionRegistry
+    start_session: StartSession
+
+    async def __call__(self, request: Request, receive: Receive, send: Send) -> None:
+        if request.method == "POST":
+            await self._post(request, receive, send)
+        elif request.method == "GET":
+            await self._get(request, receive, send)
+        elif request.method == "DELETE":
+            await self._delete(request, send)
+        else:
+            allow = "POST" if self.config.stateless else "GET, POST, DELETE"
+            await respond_error(
+                send, 405, f"Method Not Allowed: {request.method}", headers=[("allow", allow)]
+            )
+
+    # -- POST --------------------------------------------------------------------------
+
+    async def _post(self, request: Request, receive: Receive, send: Send) -> None:
+        config = self.config
+        accept = request.header("accept")
+        sse_ok, json_ok = accepts(accept, EVENT_STREAM), accepts(accept, JSON)
+        if not (sse_ok or json_ok):
+            await respond_error(
+                send, 406, "Not Acceptable: Accept must list application/json and text/event-stream"
+            )
+            return
+        if JSON not in media_types(request.header("content-type")):
+            await respond_error(send, 415, "Unsupported Media Type: send application/json")
+            return
+        try:
+            body = await read_body(receive, config.max_body_size)
+        except BodyTooLarge:
+            await respond_error(
+                send, 413, f"Payload Too Large: the limit is {config.max_body_size} bytes"
+            )
+            return
+        except ClientGone:
+            return
+        try:
+            post = _inspect(body)
+        except InvalidMessage as invalid:
+            await respond_error(
+                send, 400, invalid.message, code=invalid.code, request_id=invalid.request_id
+            )
+            return
+        json_mode = not sse_ok or (config.json_response and json_ok)
+        if config.stateless:
+            await self._post_stateless(request, post, json_mode, receive, send)
+            return
+
+        session_id = request.header(SESSION_HEADER)
+        if session_id is None:
+            if not post.initialize:
+                await respond_error(send, 400, "Bad Request: Mcp-Session-Id header is required")
+                return
+            if self.registry.full:
+                await respond_error(send, 503, "Service Unavailable: too many sessions")
+                return
+            session_id, transport = await self._create_session()
+        else:
+            found = await self._session(request, send, session_id)
+            if found is None:
+                return
+            transport = found
+        if not await self._admissible(transport, request, post, send):
+            return
+        headers = [(SESSION_HEADER, session_id)]
+        if not post.request_ids:
+            if await self._deliver(transport, post, send):
+                await respond(send, 202, headers=headers)
+            return
+
+        stream = await transport.open_stream(post.request_ids, json=json_mode)
+        if post.initialize:
+            transport.initialize_id = post.request_ids[0]
+        if not await self._deliver(transport, post, send):
+            return
+        failed = None
+        if post.initialize:
+            # Answer only once we know whether the session exists: a failed
+            # initialize gets its error without a session id, and the session goes.
+            await self._wait_finished(transport, stream, receive)
+            if transport.version is None:
+                failed = self.registry.discard(session_id)
+                headers = []
+        await self._reply(transport, stream, post, json_mode, receive, send, headers)
+        if failed is not None:
+            failed.close()
+
+    async def _post_stateless(
+        self, request: Request, post: _Post, json_mode: bool, receive: Receive, send: Send
+    ) -> None:
+        version = None
+        if not post.initialize:
+            version = request.header(VERSION_HEADER) or HTTP_DEFAULT
+            if version not in self.config.supported_versions:
+                await respond_error(
+                    send, 400, f"Bad Request: unsupported protocol version {version}"
+                )
+                return
+        transport = HttpSessionStream(
+            None, self.config, InMemoryEventStore(), stateless=True, version=version
+        )
+        if not await self._admissible(transport, request, post, send):
+            return
+        close = await self.start_session(transport, version)
+        finished = False
+        try:
+            if not post.request_ids:
+                finished = await self._deliver(transport, post, send)
+                if finished:
+                    await respond(send, 202)
+                return
+            stream = await transport.open_stream(post.request_ids, json=json_mode)
+            if await self._deliver(transport, post, send):
+                await self._reply(transport, stream, post, json_mode, receive, send, [])
+                finished = stream.finished
+        finally:
+            if finished:
+                transport.end_input()  # the session answers what it has, then ends
+            else:
+                close()
+
+    async def _create_session(self) -> tuple[str, HttpSessionStream]:
+        session_id = mint_session_id()
+        config = self.config
+        transport = HttpSessionStream(session_id, config, config.event_store_factory(session_id))
+        close = await self.start_session(transport, None)
+        self.registry.add(session_id, transport, close)
+        registry = self.registry
+
+        def forget() -> None:
+            registry.discard(session_id)
+
+        transport.on_close = forget
+        return session_id, transport
+
+    async def _admissible(
+        self, transport: HttpSessionStream, request: Request, post: _Post, send: Send
+    ) -> bool:
+        """Refuse (400) what the session must not see: a batch its revision forbids, an id
+        already in flight."""
+        if post.batch:
+            version = transport.version or request.header(VERSION_HEADER) or HTTP_DEFAULT
+            revision = REVISIONS.get(version)
+            if revision is None or not revision.batches:
+                await respond_error(
+                    send, 400, f"Invalid request: JSON-RPC batches are not allowed in {version}"
+                )
+                return False
+        duplicate = transport.in_flight(post.request_ids)
+        if duplicate is not None:
+            await respond_error(
+                send,
+                400,
+                f"Invalid request: request id {duplicate!r} is already in use",
+                request_id=duplicate,
+            )
+            return False
+        return True
+
+    async def _deliver(self, transport: HttpSessionStream, post: _Post, send: Send) -> bool:
+        try:
+            await transport.deliver(post.body)
+        except TransportClosed:
+            await respond_error(send, 404, "Not Found: the session has ended")
+            return False
+        for request_id in post.cancelled:
+            transport.cancelled(request_id)
+        return True
+
+    async def _reply(
+        self,
+        transport: HttpSessionStream,
+        stream: ResponseStream,
+        post: _Post,
+        json_mode: bool,
+        receive: Receive,
+        send: Send,
+        headers: list[tuple[str, str]],
+    ) -> None:
+        if not json_mode:
+            await start_event_stream(send, headers)
+            await self._carry(transport, stream, None, receive, send)
+            return
+        if not await self._wait_finished(transport, stream, receive):
+            if transport.closed.is_set():
+                await respond_error(send, 404, "Not Found: the session has ended")
+            return
+        if not stream.responses:  # every request was cancelled
+            await respond(send, 202, headers=headers)
+            return
+        await respond(
+            send, 200, _json_body(stream.responses, post.batch), content_type=JSON, headers=headers
+        )
+
+    async def _wait_finished(
+        self, transport: HttpSessionStream, stream: ResponseStream, receive: Receive
+    ) -> bool:
+        """Wait until every request of the POST is answered; False if the client or session left."""
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(watch_disconnect, receive, nursery.cancel_scope)
+            while not stream.finished and not transport.closed.is_set():
+                await stream.changed.wait()
+            nursery.cancel_scope.cancel()
+        return stream.finished
+
+    async def _carry(
+        self,
+        transport: HttpSessionStream,
+        stream: ResponseStream,
+        after: str | None,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        """Write ``stream`` on this response until it is done or the client goes away."""
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(watch_disconnect, receive, nursery.cancel_scope)
+            await transport.pump(stream, partial(send_chunk, send), after)
+            nursery.cancel_scope.cancel()
+        with suppress(Exception):  # the connection may be gone; nothing to tell anyone
+            await end_body(send)
+
+    # -- GET and DELETE ----------------------------------------------------------------
+
+    async def _get(self, request: Request, receive: Receive, send: Send) -> None:
+        if self.config.stateless:
+            await respond_error(
+                send, 405, "Method Not Allowed: stateless server", headers=[("allow", "POST")]
+            )
+            return
+        if not accepts(request.header("accept"), EVENT_STREAM):
+            await respond_error(send, 406, "Not Acceptable: Accept must list text/event-stream")
+            return
+        session_id = request.header(SESSION_HEADER)
+        if session_id is None:
+            await respond_error(send, 400, "Bad Request: Mcp-Session-Id header is required")
+            return
+        transport = await self._session(request, send, session_id)
+        if transport is None:
+            return
+        last_event_id = request.header("last-event-id")
+        if last_event_id:
+            stream = transport.find_stream(last_event_id)
+            if stream is None:
+                await respond_error(
+                    send, 400, f"Bad Request: unknown Last-Event-ID {last_event_id!r}"
+                )
+                return
+            after: str | None = last_event_id
+        else:
+            stream = transport.standalone
+            if stream.connection is not None:
+                await respond_error(send, 409, "Conflict: the session's GET stream is already open")
+                return
+            after = stream.delivered
+            await transport.prime(stream)
+        await start_event_stream(send, [(SESSION_HEADER, session_id)])
+        await self._carry(transport, stream, after, receive, send)
+
+    async def _delete(self, request: Request, send: Send) -> None:
+        if self.config.stateless:
+            await respond_error(
+                send, 405, "Method Not Allowed: stateless server", headers=[("allow", "POST")]
+            )
+            return
+        session_id = request.header(SESSION_HEADER)
+        if session_id is None:
+            await respond_error(send, 400, "Bad Request: Mcp-Session-Id header is required")
+            return
+        if await self._session(request, send, session_id) is None:
+            return
+        self.registry.close(session_id)
+        await respond(send, 200)
+
+    async def _session(
+        self, request: Request, send: Send, session_id: str
+    ) -> HttpSessionStream | None:
+        """The session a request names, or None once the error has been answered."""
+        entry = self.registry.get(session_id)
+        transport = None if entry is None else entry.transport
+        if not isinstance(transport, HttpSessionStream) or transport.closed.is_set():
+            await respond_error(send, 404, "Not Found: unknown or expired session")
+            return None
+        version = request.header(VERSION_HEADER)
+        if version is not None and version not in self.config.supported_versions:
+            await respond_error(send, 400, f"Bad Request: unsupported protocol version {version}")
+            return None
+        return transport
+
+
+def _inspect(body: bytes) -> _Post:
+    """Classify a POST body; raises :class:`InvalidMessage` (400) for anything malformed."""
+    parsed = decode(body)
+    items: Sequence[Envelope | InvalidMessage] = parsed if isinstance(parsed, list) else [parsed]
+    request_ids: list[RequestId] = []
+    cancelled: list[RequestId] = []
+    methods: list[str] = []
+    for item in items:
+        if isinstance(item, InvalidMessage):
+            raise item
+        method = item.method
+        if method is UNSET:
+            continue
+        if item.id is UNSET or item.id is None:
+            if method == "notifications/cancelled" and item.params is not UNSET:
+                with suppress(msgspec.DecodeError):
+                    request_id = _cancelled_params(item.params).request_id
+                    if request_id is not None:
+                        cancelled.append(request_id)
+            continue
+        request_ids.append(item.id)
+        methods.append(method)
+    if len(set(request_ids)) != len(request_ids):
+        raise InvalidMessage(errors.INVALID_REQUEST, "Invalid request: duplicate request ids")
+    initialize = not isinstance(parsed, list) and methods == ["initialize"]
+    return _Post(body, isinstance(parsed, list), request_ids, cancelled, initialize)
+
+
+def _json_body(responses: list[bytes], batch: bool) -> bytes:
+    if not batch and len(responses) == 1:
+        return responses[0]
+    parts = [r.strip()[1:-1] if r.lstrip()[:1] == b"[" else r for r in responses]
+    return b"[" + b",".join(parts) + b"]"

@@ -1,0 +1,471 @@
+"""The Streamable HTTP transport, client side: every message a POST, replies as JSON or SSE.
+
+:func:`open_streamable_http` yields a
+:class:`~mcp_actors.transports.abc.MessageStream` for a client session:
+
+- **sending** a request starts a task that POSTs it and reads the reply — one
+  JSON body, or an event stream carrying related messages and then the response
+  — feeding everything to the session's bounded inbox. ``send_all`` returns once
+  the request body is written, so messages reach the server in the order the
+  session sent them, yet a slow reply never blocks the session's writer.
+  Notifications and responses are POSTed and answered ``202``;
+- the ``Mcp-Session-Id`` the server gives the initialize response is sent on
+  every later request, and so is ``MCP-Protocol-Version``: the transport reads
+  the negotiated version from the initialize response it carries;
+- after ``notifications/initialized`` it opens the GET stream for
+  server-initiated messages (a 405 means the server offers none);
+- a response stream that breaks before its response arrived is **resumed**: wait
+  the server's ``retry`` delay, then GET with ``Last-Event-ID``; the server
+  replays what was missed. A request cancelled by the session aborts its POST;
+- a 404 for the session means it expired: the stream ends (the session closes);
+- a 400/404/405 answer to the initialize POST means an older server: the
+  transport falls back to the legacy HTTP+SSE transport on the same URL;
+- closing sends DELETE to end the session on the server.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Literal
+
+import httpx
+import trio
+
+from ..protocol.jsonrpc import RequestId
+from .abc import MessageStream, Outgoing, TransportClosed
+from .asgi import EVENT_STREAM, JSON, media_types
+from .http_client_base import (
+    Inbox,
+    RequestBody,
+    ResponseChunks,
+    error_from_body,
+    error_response,
+    merge_headers,
+    negotiated_version,
+    new_http_client,
+    peek_outgoing,
+    read_events,
+    response_ids,
+)
+from .http_sse_client import LegacySseConnection, LegacySseError
+from .sse import DEFAULT_MAX_EVENT_SIZE, EventTooLarge, SSEDecoder
+
+log = logging.getLogger("mcp_actors.http.client")
+
+_ACCEPT_BOTH = f"{JSON}, {EVENT_STREAM}"
+#: Reconnection delay when the server gave no ``retry`` (milliseconds).
+DEFAULT_RETRY_MS = 1000
+#: Seconds to wait for a response stream to end once its responses have all arrived.
+_LINGER = 1.0
+#: Longest wait for the GET stream's request to be written before later messages go out (s).
+GET_STREAM_HEADSTART = 2.0
+
+
+class StreamableHttpClientStream(MessageStream):
+    """One client session over Streamable HTTP (see the module docstring)."""
+
+    def __init__(
+        self,
+        url: str,
+        client: httpx.AsyncClient,
+        nursery: trio.Nursery,
+        *,
+        headers: Mapping[str, str] | None = None,
+        legacy_fallback: bool = True,
+        terminate_on_close: bool = True,
+        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+        max_reconnects: int = 5,
+        inbox_size: int = 256,
+    ) -> None:
+        self.url = url
+        self.client = client
+        self.headers = dict(headers or {})
+        self.legacy_fallback = legacy_fallback
+        self.terminate_on_close = terminate_on_close
+        self.max_event_size = max_event_size
+        self.max_reconnects = max_reconnects
+        #: Set by the server's answer to initialize; sent on every later request.
+        self.session_id: str | None = None
+        #: The negotiated version, read from the initialize response; sent as a header.
+        self.protocol_version: str | None = None
+        #: "streamable", or "legacy" after a fallback to HTTP+SSE.
+        self.mode: Literal["streamable", "legacy"] = "streamable"
+        self.reconnects = 0
+        self._nursery = nursery
+        self._inbox = Inbox(inbox_size)
+        self._initialize_id: RequestId | None = None
+        self._in_flight: dict[RequestId, trio.CancelScope] = {}
+        self._abandoned: set[RequestId] = set()
+        self._listening = False
+        #: Set once the GET stream's first request is written (or has failed).
+        self._get_sent = trio.Event()
+        self._legacy: LegacySseConnection | None = None
+        self._closed = False
+
+    # -- MessageStream -------------------------------------------------------------
+
+    def input_ready(self) -> bool:
+        return self._inbox.ready()
+
+    async def receive(self) -> bytes:
+        return await self._inbox.get()
+
+    async def send_all(self, messages: Sequence[Outgoing]) -> None:
+        for message in messages:
+            if self._closed:
+                raise TransportClosed("the Streamable HTTP client stream is closed")
+            await self._send(message.payload)
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._inbox.close()
+        for scope in self._in_flight.values():
+            scope.cancel()
+        if self.session_id is not None and self.terminate_on_close and self._legacy is None:
+            with trio.CancelScope(shield=True), trio.move_on_after(2):
+                try:
+                    await self.client.delete(self.url, headers=self._headers())
+                except httpx.HTTPError as error:
+                    log.debug("DELETE of the session failed: %s", error)
+        await trio.lowlevel.checkpoint()
+
+    # -- sending ---------------------------------------------------------------------
+
+    def _headers(self, accept: str = _ACCEPT_BOTH) -> dict[str, str]:
+        headers = {**self.headers, "accept": accept}
+        if self.session_id is not None:
+            headers["mcp-session-id"] = self.session_id
+        if self.protocol_version is not None:
+            headers["mcp-protocol-version"] = self.protocol_version
+        return headers
+
+    async def _send(self, payload: bytes) -> None:
+        if self._legacy is not None:
+            await self._legacy.post(payload)
+            return
+        kind = peek_outgoing(payload)
+        if kind.request_ids:
+            if kind.method == "initialize":
+                self._initialize_id = kind.request_ids[0]
+            await self._nursery.start(self._request, payload, kind.request_ids)
+            return
+        await self._post_quietly(payload)
+        if kind.cancels is not None:
+            self._abandon(kind.cancels)
+        initialized = kind.method == "notifications/initialized"
+        if initialized and self.session_id is not None and not self._listening:
+            self._listening = True
+            self._nursery.start_soon(self._listen)
+            # Messages sent after this one reach the server after the GET stream's
+            # request: a server may deliver to whichever stream it holds at that moment.
+            with trio.move_on_after(GET_STREAM_HEADSTART):
+                await self._get_sent.wait()
+
+    def _abandon(self, request_id: RequestId) -> None:
+        """The session cancelled ``request_id``: stop reading its reply."""
+        scope = self._in_flight.get(request_id)
+        if scope is not None:
+            self._abandoned.add(request_id)
+            scope.cancel()
+
+    async def _post_quietly(self, payload: bytes) -> None:
+        """POST a notification or response; the server answers 202."""
+        headers = merge_headers(self._headers(), {"content-type": JSON})
+        try:
+            response = await self.client.post(self.url, content=payload, headers=headers)
+        except httpx.HTTPError as error:
+            log.warning("POST of a notification failed: %s", error)
+            return
+        if response.status_code == 404 and self.session_id is not None:
+            self._session_lost()
+        elif response.status_code >= 400:
+            log.warning("the server refused a notification: HTTP %s", response.status_code)
+
+    async def _request(
+        self,
+        payload: bytes,
+        request_ids: list[RequestId],
+        *,
+        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """POST requests and read their reply; reports started once the body is written."""
+        pending = set(request_ids)
+        reported = False
+
+        def written() -> None:
+            nonlocal reported
+            if not reported:
+                reported = True
+                task_status.started()
+
+        headers = merge_headers(
+            self._headers(), {"content-type": JSON, "content-length": str(len(payload))}
+        )
+        with trio.CancelScope() as scope:
+            for request_id in request_ids:
+                self._in_flight[request_id] = scope
+            try:
+                request = self.client.build_request(
+                    "POST", self.url, headers=headers, content=RequestBody(payload, written)
+                )
+                try:
+                    response = await self.client.send(request, stream=True)
+                except httpx.HTTPError as error:
+                    written()
+                    await self._fail(pending, f"cannot reach {self.url}: {error}")
+                    return
+                written()
+                try:
+                    await self._reply(payload, response, pending)
+                except (httpx.HTTPError, EventTooLarge) as error:
+                    await self._fail(pending, f"reading the reply failed: {error}")
+                finally:
+                    with trio.CancelScope(shield=True):
+                        await response.aclose()
+            finally:
+                written()
+                for request_id in request_ids:
+                    if self._in_flight.get(request_id) is scope:
+                        del self._in_flight[request_id]
+        abandoned = pending & self._abandoned
+        self._abandoned -= abandoned
+        await self._fail(pending - abandoned, "the server closed the response stream unanswered")
+
+    async def _reply(
+        self, payload: bytes, response: httpx.Response, pending: set[RequestId]
+    ) -> None:
+        status = response.status_code
+        initialize = self._initialize_id in pending
+        if initialize:
+            if status in (400, 404, 405) and self.legacy_fallback and self.session_id is None:
+                await response.aclose()
+                await self._fall_back(payload, pending)
+                return
+            self.session_id = response.headers.get("mcp-session-id") or self.session_id
+        if status == 404 and self.session_id is not None and not initialize:
+            await self._fail(pending, "the session has expired (HTTP 404)")
+            self._session_lost()
+            return
+        if status >= 400:
+            found = error_from_body(await response.aread())
+            if found is None:
+                await self._fail(pending, f"HTTP {status}")
+            else:
+                await self._fail(pending, found[1], found[0])
+            return
+        content_type = media_types(response.headers.get("content-type"))
+        if JSON in content_type:
+            await self._deliver(await response.aread(), pending)
+        elif EVENT_STREAM in content_type:
+            await self._read_stream(response, pending)
+        elif status != 202:
+            await self._fail(pending, f"unexpected reply: HTTP {status} {content_type or ''}")
+
+    async def _fail(
+        self, request_ids: set[RequestId], message: str, code: int | None = None
+    ) -> None:
+        for request_id in sorted(request_ids, key=str):
+            if code is None:
+                await self._inbox.put(error_response(request_id, message))
+            else:
+                await self._inbox.put(error_response(request_id, message, code))
+        request_ids.clear()
+
+    # -- receiving -------------------------------------------------------------------
+
+    async def _deliver(self, data: bytes, pending: set[RequestId]) -> None:
+        """Hand one received message to the session, noting which requests it answers."""
+        if pending:  # (a GET stream owes no response: no need to look inside)
+            answered = response_ids(data)
+            if self._initialize_id is not None and self._initialize_id in answered:
+                self.protocol_version = negotiated_version(data) or self.protocol_version
+            pending.difference_update(answered)
+        await self._inbox.put(data)
+
+    async def _read_stream(self, response: httpx.Response, pending: set[RequestId]) -> None:
+        """Read a request's event stream; resume it with ``Last-Event-ID`` if it breaks."""
+        decoder = SSEDecoder(self.max_event_size)
+        failures = 0
+        while True:
+            progressed = await self._consume(response, decoder, pending)
+            if not pending:
+                return
+            if not decoder.last_event_id:
+                return  # nothing to resume from: the caller fails what is pending
+            failures = 0 if progressed else failures + 1
+            if failures > self.max_reconnects:
+                return
+            await trio.sleep((decoder.retry or DEFAULT_RETRY_MS) / 1000)
+            self.reconnects += 1
+            decoder = self._fresh(decoder)
+            resumed = await self._resume(decoder.last_event_id)
+            if resumed is None:
+                failures += 1
+                continue
+            if isinstance(resumed, int):
+                if resumed == 404:
+                    await self._fail(pending, "the session has expired (HTTP 404)")
+                    self._session_lost()
+                return
+            response = resumed
+
+    async def _consume(
+        self, response: httpx.Response, decoder: SSEDecoder, pending: set[RequestId]
+    ) -> bool:
+        """Deliver a response's events until it ends or (if it owed responses) ``pending``
+        empties; returns whether any event came."""
+        progressed = False
+        owed = bool(pending)
+        chunks = ResponseChunks(response)
+        try:
+            while (events := await read_events(chunks, decoder)) is not None:
+                progressed = progressed or bool(events)
+                for event in events:
+                    if event.event == "message" and event.data.strip():
+                        await self._deliver(event.data, pending)
+                if owed and not pending:
+                    # Answered. The server ends the stream now; reading to its end lets
+                    # the connection go back to the pool (a server that lingers is cut).
+                    with trio.move_on_after(_LINGER):
+                        while await chunks.next() is not None:
+                            pass
+                    break
+        except (httpx.HTTPError, EventTooLarge) as error:
+            log.debug("response stream broke: %s", error)
+        finally:
+            await chunks.aclose()
+        return progressed
+
+    async def _resume(self, last_event_id: str) -> httpx.Response | int | None:
+        """GET with ``Last-Event-ID``: the open stream, an HTTP status it failed with, or None."""
+        headers = merge_headers(self._headers(EVENT_STREAM), {"last-event-id": last_event_id})
+        try:
+            response = await self.client.send(
+                self.client.build_request("GET", self.url, headers=headers), stream=True
+            )
+        except httpx.HTTPError as error:
+            log.debug("resuming failed: %s", error)
+            return None
+        content_type = media_types(response.headers.get("content-type"))
+        if response.status_code != 200 or EVENT_STREAM not in content_type:
+            await response.aclose()
+            return response.status_code
+        return response
+
+    async def _listen(self) -> None:
+        """Keep the session's GET stream open, reconnecting (and resuming) when it drops."""
+        decoder = SSEDecoder(self.max_event_size)
+        failures = 0
+
+        async def trace(event: str, info: object) -> None:  # httpcore's trace extension
+            if event.endswith(".send_request_headers.complete"):
+                self._get_sent.set()
+
+        while not self._closed:
+            headers = self._headers(EVENT_STREAM)
+            if decoder.last_event_id:
+                headers["last-event-id"] = decoder.last_event_id
+            progressed = False
+            try:
+                async with self.client.stream(
+                    "GET", self.url, headers=headers, extensions={"trace": trace}
+                ) as response:
+                    self._get_sent.set()
+                    content_type = media_types(response.headers.get("content-type"))
+                    if response.status_code == 405:
+                        return  # the server offers no GET stream
+                    if response.status_code == 404:
+                        self._session_lost()
+                        return
+                    if response.status_code == 200 and EVENT_STREAM in content_type:
+                        progressed = await self._consume(response, decoder, set())
+            except httpx.HTTPError as error:
+                log.debug("GET stream failed: %s", error)
+            finally:
+                self._get_sent.set()
+            failures = 0 if progressed else failures + 1
+            if failures > self.max_reconnects:
+                log.warning("giving up on the GET stream after %d failures", failures)
+                return
+            await trio.sleep((decoder.retry or DEFAULT_RETRY_MS) / 1000)
+            decoder = self._fresh(decoder)
+
+    def _fresh(self, decoder: SSEDecoder) -> SSEDecoder:
+        """A decoder for a new connection of the same stream: cursor and delay carry over,
+        a half-received event does not."""
+        return SSEDecoder(
+            self.max_event_size, last_event_id=decoder.last_event_id, retry=decoder.retry
+        )
+
+    def _session_lost(self) -> None:
+        """The server forgot the session: end the stream so the client session closes."""
+        log.info("the server ended the session %s", (self.session_id or "")[:8])
+        self.session_id = None
+        self._inbox.close()
+
+    # -- legacy fallback -------------------------------------------------------------
+
+    async def _fall_back(self, payload: bytes, pending: set[RequestId]) -> None:
+        """Speak HTTP+SSE (2024-11-05) to this server from now on, starting with ``payload``."""
+        legacy = LegacySseConnection(
+            self.client,
+            self.url,
+            self._inbox,
+            headers=self.headers,
+            max_event_size=self.max_event_size,
+        )
+        try:
+            await self._nursery.start(legacy.run)
+        except LegacySseError as error:
+            await self._fail(pending, f"neither Streamable HTTP nor HTTP+SSE: {error}")
+            return
+        log.info("%s speaks the legacy HTTP+SSE transport; falling back", self.url)
+        self._legacy = legacy
+        self.mode = "legacy"
+        pending.clear()
+        await legacy.post(payload)
+
+
+@asynccontextmanager
+async def open_streamable_http(
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    http_client: httpx.AsyncClient | None = None,
+    timeout: float = 30.0,
+    legacy_fallback: bool = True,
+    terminate_on_close: bool = True,
+    max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+    max_reconnects: int = 5,
+) -> AsyncIterator[StreamableHttpClientStream]:
+    """Connect to a Streamable HTTP endpoint such as ``http://127.0.0.1:8000/mcp``.
+
+    ``headers`` go on every request (e.g. ``Authorization``); ``http_client`` lets
+    you bring your own ``httpx.AsyncClient`` (kept open on exit). Leaving the block
+    DELETEs the session (``terminate_on_close``) and stops every background read.
+    """
+    async with AsyncExitStack() as stack:
+        client = http_client
+        if client is None:
+            client = await stack.enter_async_context(new_http_client(timeout))
+        nursery = await stack.enter_async_context(trio.open_nursery())
+        stream = StreamableHttpClientStream(
+            url,
+            client,
+            nursery,
+            headers=headers,
+            legacy_fallback=legacy_fallback,
+            terminate_on_close=terminate_on_close,
+            max_event_size=max_event_size,
+            max_reconnects=max_reconnects,
+        )
+        try:
+            yield stream
+        finally:
+            with trio.CancelScope(shield=True):  # an error leaving the block must not be
+                await stream.aclose()  # replaced by the Cancelled of a cancelled caller
+            nursery.cancel_scope.cancel()

@@ -1,0 +1,397 @@
+"""The message stream behind one Streamable HTTP session: many HTTP exchanges, one session actor.
+
+Over Streamable HTTP a session is not one connection. The client POSTs each
+message; the server answers a POST that carries requests with a *response
+stream* (SSE, or one JSON body) and may offer a *standalone stream* on GET for
+messages unrelated to any request. :class:`HttpSessionStream` is the single
+:class:`~mcp_actors.transports.abc.MessageStream` the session actor sees, and it
+does the routing the spec asks for:
+
+- inbound, each POST body is queued whole (a batch stays one message) for the
+  session's reader;
+- outbound, a message whose ``related_request`` is X goes on the stream of the
+  POST that carried X; the response (``closes_request``) settles X, and once
+  every request of that POST is answered its stream is *finished*. A message
+  related to nothing goes on the standalone stream. So each message goes to
+  exactly one stream, never broadcast. In JSON mode responses are collected for
+  the POST's body and the rest goes to the standalone stream;
+- every SSE message is first appended to the session's :class:`EventStore`, which
+  names it with an id that encodes its stream. A connection carrying a stream is
+  just a reader of the store from a cursor (:meth:`HttpSessionStream.pump`): live
+  delivery and replay after ``Last-Event-ID`` are the same loop, and a new
+  connection for a stream takes it over from the old one.
+
+A client disconnect ends a connection, never the stream or the request: the
+messages keep going to the store until the client resumes or the session expires.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+
+import msgspec
+import trio
+
+from ..protocol.jsonrpc import RequestId
+from ..protocol.versions import REVISIONS
+from .abc import MessageStream, Outgoing, TransportClosed
+from .event_store import EventStore
+from .http_config import HttpConfig
+from .sse import encode_comment, encode_event
+
+log = logging.getLogger("mcp_actors.http")
+
+#: Writes bytes to one HTTP response; raises if the connection is gone.
+Write = Callable[[bytes], Awaitable[None]]
+
+STANDALONE = "g"
+
+
+class _ResponseId(msgspec.Struct):
+    id: RequestId | None = None
+
+
+class _InitializeResult(msgspec.Struct, rename="camel"):
+    protocol_version: str
+
+
+class _InitializeResponse(msgspec.Struct):
+    result: _InitializeResult | None = None
+
+
+class _Kind(msgspec.Struct):
+    id: RequestId | None = None
+    method: str | None = None
+
+
+_batch_ids = msgspec.json.Decoder(list[_ResponseId]).decode
+_initialize_response = msgspec.json.Decoder(_InitializeResponse).decode
+_kind = msgspec.json.Decoder(_Kind).decode
+_encode = msgspec.json.Encoder().encode
+
+
+class ResponseStream:
+    """One logical stream of a session: a POST's response stream, or the standalone stream."""
+
+    __slots__ = (
+        "changed",
+        "connection",
+        "delivered",
+        "finished",
+        "json",
+        "key",
+        "pending",
+        "responses",
+    )
+
+    def __init__(self, key: str, pending: Iterable[RequestId] = (), *, json: bool = False) -> None:
+        self.key = key
+        #: Requests of this POST still waiting for their response.
+        self.pending = set(pending)
+        self.json = json
+        #: JSON mode: the encoded responses, in the order they came.
+        self.responses: list[bytes] = []
+        self.finished = False
+        #: Id of the newest event a connection wrote (the standalone stream resumes here).
+        self.delivered: str | None = None
+        #: The connection carrying this stream now, if any (a newer one cancels it).
+        self.connection: trio.CancelScope | None = None
+        self.changed = trio.Event()
+
+    def notify(self) -> None:
+        """Wake whoever waits for this stream to change."""
+        changed, self.changed = self.changed, trio.Event()
+        changed.set()
+
+
+class HttpSessionStream(MessageStream):
+    """The session actor's end of one Streamable HTTP session (see the module docstring)."""
+
+    def __init__(
+        self,
+        session_id: str | None,
+        config: HttpConfig,
+        store: EventStore,
+        *,
+        stateless: bool = False,
+        version: str | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.config = config
+        self.store = store
+        self.stateless = stateless
+        #: The negotiated protocol version, read from the initialize response we carried.
+        self.version = version
+        self.initialize_id: RequestId | None = None
+        self.last_activity = trio.current_time()
+        self.closed = trio.Event()
+        #: Called once when the session ends (the registry forgets it).
+        self.on_close: Callable[[], None] | None = None
+        self._inbox_send, self._inbox_receive = trio.open_memory_channel[bytes](
+            config.inbound_queue_size
+        )
+        self._owners: dict[RequestId, ResponseStream] = {}
+        self._streams: dict[str, ResponseStream] = {}
+        self._finished: deque[str] = deque()
+        self._next_stream = 0
+        self._live = 0
+        self.standalone = self._add(ResponseStream(STANDALONE))
+
+    # -- what the registry and the endpoint ask ---------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        """Whether a connection is open on one of the streams (the session is not idle)."""
+        return self._live > 0
+
+    @property
+    def resumable(self) -> bool:
+        """Whether response streams open with a priming event (2025-11-25 clients)."""
+        return (
+            not self.stateless and self.version is not None and REVISIONS[self.version].sse_polling
+        )
+
+    def in_flight(self, request_ids: Iterable[RequestId]) -> RequestId | None:
+        """The first of ``request_ids`` already waiting for a response, if any."""
+        for request_id in request_ids:
+            if request_id in self._owners:
+                return request_id
+        return None
+
+    def find_stream(self, event_id: str) -> ResponseStream | None:
+        """The stream an event id (a ``Last-Event-ID``) belongs to, if it is one of ours."""
+        key = self.store.stream_of(event_id)
+        return None if key is None else self._streams.get(key)
+
+    # -- the HTTP side ---------------------------------------------------------------
+
+    async def open_stream(self, request_ids: Sequence[RequestId], *, json: bool) -> ResponseStream:
+        """A response stream for a POST carrying ``request_ids`` (call before :meth:`deliver`).
+
+        A resumable stream starts with its priming event: an id, empty data.
+        """
+        self._next_stream += 1
+        stream = self._add(ResponseStream(f"p{self._next_stream}", request_ids, json=json))
+        for request_id in request_ids:
+            self._owners[request_id] = stream
+        if not json:
+            await self.prime(stream)
+        return stream
+
+    async def prime(self, stream: ResponseStream) -> None:
+        """Start a connection of a resumable stream with a priming event (an id, no data):
+        however early it breaks, the client has a ``Last-Event-ID`` to resume from."""
+        if self.resumable:
+            await self.store.append(stream.key, b"")
+
+    async def deliver(self, body: bytes) -> None:
+        """Queue a POST body for the session's reader; waits while the queue is full.
+
+        Raises :class:`TransportClosed` if the session is gone.
+        """
+        self.last_activity = trio.current_time()
+        try:
+            await self._inbox_send.send(body)
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            raise TransportClosed("the session has ended") from None
+
+    def cancelled(self, request_id: RequestId) -> None:
+        """The client cancelled ``request_id``: no response will come; settle its stream."""
+        stream = self._owners.pop(request_id, None)
+        if stream is not None:
+            stream.pending.discard(request_id)
+            if not stream.pending:
+                self._finish(stream)
+
+    def end_input(self) -> None:
+        """No more requests will come (stateless): the session ends once it has answered."""
+        self._inbox_send.close()
+
+    async def pump(self, stream: ResponseStream, write: Write, after: str | None) -> None:
+        """Carry ``stream`` on one connection: write its events after ``after`` as they come.
+
+        Returns when the stream is finished and written out, when the session ends,
+        or (``poll_after``) when it is time for the client to reconnect. A newer
+        connection for the same stream cancels this one.
+        """
+        config = self.config
+        with trio.CancelScope() as scope:
+            previous, stream.connection = stream.connection, scope
+            if previous is not None:
+                previous.cancel()
+            self._live += 1
+            try:
+                await self._pump(stream, write, after, config)
+            finally:
+                self._live -= 1
+                self.last_activity = trio.current_time()
+                if stream.connection is scope:
+                    stream.connection = None
+
+    async def _pump(
+        self, stream: ResponseStream, write: Write, cursor: str | None, config: HttpConfig
+    ) -> None:
+        keepalive = config.keepalive_interval
+        retry = config.retry_interval
+        poll_at = trio.current_time() + config.poll_after if config.poll_after else None
+        read = self.store.read
+        while True:
+            changed = stream.changed
+            events = await read(stream.key, cursor)
+            if events:
+                chunk = b"".join(
+                    [
+                        encode_event(event.payload, id=event.id)
+                        if event.payload
+                        else encode_event(b"", id=event.id, retry=retry)
+                        for event in events
+                    ]
+                )
+                await write(chunk)
+                cursor = stream.delivered = events[-1].id
+                continue
+            if stream.finished or self.closed.is_set():
+                return
+            deadline = trio.current_time() + keepalive if keepalive else math.inf
+            if poll_at is not None and self.resumable:
+                if trio.current_time() >= poll_at:
+                    await write(b"retry: %d\n\n" % (retry or 1000))
+                    return
+                deadline = min(deadline, poll_at)
+            with trio.move_on_at(deadline) as idle:
+                await changed.wait()
+            if idle.cancelled_caught and keepalive and trio.current_time() >= deadline:
+                await write(encode_comment("keep-alive"))
+
+    # -- the session's side (MessageStream) --------------------------------------------
+
+    def input_ready(self) -> bool:
+        return self._inbox_receive.statistics().current_buffer_used > 0
+
+    async def receive(self) -> bytes:
+        try:
+            return await self._inbox_receive.receive()
+        except (trio.EndOfChannel, trio.ClosedResourceError):
+            raise TransportClosed("the HTTP session has ended") from None
+
+    async def send_all(self, messages: Sequence[Outgoing]) -> None:
+        for message in messages:
+            await self._route(message)
+
+    async def _route(self, message: Outgoing) -> None:
+        payload = message.payload
+        request_id = message.related_request
+        if request_id is None and payload[:1] == b"[":
+            owner = self._batch_owner(payload)
+            if owner is not None:
+                await self._answer(owner, payload)
+                return
+        if request_id is None:
+            await self._unrelated(payload)
+            return
+        owner = self._owners.get(request_id)
+        if owner is None:
+            log.debug("dropped a message for settled request %r", request_id)
+            return
+        if message.closes_request:
+            del self._owners[request_id]
+            owner.pending.discard(request_id)
+            if request_id == self.initialize_id:
+                self._read_version(payload)
+            await self._answer(owner, payload)
+        elif self.stateless and self._refuse_request(payload):
+            return
+        elif owner.json:
+            await self._unrelated(payload)
+        else:
+            await self._append(owner, payload)
+
+    async def _answer(self, stream: ResponseStream, payload: bytes) -> None:
+        if stream.json:
+            stream.responses.append(payload)
+        else:
+            await self._append(stream, payload)
+        if not stream.pending:
+            self._finish(stream)
+
+    async def _unrelated(self, payload: bytes) -> None:
+        if self.stateless:
+            # Nowhere to go: a stateless session has no standalone stream.
+            self._refuse_request(payload)
+            log.debug("stateless HTTP: dropped a message unrelated to the request")
+            return
+        await self._append(self.standalone, payload)
+
+    async def _append(self, stream: ResponseStream, payload: bytes) -> None:
+        await self.store.append(stream.key, payload)
+        stream.notify()
+
+    def _batch_owner(self, payload: bytes) -> ResponseStream | None:
+        """A batch of responses answers requests of one POST: settle them, return its stream."""
+        try:
+            items = _batch_ids(payload)
+        except msgspec.DecodeError:
+            return None
+        owner = None
+        for item in items:
+            if item.id is not None and (stream := self._owners.pop(item.id, None)) is not None:
+                stream.pending.discard(item.id)
+                owner = stream
+        return owner
+
+    def _refuse_request(self, payload: bytes) -> bool:
+        """Stateless: answer a server-to-client request ourselves (no reply could reach us)."""
+        try:
+            kind = _kind(payload)
+        except msgspec.DecodeError:
+            return False
+        if kind.method is None or kind.id is None:
+            return False
+        error = {
+            "jsonrpc": "2.0",
+            "id": kind.id,
+            "error": {
+                "code": -32601,
+                "message": f"{kind.method}: server-to-client requests are not available over"
+                " stateless HTTP",
+            },
+        }
+        try:
+            self._inbox_send.send_nowait(_encode(error))
+        except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
+            log.debug("stateless HTTP: could not refuse %s in time", kind.method)
+        return True
+
+    def _read_version(self, payload: bytes) -> None:
+        try:
+            result = _initialize_response(payload).result
+        except msgspec.DecodeError:
+            return
+        if result is not None and result.protocol_version in REVISIONS:
+            self.version = result.protocol_version
+
+    def _add(self, stream: ResponseStream) -> ResponseStream:
+        self._streams[stream.key] = stream
+        return stream
+
+    def _finish(self, stream: ResponseStream) -> None:
+        stream.finished = True
+        stream.notify()
+        self._finished.append(stream.key)
+        while len(self._finished) > self.config.max_finished_streams:
+            self._streams.pop(self._finished.popleft(), None)
+
+    async def aclose(self) -> None:
+        if self.closed.is_set():
+            return
+        self.closed.set()
+        self._inbox_send.close()
+        self._inbox_receive.close()
+        for stream in self._streams.values():
+            stream.notify()
+        if self.on_close is not None:
+            self.on_close()
+        await self.store.aclose()

@@ -1,0 +1,158 @@
+"""The sans-IO pieces of the HTTP transports: the SSE codec, the event store, the Host/Origin
+policy and the session table."""
+
+from __future__ import annotations
+
+import pytest
+import trio
+
+from mcp_actors.transports.event_store import InMemoryEventStore
+from mcp_actors.transports.http_security import HostPolicy, is_loopback
+from mcp_actors.transports.http_sessions import SessionRegistry, mint_session_id
+from mcp_actors.transports.sse import (
+    EventTooLarge,
+    ServerSentEvent,
+    SSEDecoder,
+    encode_comment,
+    encode_event,
+)
+
+# -- SSE codec ---------------------------------------------------------------------
+
+
+def test_encode_event_fields_in_order() -> None:
+    assert encode_event(b"{}", id="p1/2", event="message", retry=500) == (
+        b"id: p1/2\nevent: message\nretry: 500\ndata: {}\n\n"
+    )
+    assert encode_event(b"a\nb\r\nc") == b"data: a\ndata: b\ndata: c\n\n"
+    assert encode_comment("keep-alive") == b": keep-alive\n\n"
+
+
+def test_decoder_round_trips_whatever_the_chunking() -> None:
+    stream = (
+        encode_event(b'{"a":1}', id="s/0")
+        + encode_comment("ping")
+        + encode_event(b"x\ny", id="s/1", event="other")
+        + b"data: crlf\r\n\r\n"
+        + b"data: cr\r\r"
+    )
+    expected = [
+        ServerSentEvent(b'{"a":1}', "message", "s/0"),
+        ServerSentEvent(b"x\ny", "other", "s/1"),
+        ServerSentEvent(b"crlf", "message", "s/1"),
+        ServerSentEvent(b"cr", "message", "s/1"),
+    ]
+    for size in (1, 2, 3, 7, len(stream)):
+        decoder = SSEDecoder()
+        events = []
+        for start in range(0, len(stream), size):
+            events.extend(decoder.feed(stream[start : start + size]))
+        assert events == expected, size
+
+
+def test_an_id_counts_only_once_its_event_is_complete() -> None:
+    decoder = SSEDecoder()
+    assert decoder.feed(b"id: 1\ndata: one\n\nid: 2\ndata: tw") == [
+        ServerSentEvent(b"one", "message", "1")
+    ]
+    # The connection breaks here: resuming must ask for what follows event 1, not 2.
+    assert decoder.last_event_id == "1"
+
+
+def test_priming_event_sets_the_id_and_retry_with_empty_data() -> None:
+    decoder = SSEDecoder()
+    assert decoder.feed(b"id: p1/0\nretry: 250\ndata: \n\n") == [
+        ServerSentEvent(b"", "message", "p1/0")
+    ]
+    assert decoder.retry == 250
+    assert decoder.feed(b"id: p1/1\n\n") == []  # no data line: not dispatched...
+    assert decoder.last_event_id == "p1/1"  # ...but the cursor moves
+    assert decoder.feed(b"retry: soon\n\n") == [] and decoder.retry == 250
+
+
+def test_an_endless_event_is_refused() -> None:
+    decoder = SSEDecoder(max_event_size=64)
+    with pytest.raises(EventTooLarge):
+        decoder.feed(b"data: " + b"x" * 100)
+    decoder = SSEDecoder(max_event_size=64)
+    with pytest.raises(EventTooLarge):
+        for _ in range(20):
+            decoder.feed(b"data: 12345\n")
+
+
+# -- event store -------------------------------------------------------------------
+
+
+async def test_event_store_reads_after_a_cursor_per_stream() -> None:
+    store = InMemoryEventStore()
+    a0 = await store.append("a", b"0")
+    b0 = await store.append("b", b"x")
+    a1 = await store.append("a", b"1")
+    assert len({a0, a1, b0}) == 3
+    assert store.stream_of(a1) == "a" and store.stream_of(b0) == "b"
+    assert store.stream_of("a/99") is None and store.stream_of("nonsense") is None
+    assert [e.payload for e in await store.read("a", None)] == [b"0", b"1"]
+    assert [e.payload for e in await store.read("a", a0)] == [b"1"]
+    assert await store.read("a", a1) == []
+    assert [e.payload for e in await store.read("b", None)] == [b"x"]
+
+
+async def test_event_store_is_bounded_and_counts_gaps() -> None:
+    store = InMemoryEventStore(max_events=3)
+    ids = [await store.append("s", str(n).encode()) for n in range(5)]
+    assert [e.payload for e in await store.read("s", None)] == [b"2", b"3", b"4"]
+    # A reader that fell behind continues from the oldest event still held.
+    assert [e.payload for e in await store.read("s", ids[0])] == [b"2", b"3", b"4"]
+    stats = store.statistics()
+    assert (stats.events, stats.evicted, stats.gaps) == (3, 2, 1)
+    by_bytes = InMemoryEventStore(max_bytes=10)
+    for _ in range(5):
+        await by_bytes.append("s", b"12345")
+    assert by_bytes.statistics().bytes <= 10
+
+
+# -- Host and Origin ---------------------------------------------------------------
+
+
+def test_loopback_binds_accept_loopback_names_only() -> None:
+    policy = HostPolicy.for_bind("127.0.0.1")
+    assert policy.check("127.0.0.1:8000", None) is None
+    assert policy.check("localhost:8000", "http://localhost:8000") is None
+    assert policy.check("[::1]:8000", None) is None
+    assert policy.check("evil.example.com", "http://evil.example.com") is not None
+    assert policy.check("127.0.0.1:8000", "http://evil.example.com") is not None
+    assert policy.check(None, None) is not None
+    assert is_loopback("::1") and is_loopback("localhost") and not is_loopback("0.0.0.0")
+
+
+def test_public_binds_check_origin_against_the_list_or_same_origin() -> None:
+    policy = HostPolicy.for_bind("0.0.0.0", allowed_origins=["https://app.example:*"])
+    assert policy.check("mcp.example", None) is None
+    assert policy.check("mcp.example", "http://mcp.example") is None  # same origin
+    assert policy.check("mcp.example", "https://app.example:4443") is None
+    assert policy.check("mcp.example", "https://other.example") is not None
+
+
+# -- session table -----------------------------------------------------------------
+
+
+class _Activity:
+    def __init__(self, busy: bool = False) -> None:
+        self.last_activity = trio.current_time()
+        self.busy = busy
+
+
+async def test_registry_caps_and_expires_idle_sessions() -> None:
+    closed: list[str] = []
+    registry = SessionRegistry(max_sessions=2, idle_timeout=10)
+    registry.add("idle", _Activity(), lambda: closed.append("idle"))
+    registry.add("streaming", _Activity(busy=True), lambda: closed.append("streaming"))
+    assert registry.full
+    now = trio.current_time()
+    assert registry.expire(now + 5) == 0
+    assert registry.expire(now + 11) == 1
+    assert closed == ["idle"] and len(registry) == 1 and registry.expired == 1
+    assert registry.close("streaming") and not registry.close("streaming")
+    ids = {mint_session_id() for _ in range(100)}
+    assert len(ids) == 100
+    assert all(0x21 <= ord(c) <= 0x7E for i in ids for c in i)
