@@ -1,0 +1,557 @@
+"""The ``everything`` server: each conformance fixture, exactly as the suite checks it.
+
+**Conformance fixtures** (``@modelcontextprotocol/conformance`` 0.1.16, server mode):
+
+- tools ``test_simple_text``, ``test_image_content``, ``test_audio_content``,
+  ``test_embedded_resource``, ``test_multiple_content_types``, ``test_tool_with_logging``,
+  ``test_error_handling``, ``test_tool_with_progress``, ``test_sampling(prompt)``,
+  ``test_elicitation(message)``, ``test_elicitation_sep1034_defaults``,
+  ``test_elicitation_sep1330_enums``, ``json_schema_2020_12_tool`` (a hand-written
+  JSON Schema 2020-12 ``inputSchema``) and ``test_reconnection``;
+- resources ``test://static-text``, ``test://static-binary``, the template
+  ``test://template/{id}/data`` and the subscribable ``test://watched-resource``;
+- prompts ``test_simple_prompt``, ``test_prompt_with_arguments(arg1, arg2)``,
+  ``test_prompt_with_embedded_resource(resourceUri)``, ``test_prompt_with_image``;
+- completion of ``test_prompt_with_arguments``'s arguments and of the template's ``id``.
+
+**Tools a real server has:**
+
+- ``slow_job(steps, step_seconds)``: progress after each step, a log line per step;
+- ``cancellable_job(job, seconds)`` and ``job_status(job)``: holds a (simulated)
+  lease while it runs and releases it however it ends; a cancelled job is recorded
+  as such, so a client can see that cancellation was clean;
+- ``update_watched_resource(text)``: changes ``test://watched-resource`` and tells
+  its subscribers (``notifications/resources/updated``);
+- the ``mcp-actors bench`` contract (see :mod:`mcp_actors.bench.runner`): ``add(a, b)``,
+  ``echo(text)``, ``cancellation_probe(token, seconds)`` and ``last_cancellation(token)``.
+
+Each :func:`create` call builds a fresh server with its own state.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from collections import OrderedDict
+from typing import Annotated, Any, Final, Literal
+
+import attrs
+import msgspec
+import trio
+
+from mcp_actors import (
+    Context,
+    ElicitationContentError,
+    McpError,
+    RequestTimeout,
+    Server,
+    types,
+)
+from mcp_actors.server.content import audio, embedded, image, text, user
+from mcp_actors.server.signature import inspect_tool
+from mcp_actors.server.tools import RegisteredTool
+
+#: A 1x1 red PNG, and a minimal WAV: the conformance suite's reference constants.
+TEST_IMAGE_BASE64: Final = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+)
+TEST_AUDIO_BASE64: Final = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
+
+SEP1034_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "description": "User name", "default": "John Doe"},
+        "age": {"type": "integer", "description": "User age", "default": 30},
+        "score": {"type": "number", "description": "User score", "default": 95.5},
+        "status": {
+            "type": "string",
+            "description": "User status",
+            "enum": ["active", "inactive", "pending"],
+            "default": "active",
+        },
+        "verified": {"type": "boolean", "description": "Verification status", "default": True},
+    },
+    "required": [],
+}
+
+
+def _options(prefix: str, *titles: str) -> list[dict[str, str]]:
+    return [{"const": f"{prefix}{n}", "title": title} for n, title in enumerate(titles, 1)]
+
+
+SEP1330_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "untitledSingle": {
+            "type": "string",
+            "description": "Select one option",
+            "enum": ["option1", "option2", "option3"],
+        },
+        "titledSingle": {
+            "type": "string",
+            "description": "Select one option with titles",
+            "oneOf": _options("value", "First Option", "Second Option", "Third Option"),
+        },
+        "legacyEnum": {
+            "type": "string",
+            "description": "Select one option (legacy)",
+            "enum": ["opt1", "opt2", "opt3"],
+            "enumNames": ["Option One", "Option Two", "Option Three"],
+        },
+        "untitledMulti": {
+            "type": "array",
+            "description": "Select multiple options",
+            "minItems": 1,
+            "maxItems": 3,
+            "items": {"type": "string", "enum": ["option1", "option2", "option3"]},
+        },
+        "titledMulti": {
+            "type": "array",
+            "description": "Select multiple options with titles",
+            "minItems": 1,
+            "maxItems": 3,
+            "items": {"anyOf": _options("value", "First Choice", "Second Choice", "Third Choice")},
+        },
+    },
+    "required": [],
+}
+
+USER_INFO_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "username": {"type": "string", "description": "User's response"},
+        "email": {"type": "string", "description": "User's email address"},
+    },
+    "required": ["username", "email"],
+}
+
+JSON_SCHEMA_2020_12_INPUT: Final[dict[str, Any]] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+        "address": {
+            "type": "object",
+            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+        }
+    },
+    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+    "additionalProperties": False,
+}
+
+INSTRUCTIONS: Final = (
+    "Test and demonstration server: every fixture of the MCP conformance suite"
+    " (tools test_*, resources test://..., prompts test_*), plus slow_job (progress),"
+    " cancellable_job / job_status (clean cancellation), update_watched_resource"
+    " (subscriptions) and the benchmark tools add, echo, cancellation_probe and"
+    " last_cancellation."
+)
+
+#: Most entries kept in the per-server job and cancellation tables (oldest dropped first).
+_MAX_RECORDS: Final = 1000
+_READ_ONLY = types.ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+
+@attrs.frozen
+class Settings:
+    """Settings of the ``everything`` plugin."""
+
+    #: Seconds between the steps of the logging and progress fixtures.
+    step_delay: float = 0.05
+    #: Longest ``slow_job`` / ``cancellable_job`` / ``cancellation_probe`` accepted, in seconds.
+    max_job_seconds: float = 600.0
+
+
+class Address(msgspec.Struct):
+    """``json_schema_2020_12_tool``'s ``address`` (``#/$defs/address``)."""
+
+    street: str | None = None
+    city: str | None = None
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _remember(table: OrderedDict[str, Any], key: str, value: Any) -> None:
+    table[key] = value
+    table.move_to_end(key)
+    while len(table) > _MAX_RECORDS:
+        table.popitem(last=False)
+
+
+def create(settings: Settings | None = None) -> Server:
+    """Build a fresh ``everything`` server."""
+    settings = settings or Settings()
+    server = Server("mcp-actors-everything", "0.1.0", instructions=INSTRUCTIONS)
+    _fixture_tools(server, settings)
+    _elicitation_tools(server)
+    _fixture_resources(server)
+    _fixture_prompts(server)
+    _job_tools(server, settings)
+    _bench_tools(server, settings)
+    return server
+
+
+# -- conformance: tools -----------------------------------------------------------------
+
+
+def _fixture_tools(server: Server, settings: Settings) -> None:
+    delay = settings.step_delay
+
+    @server.tool(annotations=_READ_ONLY)
+    async def test_simple_text() -> str:
+        """Tests simple text content response."""
+        return "This is a simple text response for testing."
+
+    @server.tool(annotations=_READ_ONLY)
+    async def test_image_content() -> types.ImageContent:
+        """Tests image content response (a 1x1 PNG)."""
+        return image(TEST_IMAGE_BASE64, "image/png")
+
+    @server.tool(annotations=_READ_ONLY)
+    async def test_audio_content() -> types.AudioContent:
+        """Tests audio content response (a minimal WAV)."""
+        return audio(TEST_AUDIO_BASE64, "audio/wav")
+
+    @server.tool(annotations=_READ_ONLY)
+    async def test_embedded_resource() -> types.EmbeddedResource:
+        """Tests embedded resource content response."""
+        return embedded(
+            "test://embedded-resource", "This is an embedded resource content.", "text/plain"
+        )
+
+    @server.tool(annotations=_READ_ONLY)
+    async def test_multiple_content_types() -> list[types.ContentBlock]:
+        """Tests response with multiple content types (text, image, resource)."""
+        return [
+            text("Multiple content types test:"),
+            image(TEST_IMAGE_BASE64, "image/png"),
+            embedded(
+                "test://mixed-content-resource",
+                _compact({"test": "data", "value": 123}),
+                "application/json",
+            ),
+        ]
+
+    @server.tool(annotations=_READ_ONLY)
+    async def test_tool_with_logging(ctx: Context) -> str:
+        """Tests tool that emits log messages during execution."""
+        await ctx.info("Tool execution started")
+        await trio.sleep(delay)
+        await ctx.info("Tool processing data")
+        await trio.sleep(delay)
+        await ctx.info("Tool execution completed")
+        return "Tool with logging executed successfully"
+
+    @server.tool(annotations=_READ_ONLY)
+    async def test_error_handling() -> types.CallToolResult:
+        """Tests error response handling (always returns an isError result)."""
+        return types.CallToolResult(
+            content=[text("This tool intentionally returns an error for testing")],
+            is_error=True,
+        )
+
+    @server.tool(annotations=_READ_ONLY)
+    async def test_tool_with_progress(ctx: Context) -> str:
+        """Tests tool that reports progress notifications; returns the progress token."""
+        for step in (0, 50, 100):
+            if step:
+                await trio.sleep(delay)
+            await ctx.report_progress(step, 100, f"Completed step {step} of 100")
+        token = ctx.progress_token
+        return str(token) if token is not None else "no progress token"
+
+    @server.tool
+    async def test_sampling(ctx: Context, prompt: str) -> str:
+        """Tests server-initiated sampling (LLM completion request to the client).
+
+        Args:
+            prompt: The prompt to send to the client's model.
+        """
+        try:
+            result = await ctx.sample(prompt, max_tokens=100)
+        except (McpError, RequestTimeout) as error:
+            return f"Sampling not supported or error: {error}"
+        blocks = result.content if isinstance(result.content, list) else [result.content]
+        answer = " ".join(b.text for b in blocks if isinstance(b, types.TextContent))
+        return f"LLM response: {answer}"
+
+    @server.tool(annotations=_READ_ONLY)
+    async def test_reconnection() -> str:
+        """Tests SSE stream reconnection (a result that survives a dropped response stream)."""
+        await trio.sleep(delay)
+        return (
+            "Reconnection test completed successfully. If you received this, the client"
+            " properly reconnected after stream closure."
+        )
+
+    async def json_schema_2020_12_tool(
+        name: str | None = None, address: Address | None = None
+    ) -> str:
+        """Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)."""
+        return _compact({"name": name, "address": msgspec.to_builtins(address)})
+
+    signature = inspect_tool(json_schema_2020_12_tool, Context)
+    definition = types.Tool(
+        name="json_schema_2020_12_tool",
+        description=("Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)"),
+        input_schema=JSON_SCHEMA_2020_12_INPUT,
+        annotations=_READ_ONLY,
+    )
+    server.add_tool(RegisteredTool(definition, json_schema_2020_12_tool, signature))
+
+
+def _elicitation_tools(server: Server) -> None:
+    async def elicit(ctx: Context, message: str, schema: dict[str, Any]) -> tuple[str, Any]:
+        answer = await ctx.elicit(message, schema)
+        return answer.action, answer.content
+
+    @server.tool
+    async def test_elicitation(ctx: Context, message: str) -> str:
+        """Tests server-initiated elicitation (a username and email form).
+
+        Args:
+            message: The message shown to the user.
+        """
+        try:
+            action, content = await elicit(ctx, message, USER_INFO_SCHEMA)
+        except (McpError, RequestTimeout, ElicitationContentError) as error:
+            return f"Elicitation not supported or error: {error}"
+        return f"User response: action={action}, content={_compact(content)}"
+
+    @server.tool
+    async def test_elicitation_sep1034_defaults(ctx: Context) -> str:
+        """Tests elicitation with default values for every primitive type (SEP-1034)."""
+        try:
+            action, content = await elicit(
+                ctx, "Please review and update the form fields with defaults", SEP1034_SCHEMA
+            )
+        except (McpError, RequestTimeout, ElicitationContentError) as error:
+            return f"Elicitation not supported or error: {error}"
+        return f"Elicitation completed: action={action}, content={_compact(content)}"
+
+    @server.tool
+    async def test_elicitation_sep1330_enums(ctx: Context) -> str:
+        """Tests elicitation with every enum schema variant (SEP-1330)."""
+        try:
+            action, content = await elicit(
+                ctx, "Please select options from the enum fields", SEP1330_SCHEMA
+            )
+        except (McpError, RequestTimeout, ElicitationContentError) as error:
+            return f"Elicitation not supported or error: {error}"
+        return f"Elicitation completed: action={action}, content={_compact(content)}"
+
+
+# -- conformance: resources -------------------------------------------------------------
+
+
+def _fixture_resources(server: Server) -> None:
+    watched = {"text": "Watched resource content"}
+
+    @server.resource(
+        "test://static-text",
+        name="static-text",
+        title="Static Text Resource",
+        description="A static text resource for testing",
+        mime_type="text/plain",
+    )
+    def static_text() -> str:
+        return "This is the content of the static text resource."
+
+    @server.resource(
+        "test://static-binary",
+        name="static-binary",
+        title="Static Binary Resource",
+        description="A static binary resource (image) for testing",
+        mime_type="image/png",
+    )
+    def static_binary() -> bytes:
+        return base64.b64decode(TEST_IMAGE_BASE64)
+
+    @server.resource(
+        "test://template/{id}/data",
+        name="template",
+        title="Template Resource",
+        description="A resource template with parameter substitution",
+        mime_type="application/json",
+        complete={"id": ["123", "456", "789"]},
+    )
+    def template(id: str) -> str:
+        return _compact({"id": id, "templateTest": True, "data": f"Data for ID: {id}"})
+
+    @server.resource(
+        "test://watched-resource",
+        name="watched-resource",
+        title="Watched Resource",
+        description="A resource that can be subscribed to (update_watched_resource changes it)",
+        mime_type="text/plain",
+    )
+    def watched_resource() -> str:
+        return watched["text"]
+
+    @server.tool
+    async def update_watched_resource(text: str) -> str:
+        """Replace the text of test://watched-resource and notify its subscribers.
+
+        Args:
+            text: The new content.
+        """
+        watched["text"] = text
+        notified = server.notify_resource_updated("test://watched-resource")
+        return f"updated test://watched-resource; {notified} subscriber(s) notified"
+
+
+# -- conformance: prompts ---------------------------------------------------------------
+
+
+def _fixture_prompts(server: Server) -> None:
+    @server.prompt(description="A simple prompt without arguments")
+    def test_simple_prompt() -> str:
+        return "This is a simple prompt for testing."
+
+    @server.prompt(
+        description="A prompt with required arguments",
+        complete={"arg1": ["testValue1", "test-value", "other"], "arg2": ["testValue2"]},
+    )
+    def test_prompt_with_arguments(
+        arg1: Annotated[str, msgspec.Meta(description="First test argument")],
+        arg2: Annotated[str, msgspec.Meta(description="Second test argument")],
+    ) -> str:
+        return f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
+
+    @server.prompt(description="A prompt that includes an embedded resource")
+    def test_prompt_with_embedded_resource(
+        resourceUri: Annotated[str, msgspec.Meta(description="URI of the resource to embed")],
+    ) -> list[types.PromptMessage]:
+        return [
+            user(embedded(resourceUri, "Embedded resource content for testing.", "text/plain")),
+            user("Please process the embedded resource above."),
+        ]
+
+    @server.prompt(description="A prompt that includes image content")
+    def test_prompt_with_image() -> list[types.PromptMessage]:
+        return [
+            user(image(TEST_IMAGE_BASE64, "image/png")),
+            user("Please analyze the image above."),
+        ]
+
+
+# -- realistic tools --------------------------------------------------------------------
+
+JobState = Literal["running", "completed", "cancelled", "failed"]
+
+
+def _job_tools(server: Server, settings: Settings) -> None:
+    jobs: OrderedDict[str, JobState] = OrderedDict()
+    leases = {"held": 0}
+    counter = {"next": 0}
+
+    def too_long(seconds: float) -> str | None:
+        if seconds > settings.max_job_seconds:
+            return f"at most {settings.max_job_seconds:g} seconds (max_job_seconds)"
+        return None
+
+    @server.tool
+    async def slow_job(
+        ctx: Context,
+        steps: Annotated[int, msgspec.Meta(ge=1, le=1000)] = 10,
+        step_seconds: Annotated[float, msgspec.Meta(ge=0)] = 0.2,
+    ) -> str:
+        """A slow job: reports progress after each step (send a progressToken to see it).
+
+        Args:
+            steps: How many steps.
+            step_seconds: How long each step takes.
+        """
+        if problem := too_long(steps * step_seconds):
+            return f"refused: {problem}"
+        started = time.monotonic()
+        for step in range(1, steps + 1):
+            await trio.sleep(step_seconds)
+            await ctx.report_progress(step, steps, f"step {step} of {steps}")
+            await ctx.debug(f"slow_job: step {step} of {steps} done", logger="everything")
+        return f"completed {steps} steps in {time.monotonic() - started:.2f}s"
+
+    @server.tool
+    async def cancellable_job(
+        ctx: Context,
+        job: str | None = None,
+        seconds: Annotated[float, msgspec.Meta(ge=0)] = 30.0,
+    ) -> str:
+        """Hold a lease for ``seconds``, one progress report per second; cancel it any time.
+
+        However the job ends, the lease is released; a cancelled job is recorded as
+        ``cancelled`` (see ``job_status``).
+
+        Args:
+            job: A name for the job (default: job-N).
+            seconds: How long the job runs if not cancelled.
+        """
+        if problem := too_long(seconds):
+            return f"refused: {problem}"
+        if job is None:
+            counter["next"] += 1
+            job = f"job-{counter['next']}"
+        _remember(jobs, job, "running")
+        leases["held"] += 1
+        try:
+            deadline = trio.current_time() + seconds
+            elapsed = 0
+            while (left := deadline - trio.current_time()) > 0:
+                await trio.sleep(min(1.0, left))
+                elapsed += 1
+                await ctx.report_progress(min(elapsed, seconds), seconds, f"{job} running")
+        except trio.Cancelled:
+            _remember(jobs, job, "cancelled")
+            raise
+        except BaseException:
+            _remember(jobs, job, "failed")
+            raise
+        finally:
+            leases["held"] -= 1
+        _remember(jobs, job, "completed")
+        return f"{job} completed after {seconds:g}s"
+
+    @server.tool(annotations=_READ_ONLY)
+    async def job_status(job: str) -> dict[str, Any]:
+        """The state of a ``cancellable_job`` (running, completed, cancelled, failed or
+        unknown) and how many leases are held now.
+
+        Args:
+            job: The job's name.
+        """
+        return {"job": job, "state": jobs.get(job, "unknown"), "leases_held": leases["held"]}
+
+
+def _bench_tools(server: Server, settings: Settings) -> None:
+    observed: OrderedDict[str, float] = OrderedDict()
+
+    @server.tool(annotations=_READ_ONLY)
+    async def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    @server.tool(annotations=_READ_ONLY)
+    async def echo(text: str) -> str:
+        """Return the text unchanged."""
+        return text
+
+    @server.tool(annotations=_READ_ONLY)
+    async def cancellation_probe(ctx: Context, token: str, seconds: float = 30.0) -> str:
+        """Report progress 0, wait ``seconds``; if cancelled, record when under ``token``.
+
+        The benchmark contract of ``mcp-actors bench`` (workload ``cancel``).
+        """
+        await ctx.report_progress(0, None, "started")
+        try:
+            await trio.sleep(min(seconds, settings.max_job_seconds))
+        except trio.Cancelled:
+            _remember(observed, token, time.monotonic())
+            raise
+        return "not cancelled"
+
+    @server.tool(annotations=_READ_ONLY)
+    async def last_cancellation(token: str) -> dict[str, Any]:
+        """When ``cancellation_probe`` saw its cancellation (``time.monotonic()``), or null."""
+        return {"token": token, "observed": observed.get(token)}

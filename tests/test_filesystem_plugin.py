@@ -1,0 +1,321 @@
+"""The ``filesystem`` plugin (plugins/filesystem): the client's roots are honoured, escapes
+(``..``, absolute paths, symlinks) are refused, and writing is off unless enabled.
+
+Each test builds a small tree in a temporary directory::
+
+    tmp/
+      outside.txt               (outside the configured root)
+      root/                     (the configured root)
+        a/notes.txt  a/data.bin  a/link-out -> ../../outside.txt  a/link-in -> notes.txt
+        b/secret.txt
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+import trio
+
+from mcp_actors import Client, ClientHandlers, McpError, open_client, types
+from mcp_actors.protocol import errors
+from mcp_actors_filesystem import Settings, create, file_uri_path
+
+from conftest import connect
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "root"
+    (root / "a").mkdir(parents=True)
+    (root / "b").mkdir()
+    (root / "a" / "notes.txt").write_text("hello notes\nsecond line\n")
+    (root / "a" / "data.bin").write_bytes(b"\xff\xfe\x00binary")
+    (root / "b" / "secret.txt").write_text("top secret")
+    (tmp_path / "outside.txt").write_text("outside the root")
+    os.symlink("../../outside.txt", root / "a" / "link-out")
+    os.symlink("notes.txt", root / "a" / "link-in")
+    return root
+
+
+@asynccontextmanager
+async def filesystem(
+    root: Path, *, roots: list[str] | None = None, **settings: Any
+) -> AsyncIterator[Client]:
+    """A client of a filesystem server on ``root``; ``roots``: the client's roots (None:
+    the client does not declare the roots capability)."""
+    server = create(Settings(root=str(root), **settings))
+    handlers = ClientHandlers(roots=roots)
+    with trio.fail_after(30):
+        async with open_client(server, handlers=handlers) as client:
+            yield client
+
+
+def wire(value: Any) -> Any:
+    return json.loads(msgspec.json.encode(value))
+
+
+def text_of(result: types.CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+def assert_refused(result: types.CallToolResult, *fragments: str) -> None:
+    assert result.is_error is True, result
+    message = text_of(result)
+    assert "AccessDenied" in message, message
+    for fragment in fragments:
+        assert fragment in message, message
+
+
+# -- the configured root -------------------------------------------------------------------
+
+
+async def test_without_client_roots_the_configured_root_is_the_boundary(tree: Path) -> None:
+    async with filesystem(tree) as client:
+        allowed = await client.call_tool("list_allowed_directories")
+        listing = await client.call_tool("list_directory", {"path": "a"})
+        read = await client.call_tool("read_file", {"path": "a/notes.txt"})
+        absolute = await client.call_tool("read_file", {"path": str(tree / "b" / "secret.txt")})
+        via_link = await client.call_tool("read_file", {"path": "a/link-in"})
+    assert allowed.structured_content == {"result": [str(tree.resolve())]}
+    assert listing.structured_content == {
+        "path": str(tree.resolve() / "a"),
+        "entries": [
+            {"name": "data.bin", "type": "file", "size": 9},
+            {"name": "link-in", "type": "symlink"},
+            {"name": "link-out", "type": "symlink"},
+            {"name": "notes.txt", "type": "file", "size": 24},
+        ],
+        "truncated": False,
+    }
+    assert text_of(read) == "hello notes\nsecond line\n"
+    assert text_of(absolute) == "top secret"
+    assert text_of(via_link) == "hello notes\nsecond line\n"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "../outside.txt",
+        "a/../../outside.txt",
+        "a/link-out",  # a symlink inside the root that points outside
+        "/etc/passwd",
+        "..",
+    ],
+)
+async def test_escapes_are_refused(tree: Path, path: str) -> None:
+    async with filesystem(tree) as client:
+        read = await client.call_tool("read_file", {"path": path})
+        info = await client.call_tool("get_file_info", {"path": path})
+    assert_refused(read, "outside the allowed directories")
+    assert_refused(info, "outside the allowed directories")
+
+
+async def test_a_symlinked_directory_pointing_outside_is_refused(tree: Path) -> None:
+    os.symlink(tree.parent, tree / "up")
+    async with filesystem(tree) as client:
+        listing = await client.call_tool("list_directory", {"path": "up"})
+        read = await client.call_tool("read_file", {"path": "up/outside.txt"})
+        found = await client.call_tool("search", {"pattern": "*.txt"})
+    assert_refused(listing)
+    assert_refused(read)
+    # search neither follows the symlinked directory nor returns the symlink to outside.txt
+    assert found.structured_content is not msgspec.UNSET
+    assert sorted(Path(p).name for p in found.structured_content["matches"]) == [
+        "notes.txt",
+        "secret.txt",
+    ]
+
+
+# -- the client's roots --------------------------------------------------------------------
+
+
+async def test_client_roots_narrow_the_root(tree: Path) -> None:
+    roots = [(tree / "a").as_uri()]
+    async with filesystem(tree, roots=roots) as client:
+        allowed = await client.call_tool("list_allowed_directories")
+        inside = await client.call_tool("read_file", {"path": "notes.txt"})  # relative to a/
+        outside_roots = await client.call_tool("read_file", {"path": str(tree / "b/secret.txt")})
+        sibling = await client.call_tool("read_file", {"path": "../b/secret.txt"})
+        found = await client.call_tool("search", {"pattern": "*", "path": str(tree)})
+    assert allowed.structured_content == {"result": [str(tree.resolve() / "a")]}
+    assert text_of(inside) == "hello notes\nsecond line\n"
+    assert_refused(outside_roots, "the client's roots")
+    assert_refused(sibling)
+    assert_refused(found)
+
+
+async def test_root_changes_apply_to_the_next_call(tree: Path) -> None:
+    async with filesystem(tree, roots=[(tree / "a").as_uri()]) as client:
+        before = await client.call_tool("read_file", {"path": str(tree / "b/secret.txt")})
+        await client.set_roots([(tree / "b").as_uri(), "https://example.com/not-a-file"])
+        after = await client.call_tool("read_file", {"path": str(tree / "b/secret.txt")})
+        notes = await client.call_tool("read_file", {"path": str(tree / "a/notes.txt")})
+    assert_refused(before)
+    assert text_of(after) == "top secret"
+    assert_refused(notes)
+
+
+async def test_client_roots_cannot_widen_the_configured_root(tree: Path) -> None:
+    roots = [tree.parent.as_uri(), Path("/").as_uri()]  # both contain the configured root
+    async with filesystem(tree / "a", roots=roots) as client:
+        allowed = await client.call_tool("list_allowed_directories")
+        escape = await client.call_tool("read_file", {"path": str(tree / "b/secret.txt")})
+    assert allowed.structured_content == {"result": [str(tree.resolve() / "a")]}
+    assert_refused(escape)
+
+
+async def test_a_client_with_no_roots_gets_nothing(tree: Path) -> None:
+    async with filesystem(tree, roots=[]) as client:
+        read = await client.call_tool("read_file", {"path": "a/notes.txt"})
+        unrelated = await client.call_tool("list_allowed_directories")
+    assert_refused(read, "no directory is allowed")
+    assert unrelated.structured_content == {"result": []}
+
+
+async def test_client_roots_can_be_ignored_by_setting(tree: Path) -> None:
+    async with filesystem(tree, roots=[(tree / "a").as_uri()], use_client_roots=False) as client:
+        read = await client.call_tool("read_file", {"path": "b/secret.txt"})
+    assert text_of(read) == "top secret"
+
+
+def test_file_uris() -> None:
+    assert file_uri_path("file:///tmp/a%20b") == Path("/tmp/a b")
+    assert file_uri_path("file://localhost/tmp") == Path("/tmp")
+    assert file_uri_path("file://other-host/tmp") is None
+    assert file_uri_path("https://example.com/") is None
+
+
+# -- writing -------------------------------------------------------------------------------
+
+
+async def test_writing_is_off_by_default(tree: Path) -> None:
+    async with filesystem(tree) as client:
+        tools = {tool.name: tool for tool in await client.list_tools()}
+        with pytest.raises(McpError) as unknown:
+            await client.call_tool("write_file", {"path": "a/new.txt", "content": "x"})
+    assert "write_file" not in tools and "create_directory" not in tools
+    assert all(tool.annotations.read_only_hint is True for tool in tools.values())  # type: ignore[union-attr]
+    assert unknown.value.code == errors.INVALID_PARAMS
+    assert not (tree / "a" / "new.txt").exists()
+
+
+async def test_writing_when_allowed_stays_inside(tree: Path) -> None:
+    async with filesystem(tree, allow_write=True, roots=[(tree / "a").as_uri()]) as client:
+        created = await client.call_tool("create_directory", {"path": "new/deeper"})
+        written = await client.call_tool("write_file", {"path": "new/deeper/x.txt", "content": "é"})
+        replaced = await client.call_tool("write_file", {"path": "notes.txt", "content": "v2"})
+        outside = await client.call_tool(
+            "write_file", {"path": str(tree / "b" / "x.txt"), "content": "no"}
+        )
+        through_link = await client.call_tool("write_file", {"path": "link-out", "content": "no"})
+        onto_root = await client.call_tool("write_file", {"path": ".", "content": "no"})
+    assert created.is_error is not True and written.is_error is not True, (created, written)
+    assert text_of(written) == f"wrote 2 bytes to {tree.resolve() / 'a/new/deeper/x.txt'}"
+    assert (tree / "a/new/deeper/x.txt").read_text() == "é"
+    assert replaced.is_error is not True and (tree / "a/notes.txt").read_text() == "v2"
+    assert_refused(outside)
+    assert_refused(through_link)
+    assert onto_root.is_error is True and "is a directory" in text_of(onto_root)
+    assert not (tree / "b" / "x.txt").exists()
+    assert (tree.parent / "outside.txt").read_text() == "outside the root"
+    assert sorted(p.name for p in (tree / "a").iterdir() if p.name.startswith(".")) == []
+
+
+# -- reading details -----------------------------------------------------------------------
+
+
+async def test_read_file_slices_and_refuses_binary(tree: Path) -> None:
+    (tree / "a" / "utf8.txt").write_text("aé" * 3)  # 9 bytes; é is 2 bytes
+    async with filesystem(tree, max_read_bytes=4) as client:
+        first = await client.call_tool("read_file", {"path": "a/utf8.txt"})
+        cut = await client.call_tool("read_file", {"path": "a/utf8.txt", "offset": 1})
+        binary = await client.call_tool("read_file", {"path": "a/data.bin"})
+        directory = await client.call_tool("read_file", {"path": "a"})
+    assert [wire(block)["text"] for block in first.content] == [
+        "aéa",
+        "[5 more bytes: continue with offset=4]",
+    ]
+    # bytes 1-4 end inside the second "é": it is left for the next call
+    assert [wire(block)["text"] for block in cut.content] == [
+        "éa",
+        "[5 more bytes: continue with offset=4]",
+    ]
+    assert binary.is_error is True and "not UTF-8 text" in text_of(binary)
+    assert directory.is_error is True and "not a regular file" in text_of(directory)
+
+
+async def test_search_by_name_and_content(tree: Path) -> None:
+    async with filesystem(tree, max_results=1) as client:
+        by_name = await client.call_tool("search", {"pattern": "*.TXT", "contains": "secret"})
+        capped = await client.call_tool("search", {"pattern": "*.txt"})
+    assert by_name.structured_content == {
+        "matches": [str(tree.resolve() / "b" / "secret.txt")],
+        "scanned": 5,
+        "truncated": False,
+    }
+    assert capped.structured_content is not msgspec.UNSET
+    assert len(capped.structured_content["matches"]) == 1
+    assert capped.structured_content["truncated"] is True
+
+
+async def test_files_as_resources(tree: Path) -> None:
+    async with filesystem(tree, roots=[(tree / "a").as_uri()]) as client:
+        templates = await client.list_resource_templates()
+        notes = await client.read_resource((tree / "a" / "notes.txt").as_uri())
+        binary = await client.read_resource((tree / "a" / "data.bin").as_uri())
+        with pytest.raises(McpError) as denied:
+            await client.read_resource((tree / "b" / "secret.txt").as_uri())
+        with pytest.raises(McpError) as missing:
+            await client.read_resource((tree / "a" / "nope.txt").as_uri())
+    assert [t.uri_template for t in templates] == ["file:///{+path}"]
+    assert wire(notes)["contents"] == [
+        {
+            "uri": (tree / "a" / "notes.txt").as_uri(),
+            "mimeType": "text/plain",
+            "text": "hello notes\nsecond line\n",
+        }
+    ]
+    assert wire(binary)["contents"][0]["blob"] == "//4AYmluYXJ5"
+    assert denied.value.code == errors.INVALID_PARAMS
+    assert missing.value.code == errors.RESOURCE_NOT_FOUND
+
+
+# -- as a user runs it ---------------------------------------------------------------------
+
+
+async def test_run_filesystem_over_stdio_with_settings_from_the_environment(tree: Path) -> None:
+    """``mcp-actors run filesystem`` with ``MCP_ACTORS_FILESYSTEM_ROOT`` and the client's roots."""
+    env = {"MCP_ACTORS_FILESYSTEM_ROOT": str(tree)}
+    handlers = ClientHandlers(roots=[(tree / "b").as_uri()])
+    async with connect("stdio", "filesystem", env=env, handlers=handlers) as client:
+        allowed = await client.call_tool("list_allowed_directories")
+        secret = await client.call_tool("read_file", {"path": "secret.txt"})
+        notes = await client.call_tool("read_file", {"path": str(tree / "a" / "notes.txt")})
+        tools = {tool.name for tool in await client.list_tools()}
+    assert allowed.structured_content == {"result": [str(tree.resolve() / "b")]}
+    assert text_of(secret) == "top secret"
+    assert_refused(notes)
+    assert "write_file" not in tools
+
+
+async def test_a_bad_root_is_reported(tmp_path: Path) -> None:
+    with trio.fail_after(60):
+        result = await trio.run_process(
+            [sys.executable, "-m", "mcp_actors.cli", "run", "filesystem"],
+            env={**os.environ, "MCP_ACTORS_FILESYSTEM_ROOT": str(tmp_path / "missing")},
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+        )
+    assert result.returncode == 2
+    assert b"failed to build its server: ValueError: root" in result.stderr
