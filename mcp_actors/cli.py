@@ -1,12 +1,16 @@
 """The ``mcp-actors`` command: serve a server, or poke one from the shell.
 
-- ``mcp-actors run MODULE:ATTR`` serves a Server over stdio;
+- ``mcp-actors run MODULE:ATTR`` serves a Server over stdio, or with
+  ``--transport http|sse|ws --host 127.0.0.1 --port N [--path /mcp]`` over the network
+  (``http`` serves Streamable HTTP at ``--path`` and legacy SSE at ``/sse``; ``sse``
+  is the same server, announced by its legacy URL);
 - ``mcp-actors call TARGET TOOL ['{"json": "args"}']`` prints a tool's result as JSON;
 - ``mcp-actors inspect TARGET`` prints a server's info, capabilities and offerings.
 
-TARGET is ``stdio:COMMAND ARGS...`` (a server to launch) or ``MODULE:ATTR`` (run
-in-process). Exit codes: 0 success, 1 the tool reported an error, 2 the server or
-the target failed (with the reason on stderr).
+TARGET is ``stdio:COMMAND ARGS...`` (a server to launch), ``MODULE:ATTR`` (run
+in-process) or a URL (``http://HOST:PORT/mcp``, ``http://HOST:PORT/sse``, ``ws://...``).
+Exit codes: 0 success, 1 the tool reported an error, 2 the server or the target failed
+(with the reason on stderr).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import trio
 
 from . import plugins
 from ._version import __version__
+from .bench.command import add_parser as add_bench_parser
 from .client.client import Client, open_client
 from .client.targets import TargetError, parse_target
 from .plugins import load_server_or_plugin
@@ -58,7 +63,14 @@ def _parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="serve MODULE:ATTR or an installed plugin")
     run.add_argument("server", metavar="MODULE:ATTR|PLUGIN")
     run.add_argument("--config", type=Path, default=None, help="TOML file with plugin settings")
-    run.add_argument("--transport", choices=["stdio"], default="stdio")
+    run.add_argument("--transport", choices=["stdio", "http", "sse", "ws"], default="stdio")
+    run.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
+    run.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free)")
+    run.add_argument("--path", default="/mcp", help="Streamable HTTP endpoint (default /mcp)")
+    run.add_argument("--stateless", action="store_true", help="http: no sessions")
+    run.add_argument(
+        "--json-response", action="store_true", help="http: answer requests with JSON, not SSE"
+    )
     run.set_defaults(action=_run)
 
     call = commands.add_parser("call", help="call a tool and print its result as JSON")
@@ -75,11 +87,31 @@ def _parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("list", help="list installed plugins")
     listing.add_argument("--config", type=Path, default=None, help="TOML file with plugin settings")
     listing.set_defaults(action=_list)
+
+    add_bench_parser(commands)  # `mcp-actors bench`: mcp_actors/bench/command.py
     return parser
 
 
 def _run(options: argparse.Namespace) -> int:
-    run_stdio(load_server_or_plugin(options.server, config_file=options.config))
+    server = load_server_or_plugin(options.server, config_file=options.config)
+    if options.transport == "stdio":
+        run_stdio(server)
+    elif options.transport == "ws":
+        from .server.serve_websocket import run_websocket  # imports trio_websocket
+
+        run_websocket(server, host=options.host, port=options.port, announce=True)
+    else:
+        from .server.serve_http import run_http  # imports hypercorn
+
+        run_http(
+            server,
+            host=options.host,
+            port=options.port,
+            path=options.path,
+            stateless=options.stateless,
+            json_response=options.json_response,
+            announce="sse" if options.transport == "sse" else "http",
+        )
     return 0
 
 

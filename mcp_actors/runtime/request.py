@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from .session import Session
 
 
+_NOT_DECODED: Any = object()
+
+
 class ProgressClosed(RuntimeError):
     """Progress was reported after the request finished."""
 
@@ -79,12 +82,20 @@ class InboundRequest:
     scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
     progress: ProgressStream | None = None
     cancel_reason: str | None = None
+    #: Served inside the session's reader, no task of its own (``Session._serve_inline``).
+    inline: bool = False
+    _params: Any = attrs.field(init=False, default=_NOT_DECODED)
 
     def decode_params(self) -> Any:
-        """Decode ``params`` into the method's type (raises msgspec.ValidationError)."""
-        assert self.spec is not None
-        raw = self.raw_params
-        return self.spec.params_decoder.decode(raw if raw is not UNSET else b"{}")
+        """Decode ``params`` into the method's type, once (raises msgspec.ValidationError)."""
+        params = self._params
+        if params is _NOT_DECODED:
+            assert self.spec is not None
+            raw = self.raw_params
+            params = self._params = self.spec.params_decoder.decode(
+                raw if raw is not UNSET else b"{}"
+            )
+        return params
 
     def cancel(self, reason: str | None) -> None:
         """The peer cancelled this request: stop the handler; no response will be sent."""

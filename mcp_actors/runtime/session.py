@@ -8,11 +8,18 @@ A :class:`Session` speaks JSON-RPC with one peer over a
   task in its own cancel scope), a response or a progress notification is handed
   to the :class:`OutboundCall` waiting for it, ``notifications/cancelled``
   cancels the named request's scope, other notifications go to the dispatcher;
-- **the writer** is the only task that touches the transport's sending side. It
-  takes encoded messages from a bounded queue, always sends pending progress
-  first, and hands the transport everything queued at once so that many small
-  messages cost one write;
+- **the writer** takes encoded messages from a bounded queue, always sends
+  pending progress first, and hands the transport everything queued at once so
+  that many small messages cost one write. Only when it is idle may the reader
+  write an answer itself, over a transport whose writes do not wait
+  (:meth:`Session._send_from_reader`); the two never write at the same time;
 - **the dispatcher** (a server's or a client's) is what gives methods meaning.
+
+A request whose handler the dispatcher vouches never waits (``runs_inline``: a
+call to an ``async def`` tool with no ``await`` in it) is served by the reader
+itself, without a task or a cancel scope of its own (:meth:`Session._serve_inline`):
+it cannot be cancelled anyway, since it is over before the reader reads the next
+message, and the task spawn and cancel scope were most of its cost.
 
 Bad input is answered, never fatal: a parse error, an invalid request, an
 unknown method, bad params or an oversized message each get their JSON-RPC
@@ -21,9 +28,11 @@ error, and the reader reads on.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import math
-from collections.abc import Awaitable, Callable
+import types
+from collections.abc import Awaitable, Callable, Generator
 from typing import Any, Protocol
 
 import attrs
@@ -49,6 +58,7 @@ from ..protocol.jsonrpc import (
     decode,
 )
 from ..protocol.lifecycle import Phase, SessionState
+from ..protocol.methods import MethodSpec
 from ..transports.abc import MessageStream, MessageTooLarge, Outgoing, TransportClosed
 from .config import SessionConfig
 from .groups import describe
@@ -60,6 +70,11 @@ log = logging.getLogger("mcp_actors.session")
 _encode = msgspec.json.Encoder().encode
 _EMPTY_RESULT = msgspec.Raw(b"{}")
 _TICK = Outgoing(b"")  # wakes the writer to flush pending progress; never written
+#: The scope of requests served inline: never entered, never cancelled (nothing can
+#: cancel a request that is over before the reader reads on).
+_INERT_SCOPE = trio.CancelScope()
+#: Answers the reader queues in a row before it lets the writer run (see _send_from_reader).
+_YIELD_EVERY = 32
 
 
 class Dispatcher(Protocol):
@@ -70,6 +85,9 @@ class Dispatcher(Protocol):
 
     def handle_notification(self, method: str, params: Any) -> None:
         """Take one notification. Must not block: hand slow work to ``Session.submit``."""
+
+    # Optional: ``runs_inline(request) -> bool``, true when the request's handler is
+    # known never to wait (see ``Session._serve_inline``). Absent means never.
 
 
 @attrs.frozen
@@ -116,8 +134,17 @@ class Session:
     closed: trio.Event = attrs.field(init=False, factory=trio.Event)
     #: Called once when the session ends (e.g. to drop it from a registry).
     closed_callbacks: list[Callable[[], None]] = attrs.field(init=False, factory=list)
+    _runs_inline: Callable[[InboundRequest], bool] | None = attrs.field(init=False, default=None)
+    _checked: dict[str, MethodSpec] = attrs.field(init=False, factory=dict)
+    _direct_writes: bool = attrs.field(init=False, default=False)
+    _direct_writing: bool = attrs.field(init=False, default=False)
+    _direct_done: trio.Event | None = attrs.field(init=False, default=None)
+    _queued_by_reader: int = attrs.field(init=False, default=0)
+    _checked_for: tuple[object, object] | None = attrs.field(init=False, default=None)
 
     def __attrs_post_init__(self) -> None:
+        self._runs_inline = getattr(self.dispatcher, "runs_inline", None)
+        self._direct_writes = self.transport.direct_writes
         self._send_channel, self._receive_channel = trio.open_memory_channel[Outgoing](
             self.config.outbound_queue_size
         )
@@ -246,20 +273,30 @@ class Session:
         else:
             request_id = envelope.id
             if method == "ping" and request_id is not None:  # fast path: the reader answers
-                await self._send(Outgoing(_result(request_id, _EMPTY_RESULT), request_id, True))
+                await self._send_from_reader(
+                    Outgoing(_result(request_id, _EMPTY_RESULT), request_id, True)
+                )
                 return
-            request = await self._admit(envelope)
-            if request is not None:
+            request = await self._admit(envelope, inline_ok=True)
+            if request is None:
+                return
+            if request.inline:
+                await self._serve_inline(request)
+            else:
                 assert self._nursery is not None
                 self._nursery.start_soon(self._serve, request)
 
-    async def _admit(self, envelope: Envelope) -> InboundRequest | None:
-        """Check an inbound request; answer it at once if it cannot run, else make its actor."""
+    async def _admit(self, envelope: Envelope, *, inline_ok: bool = False) -> InboundRequest | None:
+        """Check an inbound request; answer it at once if it cannot run, else make its actor.
+
+        With ``inline_ok`` a request the dispatcher vouches never waits is marked
+        ``inline`` and not registered: it will be over before the next message is read.
+        """
         request_id = envelope.id
         method = envelope.method
         assert isinstance(request_id, (int, str)) and isinstance(method, str)
         try:
-            spec = self.state.check_inbound(method)
+            spec = self._check_inbound(method)
             if request_id in self._inbound:
                 raise errors.invalid_request(f"request id {request_id!r} is already in use")
             if len(self._inbound) >= self.config.max_in_flight:
@@ -270,15 +307,40 @@ class Session:
         except McpError as error:
             await self._send_error(request_id, error)
             return None
-        request = InboundRequest(request_id, method, spec, envelope.params, self)
+        request = InboundRequest(request_id, method, spec, envelope.params, self, _INERT_SCOPE)
         if method == "initialize":
             # Served inline: nothing else is valid until it is done, and it cannot be cancelled.
+            request.scope = trio.CancelScope()
             payload = await self._run_request(request)
             if payload is not None:
                 await self._send(Outgoing(payload, request_id, True))
             return None
+        runs_inline = self._runs_inline
+        if inline_ok and runs_inline is not None and runs_inline(request):
+            request.inline = True  # keeps the inert scope: it is never entered nor cancelled
+            return request
+        request.scope = trio.CancelScope()
         self._inbound[request_id] = request
         return request
+
+    def _check_inbound(self, method: str) -> MethodSpec:
+        """``state.check_inbound``, remembered per method once the session is operating
+        (its answer then depends only on the negotiated revision and capabilities)."""
+        state = self.state
+        if state.phase is not Phase.OPERATING:
+            return state.check_inbound(method)
+        checked_for = self._checked_for
+        if (
+            checked_for is None
+            or checked_for[0] is not state.revision
+            or checked_for[1] is not state.local_capabilities
+        ):
+            self._checked.clear()
+            self._checked_for = (state.revision, state.local_capabilities)
+        spec = self._checked.get(method)
+        if spec is None:
+            spec = self._checked[method] = state.check_inbound(method)
+        return spec
 
     def _receive_response(self, envelope: Envelope) -> None:
         call = self._outbound.pop(envelope.id, None)  # type: ignore[arg-type]
@@ -350,6 +412,78 @@ class Session:
         if payload is not None:
             await self._send(Outgoing(payload, request.id, True))
 
+    async def _serve_inline(self, request: InboundRequest) -> None:
+        """Serve a request whose handler never waits, in the reader: no task, no cancel scope.
+
+        The handler coroutine is stepped once, in a copy of the reader's context (as a
+        task would get, so context variables it sets do not leak); it finishes in that
+        step. Should it wait after all (a dispatcher that vouched wrongly), it is not
+        lost: the reader finishes it, logs a warning, and reads on afterwards — slower,
+        and deaf to ``notifications/cancelled`` meanwhile, but correct.
+        """
+        context = contextvars.copy_context()
+        coroutine = self._handle(request)
+        try:
+            trap = context.run(coroutine.send, None)
+        except StopIteration as done:
+            payload: bytes = done.value
+        else:
+            log.warning(
+                "handler for %s (id %r) waited although it was to run inline;"
+                " the reader finished it",
+                request.method,
+                request.id,
+            )
+            payload = await _finish(coroutine, trap, context)
+        finally:
+            if request.progress is not None:
+                request.progress.closed = True
+        await self._send_from_reader(Outgoing(payload, request.id, True))
+
+    async def _send_from_reader(self, message: Outgoing) -> None:
+        """Send an answer from the reader, as cheaply as the writer's state allows.
+
+        If the writer is idle (waiting, nothing queued, no progress pending), the
+        transport's writes do not normally wait and no further input is at hand, the
+        reader writes the message itself: nothing can be overtaken, and a
+        request/response exchange costs one pass of the scheduler instead of two.
+        Otherwise the message is queued without a schedule point when there is room,
+        so that the writer takes a whole burst of answers at once when the reader
+        next waits for input.
+        """
+        if self._direct_writes and not self._dirty_progress and not self.transport.input_ready():
+            statistics = self._receive_channel.statistics()
+            if statistics.current_buffer_used == 0 and statistics.tasks_waiting_receive:
+                await self._write_direct(message)
+                return
+        try:
+            self._send_channel.send_nowait(message)
+        except trio.WouldBlock:
+            await self._send(message)
+        except trio.ClosedResourceError:
+            log.debug("session closed: dropped an outgoing message")
+        else:
+            self._queued_by_reader += 1
+            if self._queued_by_reader >= _YIELD_EVERY:
+                # A long burst of input: let the writer send what is ready, so that the
+                # peer works on those answers while we read on.
+                self._queued_by_reader = 0
+                await trio.lowlevel.cancel_shielded_checkpoint()
+
+    async def _write_direct(self, message: Outgoing) -> None:
+        self._direct_writing = True
+        try:
+            await self.transport.send_all((message,))
+            self._sent += 1
+        except TransportClosed:
+            log.debug("transport closed under the reader")
+            self.close()
+        finally:
+            self._direct_writing = False
+            if self._direct_done is not None:
+                self._direct_done.set()
+                self._direct_done = None
+
     async def _run_request(self, request: InboundRequest) -> bytes | None:
         """Run one request's handler in its cancel scope; the encoded answer, or None if cancelled.
 
@@ -407,9 +541,12 @@ class Session:
         notifications restart it (up to ``max_request_timeout``) when the session is
         configured so. On timeout the peer is sent ``notifications/cancelled`` and
         :class:`RequestTimeout` is raised; if the calling task is cancelled, the peer
-        is sent ``notifications/cancelled`` too. A late response is dropped.
+        is sent ``notifications/cancelled`` too. A late response is dropped. Once the
+        peer has gone, :class:`ConnectionClosed` is raised at once.
         """
         spec = self.state.check_outbound(method)
+        if not self._reading:  # the peer is gone: no response can ever arrive
+            raise ConnectionClosed(method)
         if params is None:
             params = t.EmptyParams()
         request_id = self._next_id
@@ -549,6 +686,10 @@ class Session:
                     batch[:0] = self._take_progress()
                 self._tick_queued = False
                 if batch:
+                    while self._direct_writing:  # the reader's own write waited: let it end
+                        if self._direct_done is None:
+                            self._direct_done = trio.Event()
+                        await self._direct_done.wait()
                     await send_all(batch)
                     self._sent += len(batch)
         except TransportClosed:
@@ -585,6 +726,26 @@ def _error(request_id: RequestId | None, error: McpError, omit_missing_id: bool 
     if request_id is None and omit_missing_id:
         return _encode(AnonymousErrorMessage(JSONRPC_VERSION, body))
     return _encode(ErrorMessage(JSONRPC_VERSION, request_id, body))
+
+
+@types.coroutine
+def _finish(coroutine: Any, trap: Any, context: contextvars.Context) -> Generator[Any, Any, bytes]:
+    """Drive a coroutine that has already yielded ``trap`` to completion in the current task."""
+    while True:
+        try:
+            value = yield trap
+        except BaseException as error:
+            try:
+                trap = context.run(coroutine.throw, error)
+            except StopIteration as done:
+                result: bytes = done.value
+                return result
+        else:
+            try:
+                trap = context.run(coroutine.send, value)
+            except StopIteration as done:
+                result = done.value
+                return result
 
 
 def _set_meta(params: Any, key: str, value: Any) -> None:

@@ -1,0 +1,22 @@
+"""The benchmark harness: ``mcp-actors bench TARGET`` against any MCP server (stdio or URL).
+
+:func:`run_bench` takes a *connector* (a function opening one session's wire), so
+any transport that yields a :class:`~mcp_actors.transports.abc.MessageStream` can
+be measured; :func:`connector_for` makes one from ``stdio:CMD ARGS`` or a URL.
+"""
+
+from .runner import DEFAULT_WORKLOADS, BenchConfig, Workload, parse_workloads, run_bench
+from .wire import BenchError, Connector, connector_for, stdio_connector, stream_connector
+
+__all__ = [
+    "DEFAULT_WORKLOADS",
+    "BenchConfig",
+    "BenchError",
+    "Connector",
+    "Workload",
+    "connector_for",
+    "parse_workloads",
+    "run_bench",
+    "stdio_connector",
+    "stream_connector",
+]

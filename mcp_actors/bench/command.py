@@ -1,0 +1,155 @@
+"""``mcp-actors bench TARGET``: the command-line face of the benchmark harness."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+import trio
+
+from .report import render
+from .runner import DEFAULT_WORKLOADS, BenchConfig, parse_workloads, run_bench
+from .wire import BenchError, connector_for
+
+EXIT_ERRORS = 1
+EXIT_FAILURE = 2
+
+
+def add_parser(commands: Any) -> argparse.ArgumentParser:
+    """Add the ``bench`` sub-command to the CLI's sub-parsers."""
+    bench = commands.add_parser(
+        "bench",
+        help="measure a server: calls/s, latency, server CPU and memory",
+        description="Benchmark any MCP server with a lean client. Every workload is bounded"
+        " by --duration and --max-calls. Progress goes to stderr, the table (or --json) to"
+        " stdout.",
+    )
+    bench.add_argument("target", metavar="TARGET", help="stdio:COMMAND ARGS... or a URL")
+    bench.add_argument(
+        "-w",
+        "--workloads",
+        default=DEFAULT_WORKLOADS,
+        help="comma-separated kind[:N]: sequential, pipelined:N, concurrent:N, ping[:N],"
+        f" large[:N], churn[:N], idle[:N], cancel[:N] (default {DEFAULT_WORKLOADS})",
+    )
+    bench.add_argument("-d", "--duration", type=float, default=2.0, help="seconds per workload")
+    bench.add_argument("--max-calls", type=int, default=1_000_000, help="cap on calls per workload")
+    bench.add_argument("--warmup", type=float, default=0.3, help="unmeasured seconds first")
+    bench.add_argument("--tool", default="add", help="tool of the call workloads (default add)")
+    bench.add_argument("--args", dest="arguments", default='{"a": 1, "b": 2}', help="its arguments")
+    bench.add_argument("--large-tool", default="echo", help="tool of the large workload")
+    bench.add_argument(
+        "--large-arg", default="text", help="its string argument that carries the payload"
+    )
+    bench.add_argument("--large-bytes", type=int, default=100_000, help="payload size")
+    bench.add_argument(
+        "--large-args", default=None, help="explicit JSON arguments for the large tool instead"
+    )
+    bench.add_argument("--cancel-tool", default="cancellation_probe")
+    bench.add_argument("--protocol-version", default="2025-11-25")
+    bench.add_argument(
+        "--server-pid", type=int, default=None, help="a URL target's server process, for /proc"
+    )
+    bench.add_argument(
+        "--full-client",
+        action="store_true",
+        help="reach http:// targets with mcp_actors' own client transport instead of the lean"
+        " raw HTTP/1.1 one (heavier: it measures that client too)",
+    )
+    bench.add_argument("--json", action="store_true", help="print the report as JSON")
+    bench.add_argument("--quiet", action="store_true", help="no live progress on stderr")
+    bench.add_argument("--server-stderr", action="store_true", help="show the server's stderr")
+    bench.set_defaults(action=main)
+    parser: argparse.ArgumentParser = bench
+    return parser
+
+
+def _json_object(text: str, option: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise BenchError(f"{option} is not JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise BenchError(f"{option} must be a JSON object")
+    return value
+
+
+def config_from(options: argparse.Namespace) -> BenchConfig:
+    if options.duration <= 0 or options.max_calls < 1:
+        raise BenchError("--duration and --max-calls must be positive")
+    return BenchConfig(
+        workloads=parse_workloads(options.workloads),
+        duration=options.duration,
+        max_calls=options.max_calls,
+        warmup=options.warmup,
+        tool=options.tool,
+        arguments=_json_object(options.arguments, "--args"),
+        large_tool=options.large_tool,
+        large_arg=options.large_arg,
+        large_bytes=options.large_bytes,
+        large_arguments=(
+            _json_object(options.large_args, "--large-args") if options.large_args else None
+        ),
+        cancel_tool=options.cancel_tool,
+        protocol_version=options.protocol_version,
+        server_pid=options.server_pid,
+    )
+
+
+def main(options: argparse.Namespace) -> int:
+    """Run the benchmark: exit 0 if every call succeeded, 1 if some failed, 2 if it cannot run."""
+    try:
+        config = config_from(options)
+        connect = connector_for(
+            options.target,
+            server_pid=options.server_pid,
+            quiet=not options.server_stderr,
+            lean_http=not options.full_client,
+            protocol_version=options.protocol_version,
+        )
+        progress = None if options.quiet else _stderr_writer()
+        report = trio.run(
+            lambda: run_bench(connect, config, progress=progress, target=options.target)
+        )
+    except BaseException as error:
+        reason = _reason(error)
+        if reason is None:
+            raise
+        print(f"mcp-actors bench: {reason}", file=sys.stderr)
+        return EXIT_FAILURE
+    if options.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(render(report))
+    failed = any(row.get("errors") or "failed" in row for row in report["workloads"])
+    return EXIT_ERRORS if failed else 0
+
+
+def _stderr_writer() -> Any:
+    stream = sys.stderr
+    interactive = stream.isatty()
+
+    def write(text: str) -> None:
+        if interactive:
+            stream.write(text)
+        elif text.strip("\r\x1b[K"):
+            stream.write(text.replace("\r\x1b[K", "") + "\n")
+        stream.flush()
+
+    return write
+
+
+def _reason(error: BaseException) -> str | None:
+    """The message of a harness failure (None for a bug), looking inside exception groups."""
+    if isinstance(error, BaseExceptionGroup):
+        reasons = [_reason(inner) for inner in error.exceptions]
+        if any(reason is None for reason in reasons):
+            return None
+        return reasons[0]
+    if isinstance(error, trio.TooSlowError):
+        return "timed out waiting for the server"
+    if isinstance(error, BenchError | OSError):
+        return str(error) or type(error).__name__
+    return None

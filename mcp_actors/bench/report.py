@@ -1,0 +1,98 @@
+"""The benchmark report as a table for people (the JSON form is the report dict itself)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+_COLUMNS = (
+    # header, key, width, format
+    ("workload", "workload", 15, "{}"),
+    ("calls", "calls", 9, "{:,}"),
+    ("calls/s", "calls_per_s", 10, "{:,.0f}"),
+    ("p50 ms", "p50_ms", 9, "ms"),
+    ("p99 ms", "p99_ms", 9, "ms"),
+    ("srv µs/call", "server_cpu_us_per_call", 12, "{:,.1f}"),
+    ("cli µs/call", "client_cpu_us_per_call", 12, "{:,.1f}"),
+    ("srv RSS MB", "server_rss_kb", 11, "{:,.1f}"),
+    ("errors", "errors", 7, "{}"),
+)
+
+
+def _cell(value: Any, key: str, fmt: str) -> str:
+    if value is None:
+        return "-"
+    if key == "server_rss_kb":
+        value = value / 1024
+    if key == "calls_per_s" and value < 100:
+        return f"{value:.2f}"
+    if fmt == "ms":
+        return (
+            f"{value:,.0f}" if value >= 100 else f"{value:.1f}" if value >= 10 else f"{value:.3f}"
+        )
+    try:
+        return fmt.format(value)
+    except (ValueError, TypeError):
+        return str(value)
+
+
+def _notes(row: dict[str, Any]) -> str:
+    kind = row.get("kind")
+    notes = []
+    if "failed" in row:
+        return f"failed: {row['failed']}"
+    if "skipped" in row:
+        return f"skipped: {row['skipped']}"
+    if kind == "churn":
+        notes.append("sessions/s; latency = open+initialize+call+close; srv CPU per session")
+    if kind == "idle" and row.get("rss_per_session_kb") is not None:
+        what = "per server process" if row.get("per_process") else "per session"
+        kb = row["rss_per_session_kb"]
+        notes.append(f"{kb / 1024:.1f} MB RSS {what}" if kb >= 1024 else f"{kb:.0f} KB RSS {what}")
+    if kind == "cancel":
+        notes.append(
+            f"notification write -> handler saw it; max {row.get('max_ms')} ms;"
+            f" start signal {row.get('started_signal')}"
+        )
+        if row.get("answered_after_cancel"):
+            notes.append(f"{row['answered_after_cancel']} answered after cancellation")
+    if kind == "large" and "mb_per_s_each_way" in row:
+        notes.append(f"{row['mb_per_s_each_way']} MB/s each way")
+    if kind == "concurrent":
+        notes.append(f"{row.get('sessions')} sessions")
+    if row.get("first_error"):
+        notes.append(f"first error: {row['first_error']}")
+    return "; ".join(notes)
+
+
+def render(report: dict[str, Any]) -> str:
+    """The report as a fixed-width table with one line per workload and notes below."""
+    info = report.get("server_info") or {}
+    lines = [
+        f"target:   {report.get('target', '')}",
+        f"server:   {info.get('name', '?')} {info.get('version', '')}   protocol"
+        f" {report.get('protocol_version', '?')}   start-up {report.get('startup_s', '?')} s",
+        f"tool:     {report.get('tool')} "
+        f"{json.dumps(report.get('arguments'), separators=(',', ':'))}"
+        f"   {report.get('duration')} s per workload   {report.get('date', '')}",
+        "",
+        "".join(
+            f"{header:<{width}}" if i == 0 else f"{header:>{width}}"
+            for i, (header, _, width, _) in enumerate(_COLUMNS)
+        ),
+    ]
+    notes = []
+    for row in report.get("workloads", []):
+        cells = []
+        for i, (_, key, width, fmt) in enumerate(_COLUMNS):
+            text = _cell(row.get(key), key, fmt)
+            cells.append(f"{text:<{width}}" if i == 0 else f"{text:>{width}}")
+        lines.append("".join(cells))
+        note = _notes(row)
+        if note:
+            notes.append(f"  {row['workload']}: {note}")
+    if notes:
+        lines += ["", *notes]
+    if not report.get("proc"):
+        lines.append("  (no /proc here: server CPU and memory are not measured)")
+    return "\n".join(lines)

@@ -1,0 +1,498 @@
+"""The load generator's client: a lean JSON-RPC peer over a *wire*, and connectors to open one.
+
+The harness does not use :func:`~mcp_actors.open_client`: its per-call cost (an
+outbound-call actor, a deadline, a Struct encoded and a result decoded and
+validated) would be what we measure. A :class:`Peer` writes pre-encoded requests
+(``prefix + id + suffix``), decodes only each response's ``id`` (the result stays
+:class:`msgspec.Raw`) and hands it to a callback, so the server is what is measured.
+
+A :class:`Wire` moves newline-framed JSON-RPC bytes:
+
+- :class:`StdioWire` launches the server and talks raw newline-delimited JSON over
+  its pipes, reading whole chunks (many responses per read) and writing many
+  requests per write; it knows the server's pid for ``/proc`` readings;
+- :class:`StreamWire` adapts any :class:`~mcp_actors.transports.abc.MessageStream`,
+  which is how URL targets (``http://``, ``ws://``) are reached: through
+  :func:`mcp_actors.client.targets.connect`, as soon as a transport for the scheme exists.
+
+A *connector* is a zero-argument function returning an async context manager of a
+wire: one call, one session. :func:`connector_for` makes one from a target string.
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import os
+import shlex
+import subprocess
+import time
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+import msgspec
+import trio
+
+from ..transports.abc import MessageStream, Outgoing, TransportClosed
+
+CLIENT_INFO = {"name": "mcp-actors-bench", "version": "1"}
+_READ_SIZE = 1 << 16
+_PIPE_CAPACITY = 65536  # Linux default; used to decide when writes may come from the reader
+
+
+class BenchError(Exception):
+    """The benchmark cannot go on (the server died, a call failed, a bad option)."""
+
+
+class WireClosed(BenchError):
+    """The server closed its end."""
+
+
+class Wire(abc.ABC):
+    """Newline-framed JSON-RPC bytes to and from one server session."""
+
+    #: The local server process, when this wire launched it (for /proc readings).
+    pid: int | None = None
+    #: Whether a write can never wait for the server to write (so the reader may write):
+    #: true for a pipe while the bytes in flight fit its buffer.
+    buffered_writes: bool = False
+
+    @abc.abstractmethod
+    async def send(self, data: bytes) -> None:
+        """Write one or more complete messages, each ending in ``\\n``."""
+
+    @abc.abstractmethod
+    async def receive(self) -> list[bytes]:
+        """The next messages available (at least one); raises :class:`WireClosed` at the end."""
+
+
+class StdioWire(Wire):
+    """A server child process: raw pipes, chunked reads, no per-message framing objects."""
+
+    buffered_writes = True
+
+    pid: int
+
+    def __init__(self, process: trio.Process) -> None:
+        assert isinstance(process.stdin, trio.lowlevel.FdStream)
+        assert isinstance(process.stdout, trio.lowlevel.FdStream)
+        self.process = process
+        self.pid = process.pid
+        self._stdin = process.stdin
+        self._stdout = process.stdout
+        self._partial: list[bytes] = []
+
+    def fds(self) -> tuple[int, int]:
+        """The raw (read, write) pipe fds, non-blocking, for the blocking engine."""
+        return self._stdout.fileno(), self._stdin.fileno()
+
+    def take_partial(self) -> list[bytes]:
+        partial = list(self._partial)
+        self._partial.clear()
+        return partial
+
+    def put_back_partial(self, data: bytes) -> None:
+        self._partial.insert(0, data)
+
+    async def send(self, data: bytes) -> None:
+        try:
+            await self._stdin.send_all(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as error:
+            raise WireClosed(f"the server closed its stdin ({error})") from None
+
+    async def receive(self) -> list[bytes]:
+        partial = self._partial
+        while True:
+            try:
+                chunk = bytes(await self._stdout.receive_some(_READ_SIZE))
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                chunk = b""
+            if not chunk:
+                raise WireClosed("the server closed its stdout")
+            if b"\n" not in chunk:
+                partial.append(chunk)
+                continue
+            if partial:
+                partial.append(chunk)
+                chunk = b"".join(partial)
+                partial.clear()
+            lines = chunk.split(b"\n")
+            rest = lines.pop()
+            if rest:
+                partial.append(rest)
+            return lines
+
+    async def aclose(self, grace: float = 2.0) -> None:
+        """Shut the server down as the stdio transport says: EOF, then SIGTERM, then SIGKILL."""
+        with trio.CancelScope(shield=True):
+            with contextlib.suppress(trio.BrokenResourceError, OSError):
+                await self._stdin.aclose()
+            process = self.process
+            for action in (None, process.terminate, process.kill):
+                if process.returncode is not None:
+                    break
+                if action is not None:
+                    action()
+                with trio.move_on_after(grace):
+                    await process.wait()
+            with contextlib.suppress(OSError):
+                await self._stdout.aclose()
+
+
+class StreamWire(Wire):
+    """Any :class:`MessageStream` (e.g. a URL target's transport) as a wire."""
+
+    def __init__(self, stream: MessageStream, pid: int | None = None) -> None:
+        self.stream = stream
+        self.pid = pid
+
+    async def send(self, data: bytes) -> None:
+        messages = [Outgoing(line) for line in data.split(b"\n") if line]
+        try:
+            await self.stream.send_all(messages)
+        except TransportClosed as error:
+            raise WireClosed(f"the server closed the connection ({error})") from None
+
+    async def receive(self) -> list[bytes]:
+        try:
+            return [await self.stream.receive()]
+        except TransportClosed as error:
+            raise WireClosed(f"the server closed the connection ({error})") from None
+
+
+Connector = Callable[[], AbstractAsyncContextManager[Wire]]
+
+
+def stdio_connector(
+    command: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    quiet: bool = True,
+) -> Connector:
+    """Each call launches ``command`` and yields a :class:`StdioWire` to it."""
+    if not command:
+        raise BenchError("stdio: needs a command")
+    process_env = None if env is None else {**os.environ, **env}
+
+    @asynccontextmanager
+    async def connect() -> AsyncIterator[Wire]:
+        try:
+            process = await trio.lowlevel.open_process(
+                list(command),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL if quiet else None,
+                env=process_env,
+                cwd=cwd,
+                start_new_session=True,  # a Ctrl-C on the bench is not the server's
+            )
+        except OSError as error:
+            raise BenchError(f"cannot start {shlex.join(command)}: {error}") from None
+        wire = StdioWire(process)
+        try:
+            yield wire
+        finally:
+            await wire.aclose()
+
+    return connect
+
+
+def stream_connector(target: str, *, pid: int | None = None) -> Connector:
+    """Each call opens ``target`` with :func:`mcp_actors.client.targets.connect`."""
+    from ..client.targets import connect as connect_target
+
+    @asynccontextmanager
+    async def connect() -> AsyncIterator[Wire]:
+        async with trio.open_nursery() as nursery:
+            async with connect_target(target, nursery) as stream:
+                try:
+                    yield StreamWire(stream, pid)
+                finally:
+                    with trio.CancelScope(shield=True):
+                        await stream.aclose()
+            nursery.cancel_scope.cancel()
+
+    return connect
+
+
+def connector_for(
+    target: str,
+    *,
+    server_pid: int | None = None,
+    quiet: bool = True,
+    lean_http: bool = True,
+    protocol_version: str = "2025-11-25",
+) -> Connector:
+    """A connector for ``stdio:COMMAND ARGS...`` or a URL (``http://``, ``ws://`` ...).
+
+    ``http://`` URLs get the lean HTTP wire (:mod:`mcp_actors.bench.http`) unless
+    ``lean_http`` is False; other URLs, and the legacy ``/sse`` endpoint, go through
+    the project's own transports (:func:`stream_connector`).
+    """
+    if target.startswith("stdio:"):
+        return stdio_connector(shlex.split(target[len("stdio:") :]), quiet=quiet)
+    if target.startswith("http://") and lean_http and not target.split("?")[0].endswith("/sse"):
+        from .http import http_connector
+
+        return http_connector(target, pid=server_pid, protocol_version=protocol_version)
+    if "://" in target:
+        return stream_connector(target, pid=server_pid)
+    raise BenchError(
+        f"{target!r}: the benchmark needs a server of its own: stdio:COMMAND ARGS or a URL"
+        " (an in-process MODULE:ATTR would share the client's CPU)"
+    )
+
+
+# -- the peer ---------------------------------------------------------------------------
+
+
+class Incoming(msgspec.Struct):
+    """Just enough of a message to route it; ``params``/``result``/``error`` stay undecoded."""
+
+    id: int | str | None = None
+    method: str | None = None
+    params: msgspec.Raw = msgspec.Raw()
+    result: msgspec.Raw = msgspec.Raw()
+    error: msgspec.Raw = msgspec.Raw()
+
+
+class Progress(msgspec.Struct, rename="camel"):
+    progress_token: int | str | None = None
+    progress: float = 0.0
+
+
+ResponseCallback = Callable[[Incoming, float], None]
+_decode_incoming = msgspec.json.Decoder(Incoming).decode
+_decode_progress = msgspec.json.Decoder(Progress).decode
+_encode = msgspec.json.Encoder().encode
+
+
+def request_template(method: str, params: Any = None) -> tuple[bytes, bytes]:
+    """Pre-encoded ``prefix`` and ``suffix``: a request is ``prefix + str(id) + suffix``."""
+    body: dict[str, Any] = {"method": method}
+    if params is not None:
+        body["params"] = params
+    encoded = _encode(body)
+    return b'{"jsonrpc":"2.0","id":', b"," + encoded[1:] + b"\n"
+
+
+def _answer_server_request(message: Incoming) -> bytes:
+    """What the client says to a server->client request: the minimum that is true."""
+    if message.method == "ping":
+        result: Any = {}
+    elif message.method == "roots/list":
+        result = {"roots": []}
+    else:
+        error = {"code": -32601, "message": f"the benchmark client does not do {message.method}"}
+        return _encode({"jsonrpc": "2.0", "id": message.id, "error": error}) + b"\n"
+    return _encode({"jsonrpc": "2.0", "id": message.id, "result": result}) + b"\n"
+
+
+class Peer:
+    """One MCP session on a wire, as a benchmark client: handshake, then raw requests.
+
+    :meth:`read_loop` must run in a task. Responses go to :attr:`on_response`
+    (``(message, perf_counter_at_arrival)``), called from the reader; after each
+    read :attr:`after_read` may write (e.g. the next requests of a closed loop).
+    Progress notifications go to :attr:`on_progress`; requests from the server are
+    answered at once (``ping``, empty ``roots/list``, else -32601).
+    """
+
+    def __init__(self, wire: Wire, protocol_version: str = "2025-11-25") -> None:
+        self.wire = wire
+        self.protocol_version = protocol_version
+        self.next_id = 0
+        self.on_response: ResponseCallback = _drop
+        self.on_progress: Callable[[Progress], None] | None = None
+        self.after_read: Callable[[], Any] | None = None
+        self.closed = trio.Event()
+        self.close_reason: str | None = None
+        self.initialize_result: dict[str, Any] = {}
+        self._write_lock = trio.Lock()
+
+    async def send(self, data: bytes) -> None:
+        async with self._write_lock:
+            await self.wire.send(data)
+
+    async def read_loop(self) -> None:
+        receive = self.wire.receive
+        try:
+            while True:
+                lines = await receive()
+                now = time.perf_counter()
+                on_response = self.on_response
+                replies: list[bytes] = []
+                for line in lines:
+                    if not line or line.isspace():
+                        continue
+                    try:
+                        message = _decode_incoming(line)
+                    except msgspec.DecodeError as error:
+                        raise BenchError(
+                            f"the server wrote a line that is not JSON-RPC ({error}):"
+                            f" {line[:200]!r}"
+                        ) from None
+                    if message.method is None:
+                        on_response(message, now)
+                    elif message.id is not None:
+                        replies.append(_answer_server_request(message))
+                    elif message.method == "notifications/progress" and self.on_progress:
+                        self.on_progress(_decode_progress(message.params))
+                if replies:
+                    await self.send(b"".join(replies))
+                if self.after_read is not None:
+                    await self.after_read()
+        except WireClosed as closed:
+            self.close_reason = str(closed)
+        finally:
+            self.closed.set()
+
+    async def call(self, method: str, params: Any = None, *, timeout: float = 30.0) -> msgspec.Raw:
+        """One request outside the measured loops: its raw result (raises on error/timeout)."""
+        self.next_id += 1
+        request_id = self.next_id
+        got: list[Incoming] = []
+        arrived = trio.Event()
+        previous = self.on_response
+
+        def on_response(message: Incoming, now: float) -> None:
+            if message.id == request_id:
+                got.append(message)
+                arrived.set()
+            else:
+                previous(message, now)
+
+        self.on_response = on_response
+        try:
+            prefix, suffix = request_template(method, params)
+            await self.send(prefix + str(request_id).encode() + suffix)
+            with trio.move_on_after(timeout) as scope:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(self._raise_when_closed, method)
+                    await arrived.wait()
+                    nursery.cancel_scope.cancel()
+        finally:
+            self.on_response = previous
+        if scope.cancelled_caught:
+            raise BenchError(f"no answer to {method} within {timeout:g} s")
+        if got[0].error:
+            raise BenchError(f"{method} failed: {bytes(got[0].error).decode(errors='replace')}")
+        return got[0].result
+
+    async def _raise_when_closed(self, method: str) -> None:
+        await self.closed.wait()
+        raise WireClosed(f"{self.close_reason or 'the server went away'} (waiting for {method})")
+
+    async def handshake(self) -> None:
+        """``initialize`` + ``notifications/initialized``."""
+        result = await self.call(
+            "initialize",
+            {
+                "protocolVersion": self.protocol_version,
+                "capabilities": {},
+                "clientInfo": CLIENT_INFO,
+            },
+        )
+        self.initialize_result = msgspec.json.decode(result)
+        await self.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+
+    async def call_tool(self, name: str, arguments: Any, *, timeout: float = 30.0) -> Any:
+        """Call a tool; its decoded result (raises if it is an ``isError`` result)."""
+        raw = await self.call("tools/call", {"name": name, "arguments": arguments}, timeout=timeout)
+        result = msgspec.json.decode(raw)
+        if result.get("isError"):
+            raise BenchError(f"tool {name} returned an error: {result}")
+        return result
+
+    async def list_tools(self) -> list[str]:
+        names: list[str] = []
+        cursor = None
+        for _ in range(100):
+            params: dict[str, Any] = {"cursor": cursor} if cursor else {}
+            page = msgspec.json.decode(await self.call("tools/list", params))
+            names.extend(tool["name"] for tool in page.get("tools", []))
+            cursor = page.get("nextCursor")
+            if not cursor:
+                break
+        return names
+
+
+def _drop(message: Incoming, now: float) -> None:
+    pass
+
+
+@asynccontextmanager
+async def open_peer(
+    connect: Connector,
+    *,
+    protocol_version: str = "2025-11-25",
+    initialize: bool = True,
+    timeout: float = 60.0,
+) -> AsyncIterator[Peer]:
+    """Connect, start the peer's reader, and (by default) do the MCP handshake.
+
+    ``timeout`` bounds the handshake (a server process's start-up included).
+    """
+    async with connect() as wire, trio.open_nursery() as nursery:
+        peer = Peer(wire, protocol_version)
+        nursery.start_soon(peer.read_loop)
+        try:
+            if initialize:
+                with trio.move_on_after(timeout) as scope:
+                    await peer.handshake()
+                if scope.cancelled_caught:
+                    raise BenchError(f"no answer to initialize within {timeout:g} s")
+            yield peer
+        finally:
+            nursery.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def open_peers(
+    connect: Connector, count: int, *, protocol_version: str = "2025-11-25", timeout: float = 60.0
+) -> AsyncIterator[tuple[list[Peer], list[str]]]:
+    """Open ``count`` sessions at once, each held by its own task; yields (peers, failures)."""
+    peers: list[Peer] = []
+    failures: list[str] = []
+    release = trio.Event()
+    settled = trio.Event()
+
+    async def hold() -> None:
+        try:
+            async with open_peer(
+                connect, protocol_version=protocol_version, timeout=timeout
+            ) as peer:
+                peers.append(peer)
+                if len(peers) + len(failures) == count:
+                    settled.set()
+                await release.wait()
+        except BenchError as error:
+            failures.append(str(error))
+            if len(peers) + len(failures) == count:
+                settled.set()
+
+    async with trio.open_nursery() as nursery:
+        for _ in range(count):
+            nursery.start_soon(hold)
+        with trio.move_on_after(timeout + 5):
+            await settled.wait()
+        try:
+            yield peers, failures
+        finally:
+            release.set()
+            nursery.cancel_scope.deadline = trio.current_time() + 30
+
+
+def structured(result: dict[str, Any]) -> Any:
+    """A tool result's structured content, else its first text block parsed as JSON."""
+    if "structuredContent" in result:
+        return result["structuredContent"]
+    for block in result.get("content", []):
+        if block.get("type") == "text":
+            try:
+                return msgspec.json.decode(block["text"])
+            except msgspec.DecodeError:
+                return block["text"]
+    return None

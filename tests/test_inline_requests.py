@@ -1,0 +1,138 @@
+"""Requests served in the session's reader: calls of tools that never wait.
+
+An ``async def`` tool without ``await`` finishes in one step, so the session runs
+it in its reader instead of spawning a request actor (see ``Session._serve_inline``).
+These tests hold what must not change with it: isolation of context variables, a
+correct (if slower) answer when a tool that was vouched for waits after all, and
+cancellation of every tool that can wait.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import pytest
+import trio
+import trio.lowlevel
+
+from mcp_actors import Client, Server, open_client
+from mcp_actors.runtime.session import Session
+from mcp_actors.server.tools import never_waits
+
+current: contextvars.ContextVar[str] = contextvars.ContextVar("current", default="unset")
+cancelled: list[float] = []
+
+
+async def plain(a: int) -> int:
+    return a + 1
+
+
+async def awaits(a: int) -> int:
+    await trio.lowlevel.checkpoint()
+    return a
+
+
+async def uses_async_with(lock: trio.Lock) -> None:
+    async with lock:
+        pass
+
+
+async def async_comprehension(items: trio.MemoryReceiveChannel[int]) -> list[int]:
+    return [item async for item in items]
+
+
+def sync_tool(a: int) -> int:
+    return a
+
+
+def test_only_async_functions_without_suspension_points_never_wait() -> None:
+    assert never_waits(plain)
+    assert not never_waits(awaits)
+    assert not never_waits(uses_async_with)
+    assert not never_waits(async_comprehension)
+    assert not never_waits(sync_tool)  # runs in a worker thread
+
+
+def make_server() -> Server:
+    server = Server("inline")
+
+    @server.tool
+    async def remember(value: str) -> str:
+        previous = current.get()
+        current.set(value)
+        return previous
+
+    @server.tool
+    async def add(a: int, b: int) -> int:
+        return a + b
+
+    @server.tool
+    async def sleepy(seconds: float) -> str:
+        try:
+            await trio.sleep(seconds)
+        except trio.Cancelled:
+            cancelled.append(seconds)
+            raise
+        return "slept"
+
+    return server
+
+
+@asynccontextmanager
+async def client_of(server: Server) -> AsyncIterator[Client]:
+    async with open_client(server) as client:
+        yield client
+
+
+async def test_never_waiting_tools_spawn_no_request_actor(monkeypatch: pytest.MonkeyPatch) -> None:
+    served_by_actor: list[str] = []
+    original = Session._serve
+
+    async def counting_serve(self: Session, request: object) -> None:
+        served_by_actor.append(getattr(request, "method", "?"))
+        await original(self, request)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Session, "_serve", counting_serve)
+    async with client_of(make_server()) as client:
+        async with trio.open_nursery() as nursery:
+            for i in range(50):
+                nursery.start_soon(client.call_tool, "add", {"a": i, "b": 1})
+        result = await client.call_tool("add", {"a": 2, "b": 3})
+        assert result.structured_content == {"result": 5}
+        await client.call_tool("sleepy", {"seconds": 0})
+        assert served_by_actor == ["tools/call"]  # only the tool that waits
+
+
+async def test_context_variables_set_inline_do_not_leak_between_requests() -> None:
+    async with client_of(make_server()) as client:
+        first = await client.call_tool("remember", {"value": "one"})
+        second = await client.call_tool("remember", {"value": "two"})
+    assert first.content[0].text == "unset"  # type: ignore[union-attr]
+    assert second.content[0].text == "unset"  # type: ignore[union-attr]
+
+
+async def test_a_tool_vouched_for_wrongly_still_answers(caplog: pytest.LogCaptureFixture) -> None:
+    server = make_server()
+    server.tools["sleepy"].never_waits = True  # as if the analysis had been wrong
+    with caplog.at_level(logging.WARNING, logger="mcp_actors.session"):
+        async with client_of(server) as client:
+            result = await client.call_tool("sleepy", {"seconds": 0.01})
+            after = await client.call_tool("add", {"a": 1, "b": 1})
+    assert result.content[0].text == "slept"  # type: ignore[union-attr]
+    assert after.structured_content == {"result": 2}
+    assert "waited although it was to run inline" in caplog.text
+
+
+async def test_tools_that_wait_can_still_be_cancelled() -> None:
+    cancelled.clear()
+    async with client_of(make_server()) as client:
+        with trio.move_on_after(0.05):
+            await client.call_tool("sleepy", {"seconds": 30})
+        assert (await client.call_tool("add", {"a": 1, "b": 2})).structured_content == {"result": 3}
+        with trio.fail_after(5):
+            while not cancelled:
+                await trio.sleep(0.01)
+    assert cancelled == [30]
