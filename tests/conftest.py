@@ -131,55 +131,23 @@ CONNECTORS: dict[str, Connector] = {
 LACKS: dict[str, frozenset[str]] = {
     "http-stateless": frozenset({"sessions", "server_requests"}),
 }
-#: Tests written before the ``needs`` marker, and what they need (a name prefix each).
-#: Prefer ``@pytest.mark.needs(...)`` on new tests.
-NEEDS: dict[str, tuple[str, ...]] = {
-    "test_server_to_client_request_from_a_handler": ("server_requests",),
-    "test_log_messages_respect_the_session_level": ("sessions",),
-    "test_tool_list_changes_are_announced": ("sessions",),
-    "test_client_declares_what_its_handlers_imply": ("sessions",),
-    "test_explicit_capabilities_take_precedence": ("sessions",),
-    "test_read_templates_decode_their_variables": ("sessions",),  # reads the client's name
-    "test_subscribe_": ("sessions",),
-    "test_a_slow_subscriber_gets_the_latest_update": ("sessions",),
-    "test_two_blocks_share_one_server_subscription": ("sessions",),
-    "test_resource_list_changes_are_announced": ("sessions",),
-    "test_prompt_list_changes_are_announced": ("sessions",),
-    "test_python_logging_reaches_the_client_at_its_level": ("sessions",),
-    "test_sampling": ("server_requests",),
-    "test_elicit": ("server_requests",),
-    "test_accepted_content_is_checked_against_the_schema": ("server_requests",),
-    "test_enum_forms_are_refused_under_2025_06_18": ("server_requests",),
-    "test_a_nested_form_is_refused_before_sending": ("server_requests",),
-    "test_url_elicitation": ("server_requests",),
-    "test_a_slow_elicitation_does_not_block_other_traffic": ("server_requests",),
-    "test_roots_and_their_changes": ("server_requests",),
-}
-
-
-def _needs(node: Any) -> set[str]:
-    marker = node.get_closest_marker("needs")
-    needed = set(marker.args) if marker else set()
-    name = getattr(node, "originalname", node.name)
-    for prefix, features in NEEDS.items():
-        if name.startswith(prefix):
-            needed.update(features)
-    return needed
-
-
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "needs(*features): skip over transports that lack a feature (conftest.LACKS)"
+        "markers", "needs(*features): run only over transports that have them (conftest.LACKS)"
     )
 
 
-@pytest.fixture(params=sorted(CONNECTORS))
-def transport(request: pytest.FixtureRequest) -> str:
-    name: str = request.param
-    missing = LACKS.get(name, frozenset()) & _needs(request.node)
-    if missing:
-        pytest.skip(f"{name} has no {', '.join(sorted(missing))}")
-    return name
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Parametrize ``transport`` over every connector that can do what the test needs.
+
+    A combination a transport cannot support (a subscription over stateless HTTP) is
+    not generated at all, rather than generated and skipped.
+    """
+    if "transport" not in metafunc.fixturenames:
+        return
+    needed = {f for mark in metafunc.definition.iter_markers("needs") for f in mark.args}
+    kinds = [kind for kind in sorted(CONNECTORS) if not LACKS.get(kind, frozenset()) & needed]
+    metafunc.parametrize("transport", kinds)
 
 
 @asynccontextmanager

@@ -145,6 +145,7 @@ async def test_read_text_binary_json_and_several_contents(transport: str) -> Non
     ]
 
 
+@pytest.mark.needs("sessions")  # the template reads the client's name
 async def test_read_templates_decode_their_variables(transport: str) -> None:
     async with connect(transport, FEATURES) as client:
         profile = await client.read_resource("users://2/profile")

@@ -190,6 +190,7 @@ async def test_requests_of_one_session_run_concurrently(transport: str, events_f
         nursery.cancel_scope.cancel()
 
 
+@pytest.mark.needs("server_requests")
 async def test_server_to_client_request_from_a_handler(transport: str) -> None:
     async with connect(transport) as client:
         result = await client.call_tool("ping_client")
@@ -202,6 +203,7 @@ async def test_client_ping(transport: str) -> None:
             await client.ping()
 
 
+@pytest.mark.needs("sessions")
 async def test_log_messages_respect_the_session_level(transport: str) -> None:
     received: list[types.LoggingMessageParams] = []
     handlers = ClientHandlers(on_log=received.append)
@@ -217,6 +219,7 @@ async def test_log_messages_respect_the_session_level(transport: str) -> None:
     ]
 
 
+@pytest.mark.needs("sessions")
 async def test_tool_list_changes_are_announced(transport: str) -> None:
     announced: list[str] = []
     handlers = ClientHandlers(on_list_changed=announced.append)
