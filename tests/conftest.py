@@ -137,13 +137,24 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+def _parametrizes_transport(metafunc: pytest.Metafunc) -> bool:
+    """Whether the test names its own transports with ``@pytest.mark.parametrize``."""
+    for mark in metafunc.definition.iter_markers("parametrize"):
+        names = mark.args[0]
+        if isinstance(names, str):
+            names = [name.strip() for name in names.split(",")]
+        if "transport" in names:
+            return True
+    return False
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Parametrize ``transport`` over every connector that can do what the test needs.
 
     A combination a transport cannot support (a subscription over stateless HTTP) is
     not generated at all, rather than generated and skipped.
     """
-    if "transport" not in metafunc.fixturenames:
+    if "transport" not in metafunc.fixturenames or _parametrizes_transport(metafunc):
         return
     needed = {f for mark in metafunc.definition.iter_markers("needs") for f in mark.args}
     kinds = [kind for kind in sorted(CONNECTORS) if not LACKS.get(kind, frozenset()) & needed]

@@ -409,8 +409,12 @@ async def test_delete_cancels_in_flight_requests(events_file: Path) -> None:
                 await response.aread()  # the stream ends with the session
 
 
-async def test_our_client_sees_the_session_end() -> None:
-    async with serving() as server, open_client(server.url) as client:
+async def test_without_renewal_our_client_sees_the_session_end() -> None:
+    async with (
+        serving() as server,
+        open_streamable_http(server.url, renew_expired_sessions=False) as stream,
+        open_client(stream) as client,
+    ):
         await client.ping()
         server.app.registry.close_all()
         with trio.fail_after(5), pytest.raises((ConnectionClosed, McpError)):
@@ -576,3 +580,20 @@ def test_import_mcp_actors_loads_no_network_library() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+async def test_the_client_renews_a_session_the_server_forgot() -> None:
+    async with (
+        serving() as server,
+        open_streamable_http(server.url) as stream,
+        open_client(stream) as client,
+    ):
+        assert (await client.call_tool("add", {"a": 1, "b": 2})).structured_content == {"result": 3}
+        first_session = stream.session_id
+        server.app.registry.close_all()  # as if the server had restarted
+        # The next call meets a 404, renews the session with a new initialize, goes on.
+        result = await client.call_tool("add", {"a": 20, "b": 22})
+        assert result.structured_content == {"result": 42}
+        assert stream.renewals == 1
+        assert stream.session_id not in (None, first_session)
+        await client.ping()

@@ -17,7 +17,12 @@
 - a response stream that breaks before its response arrived is **resumed**: wait
   the server's ``retry`` delay, then GET with ``Last-Event-ID``; the server
   replays what was missed. A request cancelled by the session aborts its POST;
-- a 404 for the session means it expired: the stream ends (the session closes);
+- a 404 for the session means the server forgot it (it expired, or the server
+  restarted): the transport **renews** it — replays the session's ``initialize``
+  and ``notifications/initialized`` to get a new session id — and sends the
+  request again, so the client goes on (server-side state such as subscriptions
+  and the log level is gone; a warning says so). If renewing fails, the stream
+  ends and the client session closes;
 - a 400/404/405 answer to the initialize POST means an older server: the
   transport falls back to the legacy HTTP+SSE transport on the same URL;
 - closing sends DELETE to end the session on the server.
@@ -59,6 +64,7 @@ _ACCEPT_BOTH = f"{JSON}, {EVENT_STREAM}"
 DEFAULT_RETRY_MS = 1000
 #: Seconds to wait for a response stream to end once its responses have all arrived.
 _LINGER = 1.0
+_INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
 #: Longest wait for the GET stream's request to be written before later messages go out (s).
 GET_STREAM_HEADSTART = 2.0
 
@@ -78,6 +84,7 @@ class StreamableHttpClientStream(MessageStream):
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
         max_reconnects: int = 5,
         inbox_size: int = 256,
+        renew_expired_sessions: bool = True,
     ) -> None:
         self.url = url
         self.client = client
@@ -86,6 +93,11 @@ class StreamableHttpClientStream(MessageStream):
         self.terminate_on_close = terminate_on_close
         self.max_event_size = max_event_size
         self.max_reconnects = max_reconnects
+        self.renew_expired_sessions = renew_expired_sessions
+        #: How many times an expired session was renewed with a new initialize.
+        self.renewals = 0
+        self._initialize_payload: bytes | None = None
+        self._renewing = trio.Lock()
         #: Set by the server's answer to initialize; sent on every later request.
         self.session_id: str | None = None
         #: The negotiated version, read from the initialize response; sent as a header.
@@ -151,6 +163,7 @@ class StreamableHttpClientStream(MessageStream):
         if kind.request_ids:
             if kind.method == "initialize":
                 self._initialize_id = kind.request_ids[0]
+                self._initialize_payload = payload
             await self._nursery.start(self._request, payload, kind.request_ids)
             return
         await self._post_quietly(payload)
@@ -172,7 +185,7 @@ class StreamableHttpClientStream(MessageStream):
             self._abandoned.add(request_id)
             scope.cancel()
 
-    async def _post_quietly(self, payload: bytes) -> None:
+    async def _post_quietly(self, payload: bytes, *, may_renew: bool = True) -> None:
         """POST a notification or response; the server answers 202."""
         headers = merge_headers(self._headers(), {"content-type": JSON})
         try:
@@ -181,7 +194,10 @@ class StreamableHttpClientStream(MessageStream):
             log.warning("POST of a notification failed: %s", error)
             return
         if response.status_code == 404 and self.session_id is not None:
-            self._session_lost()
+            if may_renew and await self._renew(headers.get("mcp-session-id")):
+                await self._post_quietly(payload, may_renew=False)
+            else:
+                self._session_lost()
         elif response.status_code >= 400:
             log.warning("the server refused a notification: HTTP %s", response.status_code)
 
@@ -190,6 +206,7 @@ class StreamableHttpClientStream(MessageStream):
         payload: bytes,
         request_ids: list[RequestId],
         *,
+        may_renew: bool = True,
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """POST requests and read their reply; reports started once the body is written."""
@@ -220,7 +237,8 @@ class StreamableHttpClientStream(MessageStream):
                     return
                 written()
                 try:
-                    await self._reply(payload, response, pending)
+                    session = headers.get("mcp-session-id") if may_renew else None
+                    await self._reply(payload, response, pending, session)
                 except (httpx.HTTPError, EventTooLarge) as error:
                     await self._fail(pending, f"reading the reply failed: {error}")
                 finally:
@@ -236,7 +254,11 @@ class StreamableHttpClientStream(MessageStream):
         await self._fail(pending - abandoned, "the server closed the response stream unanswered")
 
     async def _reply(
-        self, payload: bytes, response: httpx.Response, pending: set[RequestId]
+        self,
+        payload: bytes,
+        response: httpx.Response,
+        pending: set[RequestId],
+        sent_in_session: str | None,
     ) -> None:
         status = response.status_code
         initialize = self._initialize_id in pending
@@ -247,6 +269,12 @@ class StreamableHttpClientStream(MessageStream):
                 return
             self.session_id = response.headers.get("mcp-session-id") or self.session_id
         if status == 404 and self.session_id is not None and not initialize:
+            await response.aclose()
+            if sent_in_session is not None and await self._renew(sent_in_session):
+                # Once more, in the new session (and never renewed again for this request).
+                await self._request(payload, sorted(pending, key=str), may_renew=False)
+                pending.clear()
+                return
             await self._fail(pending, "the session has expired (HTTP 404)")
             self._session_lost()
             return
@@ -308,8 +336,11 @@ class StreamableHttpClientStream(MessageStream):
                 continue
             if isinstance(resumed, int):
                 if resumed == 404:
+                    # What the old session owed is lost with it; later calls may go on.
+                    expired = self.session_id
                     await self._fail(pending, "the session has expired (HTTP 404)")
-                    self._session_lost()
+                    if not await self._renew(expired):
+                        self._session_lost()
                 return
             response = resumed
 
@@ -379,8 +410,11 @@ class StreamableHttpClientStream(MessageStream):
                     if response.status_code == 405:
                         return  # the server offers no GET stream
                     if response.status_code == 404:
-                        self._session_lost()
-                        return
+                        if not await self._renew(headers.get("mcp-session-id")):
+                            self._session_lost()
+                            return
+                        decoder = SSEDecoder(self.max_event_size)  # a new session's stream
+                        continue
                     if response.status_code == 200 and EVENT_STREAM in content_type:
                         progressed = await self._consume(response, decoder, set())
             except httpx.HTTPError as error:
@@ -400,6 +434,42 @@ class StreamableHttpClientStream(MessageStream):
         return SSEDecoder(
             self.max_event_size, last_event_id=decoder.last_event_id, retry=decoder.retry
         )
+
+    async def _renew(self, expired: str | None) -> bool:
+        """Replace the expired session ``expired`` with a new one; whether that worked.
+
+        Replays the session's own ``initialize`` and ``notifications/initialized``.
+        Concurrent requests that met the same 404 wait for one renewal and share it.
+        """
+        if not self.renew_expired_sessions or self._initialize_payload is None or self._closed:
+            return False
+        async with self._renewing:
+            if self.session_id != expired:
+                return self.session_id is not None  # another request renewed it already
+            self.session_id = None
+            headers = merge_headers(self._headers(), {"content-type": JSON})
+            try:
+                response = await self.client.post(
+                    self.url, content=self._initialize_payload, headers=headers
+                )
+                body = await response.aread()
+            except httpx.HTTPError as error:
+                log.warning("renewing the expired session failed: %s", error)
+                return False
+            new_id = response.headers.get("mcp-session-id")
+            if response.status_code != 200 or not new_id or error_from_body(body) is not None:
+                log.warning("renewing the expired session failed: HTTP %s", response.status_code)
+                return False
+            self.session_id = new_id
+            self.renewals += 1
+            log.warning(
+                "the server forgot session %s; renewed it as %s (server-side state such as"
+                " subscriptions and the log level was lost)",
+                (expired or "")[:8],
+                new_id[:8],
+            )
+        await self._post_quietly(_INITIALIZED, may_renew=False)
+        return True
 
     def _session_lost(self) -> None:
         """The server forgot the session: end the stream so the client session closes."""
@@ -441,12 +511,15 @@ async def open_streamable_http(
     terminate_on_close: bool = True,
     max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
     max_reconnects: int = 5,
+    renew_expired_sessions: bool = True,
 ) -> AsyncIterator[StreamableHttpClientStream]:
     """Connect to a Streamable HTTP endpoint such as ``http://127.0.0.1:8000/mcp``.
 
     ``headers`` go on every request (e.g. ``Authorization``); ``http_client`` lets
     you bring your own ``httpx.AsyncClient`` (kept open on exit). Leaving the block
     DELETEs the session (``terminate_on_close``) and stops every background read.
+    With ``renew_expired_sessions``, a session the server forgot (HTTP 404) is
+    replaced by a new one (a fresh ``initialize``) and the request sent again.
     """
     async with AsyncExitStack() as stack:
         client = http_client
@@ -462,6 +535,7 @@ async def open_streamable_http(
             terminate_on_close=terminate_on_close,
             max_event_size=max_event_size,
             max_reconnects=max_reconnects,
+            renew_expired_sessions=renew_expired_sessions,
         )
         try:
             yield stream
