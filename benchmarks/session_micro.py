@@ -10,6 +10,7 @@ Usage::
 
     python benchmarks/session_micro.py --depth 100 --calls 200000
     python benchmarks/session_micro.py --depth 1 --profile     # pyinstrument, if installed
+    python benchmarks/session_micro.py --cancel 200   # notifications/cancelled read -> handler
 """
 
 from __future__ import annotations
@@ -75,6 +76,75 @@ class ClosedLoopStream(MessageStream):
         pass
 
 
+class CancelStream(MessageStream):
+    """Starts ``cancellation_probe`` calls and cancels each once it runs; times the cancel.
+
+    The clock starts when :meth:`receive` hands the session the ``notifications/cancelled``
+    bytes (the moment the notification is read) and stops when the probe records that
+    it saw the cancellation (in ``benchmarks/servers/ours.py``).
+    """
+
+    _CANCELLED = b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":'
+
+    def __init__(self, rounds: int, observed: dict[str, float]) -> None:
+        self.rounds = rounds
+        self.observed = observed
+        self.pending: list[bytes] = [
+            b'{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":'
+            b'"2025-11-25","capabilities":{},"clientInfo":{"name":"micro","version":"1"}}}',
+            b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
+        ]
+        self.running = trio.Event()
+        self.token = ""
+        self.read_at: float | None = None
+        self.latencies: list[float] = []
+
+    async def receive(self) -> bytes:
+        if self.read_at is not None:  # the last cancellation was read: wait for the probe
+            with trio.fail_after(10):
+                # the probe writes a plain dict: poll it, one scheduler pass at a time
+                while self.token not in self.observed:
+                    await trio.lowlevel.checkpoint()
+            self.latencies.append(self.observed[self.token] - self.read_at)
+            self.read_at = None
+        if self.pending:
+            message = self.pending.pop(0)
+            if message.startswith(self._CANCELLED):
+                await self.running.wait()  # the probe runs: now "read" its cancellation
+                self.read_at = time.monotonic()
+            return message
+        if len(self.latencies) >= self.rounds:
+            raise TransportClosed("done")
+        request_id = str(len(self.latencies)).encode()
+        self.token = f"micro-{time.monotonic_ns()}"
+        token = self.token.encode()
+        self.running = trio.Event()
+        self.pending.append(self._CANCELLED + request_id + b"}}")
+        return (
+            b'{"jsonrpc":"2.0","id":' + request_id + b',"method":"tools/call","params":'
+            b'{"name":"cancellation_probe","arguments":{"token":"' + token + b'"},'
+            b'"_meta":{"progressToken":"' + token + b'"}}}'
+        )
+
+    async def send_all(self, messages: Sequence[Outgoing]) -> None:
+        for message in messages:
+            if b"notifications/progress" in message.payload:
+                self.running.set()
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def run_cancel(rounds: int) -> list[float]:
+    """Seconds from reading ``notifications/cancelled`` to the handler seeing it, per round."""
+    from ours import _observed, server
+
+    stream = CancelStream(rounds, _observed)
+    with trio.fail_after(120):
+        await server.serve_session(stream)
+    return sorted(stream.latencies)
+
+
 async def run(calls: int, depth: int, tool: str, arguments: bytes) -> float:
     from ours import server  # benchmarks/servers/ours.py
 
@@ -92,7 +162,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--args", default='{"a":1,"b":2}')
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--profile", action="store_true", help="pyinstrument profile of one run")
+    parser.add_argument(
+        "--cancel",
+        type=int,
+        default=0,
+        metavar="N",
+        help="instead: N cancellations, notification read -> handler sees it",
+    )
     options = parser.parse_args(argv)
+    if options.cancel:
+        latencies = trio.run(run_cancel, options.cancel)
+        p50 = latencies[len(latencies) // 2] * 1e6
+        p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1e6
+        print(
+            f"cancellation, notification read -> handler saw it: p50 {p50:.0f} µs,"
+            f" p99 {p99:.0f} µs, max {latencies[-1] * 1e6:.0f} µs ({len(latencies)} rounds)"
+        )
+        return 0
     arguments = options.args.encode()
     if options.profile:
         if importlib.util.find_spec("pyinstrument") is None:

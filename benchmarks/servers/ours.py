@@ -45,8 +45,8 @@ async def echo(text: str) -> str:
 @server.tool
 async def cancellation_probe(ctx: Context, token: str, seconds: float = 30.0) -> str:
     """Report progress 0, wait ``seconds``; if cancelled, record when under ``token``."""
-    await ctx.report_progress(0, None, "started")
-    try:
+    try:  # the report too: a cancellation may land at its checkpoint
+        await ctx.report_progress(0, None, "started")
         await trio.sleep(seconds)
     except trio.Cancelled:
         _observed[token] = time.monotonic()

@@ -34,8 +34,8 @@ async def echo(text: str) -> str:
 @server.tool()
 async def cancellation_probe(token: str, ctx: Context, seconds: float = 30.0) -> str:
     """Report progress 0, wait ``seconds``; if cancelled, record when under ``token``."""
-    await ctx.report_progress(0, None, "started")
-    try:
+    try:  # the report too: a cancellation may land while it is sent
+        await ctx.report_progress(0, None, "started")
         await anyio.sleep(seconds)
     except anyio.get_cancelled_exc_class():
         _observed[token] = time.monotonic()

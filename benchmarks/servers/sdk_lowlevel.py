@@ -70,8 +70,8 @@ async def call_tool(
     if params.name == "echo":
         return _text(str(args["text"]))
     if params.name == "cancellation_probe":
-        await ctx.session.report_progress(0, None, "started")
-        try:
+        try:  # the report too: a cancellation may land while it is sent
+            await ctx.session.report_progress(0, None, "started")
             await anyio.sleep(float(args.get("seconds", 30.0)))
         except anyio.get_cancelled_exc_class():
             _observed[str(args["token"])] = time.monotonic()

@@ -47,8 +47,10 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     bench.add_argument(
         "--large-args", default=None, help="explicit JSON arguments for the large tool instead"
     )
-    bench.add_argument("--cancel-tool", default="cancellation_probe")
-    bench.add_argument("--protocol-version", default="2025-11-25")
+    bench.add_argument(
+        "--cancel-tool", default="cancellation_probe", help="the probe of the cancel workload"
+    )
+    bench.add_argument("--protocol-version", default="2025-11-25", help="version to request")
     bench.add_argument(
         "--server-pid", type=int, default=None, help="a URL target's server process, for /proc"
     )

@@ -35,7 +35,7 @@ from .wire import (
     StdioWire,
     WireClosed,
     _answer_server_request,
-    _decode_incoming,
+    _decode_loop_incoming,
 )
 
 
@@ -263,7 +263,7 @@ class _PipeLoop:
             if not line or line.isspace():
                 continue
             try:
-                message = _decode_incoming(line)
+                message = _decode_loop_incoming(line)
             except msgspec.DecodeError as error:
                 raise BenchError(
                     f"the server wrote a line that is not JSON-RPC ({error}): {line[:200]!r}"
@@ -279,8 +279,8 @@ class _PipeLoop:
             completed += 1
             if message.error:
                 tally.failed(message.error)
-            elif message.result and b'"isError":true' in bytes(message.result):
-                tally.failed(bytes(message.result))
+            elif message.result is not None and message.result.is_error:
+                tally.failed(line[:300])
         tally.done += completed
         return completed
 

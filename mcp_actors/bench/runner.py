@@ -22,8 +22,9 @@ Server CPU and memory come from ``/proc`` when the server is a local process
 **The cancellation contract** (any server can take part): a tool
 ``cancellation_probe(token: str, seconds: float)`` reports progress once when it
 starts (if the call carries a ``progressToken``), then waits ``seconds``; when it
-is cancelled it records the host's monotonic clock (Python's ``time.monotonic()``,
-Linux ``CLOCK_MONOTONIC``, in seconds) under ``token``. A tool
+is cancelled — at any point after it started, the progress report included — it
+records the host's monotonic clock (Python's ``time.monotonic()``, Linux
+``CLOCK_MONOTONIC``, in seconds) under ``token``. A tool
 ``last_cancellation(token: str)`` returns ``{"token": token, "observed": seconds}``
 (``observed`` null until then) as structured content or as JSON text. The harness
 records the same clock just before writing ``notifications/cancelled``; the

@@ -258,6 +258,19 @@ class Incoming(msgspec.Struct):
     error: msgspec.Raw = msgspec.Raw()
 
 
+class _ResultFlags(msgspec.Struct, rename="camel"):
+    is_error: bool = False
+
+
+class LoopIncoming(msgspec.Struct):
+    """What the measured loops need of a message: no copy of a big result is kept."""
+
+    id: int | str | None = None
+    method: str | None = None
+    result: _ResultFlags | None = None
+    error: msgspec.Raw = msgspec.Raw()
+
+
 class Progress(msgspec.Struct, rename="camel"):
     progress_token: int | str | None = None
     progress: float = 0.0
@@ -265,6 +278,7 @@ class Progress(msgspec.Struct, rename="camel"):
 
 ResponseCallback = Callable[[Incoming, float], None]
 _decode_incoming = msgspec.json.Decoder(Incoming).decode
+_decode_loop_incoming = msgspec.json.Decoder(LoopIncoming).decode
 _decode_progress = msgspec.json.Decoder(Progress).decode
 _encode = msgspec.json.Encoder().encode
 
@@ -278,7 +292,7 @@ def request_template(method: str, params: Any = None) -> tuple[bytes, bytes]:
     return b'{"jsonrpc":"2.0","id":', b"," + encoded[1:] + b"\n"
 
 
-def _answer_server_request(message: Incoming) -> bytes:
+def _answer_server_request(message: Incoming | LoopIncoming) -> bytes:
     """What the client says to a server->client request: the minimum that is true."""
     if message.method == "ping":
         result: Any = {}

@@ -45,14 +45,8 @@ function makeServer() {
       inputSchema: { token: z.string(), seconds: z.number().optional() },
     },
     async ({ token, seconds }, extra) => {
-      const progressToken = extra._meta?.progressToken;
-      if (progressToken !== undefined) {
-        await extra.sendNotification({
-          method: "notifications/progress",
-          params: { progressToken, progress: 0, message: "started" },
-        });
-      }
-      return await new Promise((resolve) => {
+      // Listen first: the cancellation may come while the progress report is being sent.
+      const done = new Promise((resolve) => {
         const timer = setTimeout(
           () => resolve({ content: [{ type: "text", text: "not cancelled" }] }),
           (seconds ?? 30) * 1000,
@@ -64,6 +58,14 @@ function makeServer() {
           resolve({ content: [{ type: "text", text: "cancelled" }] });
         });
       });
+      const progressToken = extra._meta?.progressToken;
+      if (progressToken !== undefined) {
+        await extra.sendNotification({
+          method: "notifications/progress",
+          params: { progressToken, progress: 0, message: "started" },
+        });
+      }
+      return await done;
     },
   );
 

@@ -543,8 +543,8 @@ def _bench_tools(server: Server, settings: Settings) -> None:
 
         The benchmark contract of ``mcp-actors bench`` (workload ``cancel``).
         """
-        await ctx.report_progress(0, None, "started")
-        try:
+        try:  # the report too: a cancellation may land at its checkpoint
+            await ctx.report_progress(0, None, "started")
             await trio.sleep(min(seconds, settings.max_job_seconds))
         except trio.Cancelled:
             _remember(observed, token, time.monotonic())
