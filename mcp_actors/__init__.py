@@ -1,11 +1,15 @@
 """mcp_actors: an MCP runtime on Trio where every session and request is a supervised actor.
 
 The curated public API; everything here is re-exported from the module that owns it.
+The network transports are exported lazily (``from mcp_actors import serve_http``
+imports hypercorn then, not ``import mcp_actors``).
 """
+
+from typing import Any
 
 from ._version import __version__
 from .client.client import Client, ClientHandlers, open_client
-from .client.targets import StdioTarget
+from .client.targets import StdioTarget, UrlTarget
 from .protocol import types
 from .protocol.errors import McpError, ProtocolViolation
 from .protocol.versions import LATEST, SUPPORTED
@@ -42,6 +46,7 @@ __all__ = [
     "StdioTarget",
     "Supervisor",
     "TransportClosed",
+    "UrlTarget",
     "__version__",
     "content",
     "memory_pair",
@@ -51,3 +56,34 @@ __all__ = [
     "serve_stdio",
     "types",
 ]
+
+
+#: Network transports, imported on first use: name -> (module, attribute).
+_LAZY: dict[str, tuple[str, str]] = {
+    "HttpConfig": ("mcp_actors.transports.http_config", "HttpConfig"),
+    "serve_http": ("mcp_actors.server.serve_http", "serve_http"),
+    "run_http": ("mcp_actors.server.serve_http", "run_http"),
+    "serve_websocket": ("mcp_actors.server.serve_websocket", "serve_websocket"),
+    "run_websocket": ("mcp_actors.server.serve_websocket", "run_websocket"),
+    "open_streamable_http": (
+        "mcp_actors.transports.streamable_http_client",
+        "open_streamable_http",
+    ),
+    "open_sse_client": ("mcp_actors.transports.http_sse_client", "open_sse_client"),
+    "open_websocket_client": ("mcp_actors.transports.websocket", "open_websocket_client"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'mcp_actors' has no attribute {name!r}")
+    import importlib
+
+    module, attribute = _LAZY[name]
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*__all__, *_LAZY])

@@ -71,3 +71,15 @@ def test_importing_the_package_loads_no_heavy_transport() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     )
     assert output.stdout.strip() == "[]"
+
+
+def test_network_transports_are_exported_lazily() -> None:
+    probe = (
+        "import sys, mcp_actors; before = 'hypercorn' in sys.modules; "
+        "from mcp_actors import serve_http, HttpConfig, open_streamable_http; "
+        "print(before, 'hypercorn' in sys.modules, serve_http.__module__)"
+    )
+    output = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    assert output.stdout.split() == ["False", "True", "mcp_actors.server.serve_http"]
