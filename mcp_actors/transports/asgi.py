@@ -150,6 +150,11 @@ async def send_chunk(send: Send, data: bytes) -> None:
     await send({"type": "http.response.body", "body": data, "more_body": True})
 
 
+async def send_last(send: Send, data: bytes) -> None:
+    """The final chunk of a streamed body: it ends the response too (one write fewer)."""
+    await send({"type": "http.response.body", "body": data, "more_body": False})
+
+
 async def end_body(send: Send) -> None:
     await send({"type": "http.response.body", "body": b"", "more_body": False})
 

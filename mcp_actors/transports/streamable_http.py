@@ -55,6 +55,7 @@ from .asgi import (
     respond,
     respond_error,
     send_chunk,
+    send_last,
     start_event_stream,
     watch_disconnect,
 )
@@ -314,10 +315,15 @@ class StreamableHttpEndpoint:
         send: Send,
     ) -> None:
         """Write ``stream`` on this response until it is done or the client goes away."""
+        ended = False
         async with trio.open_nursery() as nursery:
             nursery.start_soon(watch_disconnect, receive, nursery.cancel_scope)
-            await transport.pump(stream, partial(send_chunk, send), after)
+            ended = await transport.pump(
+                stream, partial(send_chunk, send), after, partial(send_last, send)
+            )
             nursery.cancel_scope.cancel()
+        if ended:
+            return
         with suppress(Exception):  # the connection may be gone; nothing to tell anyone
             await end_body(send)
 

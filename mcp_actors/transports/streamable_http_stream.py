@@ -210,12 +210,16 @@ class HttpSessionStream(MessageStream):
         """No more requests will come (stateless): the session ends once it has answered."""
         self._inbox_send.close()
 
-    async def pump(self, stream: ResponseStream, write: Write, after: str | None) -> None:
+    async def pump(
+        self, stream: ResponseStream, write: Write, after: str | None, last: Write | None = None
+    ) -> bool:
         """Carry ``stream`` on one connection: write its events after ``after`` as they come.
 
         Returns when the stream is finished and written out, when the session ends,
         or (``poll_after``) when it is time for the client to reconnect. A newer
-        connection for the same stream cancels this one.
+        connection for the same stream cancels this one. Given ``last``, the final
+        chunk of a finished stream goes through it instead of ``write`` (so it can end
+        the response body in the same send) and the result is True.
         """
         config = self.config
         with trio.CancelScope() as scope:
@@ -224,22 +228,30 @@ class HttpSessionStream(MessageStream):
                 previous.cancel()
             self._live += 1
             try:
-                await self._pump(stream, write, after, config)
+                return await self._pump(stream, write, after, config, last)
             finally:
                 self._live -= 1
                 self.last_activity = trio.current_time()
                 if stream.connection is scope:
                     stream.connection = None
+        return False  # cancelled by a newer connection
 
     async def _pump(
-        self, stream: ResponseStream, write: Write, cursor: str | None, config: HttpConfig
-    ) -> None:
+        self,
+        stream: ResponseStream,
+        write: Write,
+        cursor: str | None,
+        config: HttpConfig,
+        last: Write | None,
+    ) -> bool:
         keepalive = config.keepalive_interval
         retry = config.retry_interval
         poll_at = trio.current_time() + config.poll_after if config.poll_after else None
         read = self.store.read
         while True:
             changed = stream.changed
+            # Finished before the read: nothing can follow what it returns.
+            final = last is not None and stream.finished
             events = await read(stream.key, cursor)
             if events:
                 chunk = b"".join(
@@ -250,16 +262,20 @@ class HttpSessionStream(MessageStream):
                         for event in events
                     ]
                 )
+                if final and last is not None:
+                    await last(chunk)
+                    stream.delivered = events[-1].id
+                    return True
                 await write(chunk)
                 cursor = stream.delivered = events[-1].id
                 continue
             if stream.finished or self.closed.is_set():
-                return
+                return False
             deadline = trio.current_time() + keepalive if keepalive else math.inf
             if poll_at is not None and self.resumable:
                 if trio.current_time() >= poll_at:
                     await write(b"retry: %d\n\n" % (retry or 1000))
-                    return
+                    return False
                 deadline = min(deadline, poll_at)
             with trio.move_on_at(deadline) as idle:
                 await changed.wait()
