@@ -140,6 +140,27 @@ async def test_progress_is_monotonic_and_arrives_before_the_result(transport: st
     assert values == sorted(set(values))
 
 
+async def test_the_final_progress_arrives_before_call_tool_returns(transport: str) -> None:
+    """Progress coalesces (latest wins), but the latest report always precedes the result.
+
+    The callback waits a little, as a real one might (a redraw): the last report and
+    the response then arrive while it runs, and must still be delivered in order.
+    Repeated, because the interleaving that lost the last report was a race.
+    """
+    seen: list[float] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(progress)
+        await trio.sleep(0.001)
+
+    async with connect(transport) as client:
+        for _ in range(50):
+            seen.clear()
+            result = await client.call_tool("progress_burst", on_progress=on_progress)
+            assert result.content == [types.TextContent(text="done")]
+            assert seen and seen[-1] == 100, f"the final progress was lost: saw {seen}"
+
+
 async def test_no_progress_without_a_progress_token(transport: str) -> None:
     async with connect(transport) as client:
         result = await client.call_tool("slow", {"steps": 2})

@@ -572,11 +572,13 @@ class Session:
                         soft = clock.soft(trio.current_time())
                     if on_progress is not None:
                         await on_progress(progress)
+                    # Newer progress (and the response behind it) may have come in while
+                    # the callback ran: look again before returning, so none is lost.
+                    continue
                 if call.response is not None or call.closed is not None:
                     break
-                if progress is None:
-                    self._cancel_remote(call, "timed out")
-                    raise RequestTimeout(method, request_id, _elapsed(clock))
+                self._cancel_remote(call, "timed out")
+                raise RequestTimeout(method, request_id, _elapsed(clock))
         except trio.Cancelled:
             self._cancel_remote(call, "the caller was cancelled")
             raise

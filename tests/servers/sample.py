@@ -56,6 +56,14 @@ async def slow(ctx: Context, steps: int = 3, delay: float = 0.01) -> str:
 
 
 @server.tool
+async def progress_burst(ctx: Context) -> str:
+    """Report progress 0, 50 and 100 with no pause between them, then return at once."""
+    for value in (0, 50, 100):
+        await ctx.report_progress(value, 100)
+    return "done"
+
+
+@server.tool
 async def wait_forever(ctx: Context, tag: str = "wait") -> str:
     """Sleep until cancelled, and record the cancellation."""
     record(f"started {tag}")
