@@ -126,7 +126,6 @@ class Session:
         init=False
     )
     _reading: bool = attrs.field(init=False, default=True)
-    _idle: trio.Event = attrs.field(init=False, factory=trio.Event)
     _actors: set[trio.CancelScope] | None = attrs.field(init=False, factory=set)
     _dropped_notifications: int = attrs.field(init=False, default=0)
     _received: int = attrs.field(init=False, default=0)
@@ -180,10 +179,10 @@ class Session:
         """Run ``actor()`` as a long-lived task of this session (e.g. a subscription).
 
         It lives in the session's nursery, so it ends with the session: it is
-        cancelled once the peer has stopped sending and in-flight requests are
-        done, or when the session is closed. An exception it raises ends the
-        session, so an actor contains its own failures. Raises RuntimeError if the
-        session is not running (or already draining).
+        cancelled once the peer has stopped sending, or when the session is closed.
+        An exception it raises ends the session, so an actor contains its own
+        failures. Raises RuntimeError if the session is not running (or already
+        draining).
         """
         if self._nursery is None or self._actors is None:
             raise RuntimeError("the session is not running")
@@ -202,12 +201,14 @@ class Session:
                 self._actors.discard(scope)
 
     async def _drain(self, nursery: trio.Nursery) -> None:
-        """The peer stopped sending: let running requests answer (briefly), then flush and stop."""
+        """The peer stopped sending: cancel what it asked for, flush what is queued, stop.
+
+        A peer that closes its end (stdin at EOF, a dropped connection) is gone: nobody
+        waits for the answers of its requests any more, so they are cancelled at once
+        rather than left to run on. What is already queued is still written.
+        """
         self._reading = False
         self._fail_outbound(ConnectionClosed)
-        if self._inbound:
-            with trio.move_on_after(5):
-                await self._idle.wait()
         for request in list(self._inbound.values()):
             request.cancel("the peer closed the connection")
         actors, self._actors = self._actors or set(), None
@@ -496,9 +497,7 @@ class Session:
         finally:
             if request.progress is not None:
                 request.progress.closed = True
-            finished = self._inbound.pop(request.id, None) is not None
-            if finished and not self._inbound and not self._reading:
-                self._idle.set()
+            self._inbound.pop(request.id, None)
         return payload
 
     async def _handle(self, request: InboundRequest) -> bytes:

@@ -52,6 +52,12 @@ class HttpConfig:
     #: Close a resumable (2025-11-25) event stream's connection after this many seconds
     #: so the client polls with ``Last-Event-ID``; None: connections stay open.
     poll_after: float | None = None
+    #: Seconds a POST's event stream whose connection the client dropped waits for the
+    #: client to resume it (GET with ``Last-Event-ID``) before the requests still
+    #: unanswered on it are cancelled; None: until the session ends. A reply the client
+    #: cannot resume (a JSON body, a stream it holds no event id of, stateless mode) is
+    #: cancelled as soon as its connection closes.
+    resume_window: float | None = 10.0
     #: Finished response streams remembered for late resumption, per session; older
     #: ones are forgotten (their events may still be in the store until evicted).
     max_finished_streams: int = 256

@@ -15,6 +15,8 @@
 - **GET** opens the session's standalone stream, or with ``Last-Event-ID``
   resumes the stream that id belongs to, replaying what followed it.
 - **DELETE** ends the session, cancelling its in-flight requests.
+- **A client that closes a POST's connection** before its reply cancels the requests
+  still unanswered on it, unless it can resume the stream (see :meth:`_abandoned`).
 - **Stateless** (``HttpConfig.stateless``): no ids; each POST is served by a
   fresh session that starts operating without ``initialize`` and ends with the
   response; GET and DELETE answer 405.
@@ -287,6 +289,8 @@ class StreamableHttpEndpoint:
         if not await self._wait_finished(transport, stream, receive):
             if transport.closed.is_set():
                 await respond_error(send, 404, "Not Found: the session has ended")
+            else:  # the client left: a JSON body cannot be resumed
+                await transport.abandon(stream)
             return
         if not stream.responses:  # every request was cancelled
             await respond(send, 202, headers=headers)
@@ -315,17 +319,43 @@ class StreamableHttpEndpoint:
         send: Send,
     ) -> None:
         """Write ``stream`` on this response until it is done or the client goes away."""
-        ended = False
+        ended = pumped = False
         async with trio.open_nursery() as nursery:
             nursery.start_soon(watch_disconnect, receive, nursery.cancel_scope)
             ended = await transport.pump(
                 stream, partial(send_chunk, send), after, partial(send_last, send)
             )
+            pumped = True
             nursery.cancel_scope.cancel()
+        if not pumped and stream is not transport.standalone:
+            await self._abandoned(transport, stream)
+            return
         if ended:
             return
         with suppress(Exception):  # the connection may be gone; nothing to tell anyone
             await end_body(send)
+
+    async def _abandoned(self, transport: HttpSessionStream, stream: ResponseStream) -> None:
+        """The client closed the connection of a request's reply stream before it finished.
+
+        Is that a cancellation? The 2026-07-28 transport page says so outright (closing
+        the response stream *is* the cancellation). The 2024-11-05 … 2025-11-25 pages say
+        a disconnection SHOULD NOT be taken as one, because the client may resume the
+        stream with ``Last-Event-ID`` and get the response. We follow both where each
+        can hold: a stream the client can resume (it has one of its event ids, and
+        there is a session to come back to) waits ``resume_window`` seconds for a new
+        connection; if none takes it over, or the client could not resume it at all,
+        the requests still unanswered on it are cancelled — a vanished client does not
+        keep handlers running.
+        """
+        window = self.config.resume_window
+        if transport.can_resume(stream):
+            if window is None:
+                return
+            with trio.move_on_after(window):
+                await transport.wait_taken_over(stream)
+        if stream.connection is None and not stream.finished:
+            await transport.abandon(stream)
 
     # -- GET and DELETE ----------------------------------------------------------------
 

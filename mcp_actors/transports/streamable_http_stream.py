@@ -21,8 +21,10 @@ does the routing the spec asks for:
   delivery and replay after ``Last-Event-ID`` are the same loop, and a new
   connection for a stream takes it over from the old one.
 
-A client disconnect ends a connection, never the stream or the request: the
-messages keep going to the store until the client resumes or the session expires.
+A client disconnect ends a connection. Whether it also ends the requests of the
+stream depends on whether the client can come back for them (see
+:meth:`HttpSessionStream.abandon` and the endpoint's ``resume_window``): a stream it
+can resume keeps going to the store meanwhile.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 import msgspec
 import trio
 
-from ..protocol.jsonrpc import RequestId
+from ..protocol import types as t
+from ..protocol.jsonrpc import JSONRPC_VERSION, NotificationMessage, RequestId
 from ..protocol.versions import REVISIONS
 from .abc import MessageStream, Outgoing, TransportClosed
 from .event_store import EventStore
@@ -71,6 +74,12 @@ _batch_ids = msgspec.json.Decoder(list[_ResponseId]).decode
 _initialize_response = msgspec.json.Decoder(_InitializeResponse).decode
 _kind = msgspec.json.Decoder(_Kind).decode
 _encode = msgspec.json.Encoder().encode
+
+
+def _cancellation(request_id: RequestId) -> bytes:
+    """What a client that closes a request's response stream means: its cancellation."""
+    params = t.CancelledParams(request_id=request_id, reason="the client closed the connection")
+    return _encode(NotificationMessage(JSONRPC_VERSION, "notifications/cancelled", params))
 
 
 class ResponseStream:
@@ -154,6 +163,11 @@ class HttpSessionStream(MessageStream):
             not self.stateless and self.version is not None and REVISIONS[self.version].sse_polling
         )
 
+    def can_resume(self, stream: ResponseStream) -> bool:
+        """Whether the client could pick ``stream`` up again after its connection broke:
+        only with a session (GET with ``Last-Event-ID``) and an event id of it in hand."""
+        return not self.stateless and stream.delivered is not None
+
     def in_flight(self, request_ids: Iterable[RequestId]) -> RequestId | None:
         """The first of ``request_ids`` already waiting for a response, if any."""
         for request_id in request_ids:
@@ -206,6 +220,25 @@ class HttpSessionStream(MessageStream):
             if not stream.pending:
                 self._finish(stream)
 
+    async def abandon(self, stream: ResponseStream) -> None:
+        """The client has gone from ``stream`` for good: cancel its unanswered requests.
+
+        Each is cancelled as a ``notifications/cancelled`` from the client would cancel
+        it, queued behind the request itself (so the session's reader meets the request
+        first), and its stream is settled: nothing more is written for it.
+        """
+        for request_id in list(stream.pending):
+            self.cancelled(request_id)
+            try:
+                await self._inbox_send.send(_cancellation(request_id))
+            except (trio.ClosedResourceError, trio.BrokenResourceError):
+                return  # the session has ended: its requests with it
+
+    async def wait_taken_over(self, stream: ResponseStream) -> None:
+        """Wait until a connection carries ``stream`` again, it is finished, or the session ends."""
+        while stream.connection is None and not stream.finished and not self.closed.is_set():
+            await stream.changed.wait()
+
     def end_input(self) -> None:
         """No more requests will come (stateless): the session ends once it has answered."""
         self._inbox_send.close()
@@ -226,6 +259,7 @@ class HttpSessionStream(MessageStream):
             previous, stream.connection = stream.connection, scope
             if previous is not None:
                 previous.cancel()
+            stream.notify()  # wakes wait_taken_over
             self._live += 1
             try:
                 return await self._pump(stream, write, after, config, last)
