@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 import pytest
 import trio
+import trio.testing
 import trio_websocket
 
 from mcp_actors import ConnectionClosed, McpError, open_client, types
@@ -534,6 +535,29 @@ async def test_websocket_frames_and_close_codes() -> None:
             with pytest.raises(trio_websocket.ConnectionClosed) as too_big:
                 await ws.get_message()
             assert too_big.value.reason.code == 1009
+
+
+@pytest.mark.parametrize("ending", ["normally", "by-cancellation"])
+async def test_closing_a_websocket_client_completes_the_close_handshake(
+    mock_clock: trio.testing.MockClock, ending: str
+) -> None:
+    """The client reads the server's close frame instead of waiting out a timeout.
+
+    On a mock clock that jumps ahead whenever everything has waited for a while, a
+    close that stalls on a timeout shows as that timeout's virtual seconds; one that
+    completes the handshake takes (virtually) no time at all.
+    """
+    mock_clock.autojump_threshold = 0.5
+    async with websocket_server() as url:
+        with trio.CancelScope() as body:
+            async with open_client(url) as client:
+                assert (await client.call_tool("add", {"a": 1, "b": 2})).content
+                started = trio.current_time()
+                if ending == "by-cancellation":
+                    body.cancel()  # the client's own tasks are cancelled as it closes
+                    await trio.sleep_forever()
+        closing_took = trio.current_time() - started
+    assert closing_took < 0.5, f"the close waited {closing_took:g} s for a timeout"
 
 
 # -- the command line and the import contract -----------------------------------------

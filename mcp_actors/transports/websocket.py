@@ -20,6 +20,8 @@ import logging
 import ssl
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
+from functools import partial
+from typing import Any
 from urllib.parse import urlsplit
 
 import attrs
@@ -39,6 +41,9 @@ NORMAL_CLOSURE = 1000
 PROTOCOL_ERROR = 1002
 UNSUPPORTED_DATA = 1003
 MESSAGE_TOO_BIG = 1009
+#: Seconds a closing end waits for the peer's close frame before it drops the TCP
+#: connection anyway (a peer that vanished never answers).
+CLOSE_TIMEOUT = 5.0
 
 
 class WebSocketStream(MessageStream):
@@ -65,8 +70,16 @@ class WebSocketStream(MessageStream):
             raise TransportClosed(f"the WebSocket closed ({closed.reason})") from None
 
     async def aclose(self) -> None:
-        with trio.CancelScope(shield=True):
-            await self.connection.aclose(NORMAL_CLOSURE)
+        await _close(self.connection, NORMAL_CLOSURE)
+
+
+async def _close(connection: WebSocketConnection, code: int) -> None:
+    """The closing handshake, however cancelled the caller is, bounded by CLOSE_TIMEOUT.
+
+    Idempotent: a connection already closed returns at once.
+    """
+    with trio.CancelScope(shield=True), trio.move_on_after(CLOSE_TIMEOUT):
+        await connection.aclose(code)
 
 
 async def accept_mcp_websocket(
@@ -106,7 +119,11 @@ async def open_websocket(
     """A client WebSocket connection that owns its TCP stream and always closes it.
 
     (``trio_websocket.open_websocket_url`` leaves the socket open when the server
-    closes first or refuses the handshake.) Raises :class:`WebSocketRefused`.
+    closes first or refuses the handshake.) Leaving the block closes the connection
+    with the closing handshake, once: the connection's reader task is shielded from
+    the block's own cancellation, so that it is still there to read the server's
+    close frame (without it the close would wait out :data:`CLOSE_TIMEOUT`).
+    Raises :class:`WebSocketRefused`.
     """
     parts = urlsplit(url)
     if parts.scheme not in ("ws", "wss") or not parts.hostname:
@@ -126,31 +143,57 @@ async def open_websocket(
     refused: WebSocketRefused | None = None
     try:
         async with trio.open_nursery() as nursery:
-            with trio.fail_after(connect_timeout):
-                connection = await trio_websocket.wrap_client_stream(
-                    nursery,
+            connection, reader_scope = await nursery.start(
+                partial(
+                    _run_client_connection,
                     stream,
                     host_header,
                     resource,
                     subprotocols=list(subprotocols),
                     extra_headers=extra,
                     max_message_size=max_message_size,
+                    connect_timeout=connect_timeout,
                 )
+            )
             try:
                 yield connection
             finally:
-                with trio.CancelScope(shield=True), trio.move_on_after(5):
-                    await connection.aclose()
-                nursery.cancel_scope.cancel()
+                await _close(connection, NORMAL_CLOSURE)
+                reader_scope.cancel()
     except* trio_websocket.HandshakeError as group:
         # Raised by the connection's reader task, so it arrives in a group.
         error = group.exceptions[0]
+        while isinstance(error, BaseExceptionGroup):
+            error = error.exceptions[0]
         refused = WebSocketRefused(url, getattr(error, "status_code", None), repr(error))
     finally:
         with trio.CancelScope(shield=True):
             await stream.aclose()
     if refused is not None:
         raise refused
+
+
+async def _run_client_connection(
+    stream: trio.SocketStream | trio.SSLStream[trio.SocketStream],
+    host_header: str,
+    resource: str,
+    *,
+    connect_timeout: float,
+    task_status: trio.TaskStatus[tuple[WebSocketConnection, trio.CancelScope]],
+    **options: Any,
+) -> None:
+    """Open the WebSocket over ``stream`` and keep its reader task running until the
+    returned scope is cancelled. Once the handshake is done the scope is shielded: a
+    cancelled caller must still be able to read the server's close frame."""
+    with trio.CancelScope() as scope:
+        async with trio.open_nursery() as nursery:
+            with trio.fail_after(connect_timeout):
+                connection = await trio_websocket.wrap_client_stream(
+                    nursery, stream, host_header, resource, **options
+                )
+            scope.shield = True
+            task_status.started((connection, scope))
+            await trio.sleep_forever()
 
 
 @asynccontextmanager
