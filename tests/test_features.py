@@ -46,6 +46,7 @@ def text_of(result: types.CallToolResult) -> str:
 # -- capabilities -----------------------------------------------------------------------
 
 
+@pytest.mark.needs("sessions")  # stateless: see test_stateless_http.py
 async def test_server_declares_what_is_registered(transport: str) -> None:
     async with connect(transport, FEATURES) as client:
         capabilities = client.server_capabilities
@@ -534,6 +535,7 @@ async def test_sampling_tools_need_the_revision_and_the_capability(
     assert reason in refused.value.message
 
 
+@pytest.mark.needs("server_requests")  # stateless: see test_stateless_http.py
 async def test_sampling_needs_the_client_capability(transport: str) -> None:
     async with connect(transport, FEATURES) as client:
         with pytest.raises(McpError) as refused:
@@ -675,6 +677,7 @@ async def test_elicitation_does_not_exist_before_2025_06_18(transport: str, vers
     )
 
 
+@pytest.mark.needs("server_requests")  # stateless: see test_stateless_http.py
 async def test_elicitation_needs_the_client_capability(transport: str) -> None:
     async with connect(transport, FEATURES) as client:
         with pytest.raises(McpError) as refused:
@@ -780,6 +783,7 @@ async def test_roots_and_their_changes(transport: str) -> None:
         assert structured(await client.call_tool("roots"))["result"] == ["file:///a", "file:///b"]
 
 
+@pytest.mark.needs("server_requests")  # stateless: see test_stateless_http.py
 async def test_roots_need_the_capability(transport: str) -> None:
     async with connect(transport, FEATURES) as client:
         with pytest.raises(McpError) as refused:

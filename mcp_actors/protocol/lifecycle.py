@@ -51,6 +51,10 @@ class SessionState:
     revision: Revision = attrs.field(factory=lambda: REVISIONS[LATEST])
     peer_capabilities: t.ServerCapabilities | t.ClientCapabilities | None = None
     peer_info: t.Implementation | None = None
+    #: Whether the peer can answer our requests and keep state between its own. False
+    #: for a stateless exchange (each request served by a session of its own): our
+    #: requests are then refused locally, and what needs a session is refused to it.
+    back_channel: bool = True
 
     @classmethod
     def stateless(
@@ -64,8 +68,8 @@ class SessionState:
 
         For exchanges that stand alone, like Streamable HTTP's stateless mode where
         every POST is served by a fresh session: the client initialized once, long
-        ago, on another one. Nothing is known about the peer, so its capabilities are
-        taken as empty and requests that need one are refused locally.
+        ago, on another one. Nothing is known about the peer, and it could not answer
+        a request of ours anyway: there is no back channel.
         """
         peer: t.ServerCapabilities | t.ClientCapabilities = (
             t.ClientCapabilities() if role == "server" else t.ServerCapabilities()
@@ -77,6 +81,7 @@ class SessionState:
             phase=Phase.OPERATING,
             revision=REVISIONS[version],
             peer_capabilities=peer,
+            back_channel=False,
         )
 
     @property
@@ -145,6 +150,12 @@ class SessionState:
                 f"{method} does not exist in protocol revision {self.revision.name}",
             )
         if spec.is_request:
+            if not self.back_channel:
+                raise ProtocolViolation(
+                    INVALID_REQUEST,
+                    f"{method} cannot be sent: this session is stateless (such as stateless"
+                    f" HTTP) and has no channel for {self.role}-to-{self.peer_role} requests",
+                )
             if not self._declared(self.peer_capabilities, spec):
                 path = ".".join(spec.capability)
                 raise ProtocolViolation(

@@ -355,20 +355,27 @@ class Server:
 
     # -- capabilities and sessions ---------------------------------------------------
 
-    def capabilities(self, revision: Revision | None = None) -> t.ServerCapabilities:
-        """What the server declares to a client negotiating ``revision`` (default: latest)."""
+    def capabilities(
+        self, revision: Revision | None = None, *, stateless: bool = False
+    ) -> t.ServerCapabilities:
+        """What the server declares to a client negotiating ``revision`` (default: latest).
+
+        A ``stateless`` server (stateless HTTP) promises neither resource subscriptions
+        nor list-change notifications: it has no channel to deliver them on.
+        """
         revision = revision or REVISIONS[LATEST]
         completions = bool(self._completions) and revision.completions_capability
+        sessions = True if not stateless else UNSET
         return t.ServerCapabilities(
             logging={},
             completions={} if completions else UNSET,
-            prompts=t.PromptsCapability(list_changed=True) if self._prompts else UNSET,
+            prompts=t.PromptsCapability(list_changed=sessions) if self._prompts else UNSET,
             resources=(
-                t.ResourcesCapability(subscribe=True, list_changed=True)
+                t.ResourcesCapability(subscribe=sessions, list_changed=sessions)
                 if self._resources
                 else UNSET
             ),
-            tools=t.ToolsCapability(list_changed=True) if self._tools else UNSET,
+            tools=t.ToolsCapability(list_changed=sessions) if self._tools else UNSET,
         )
 
     @property
@@ -383,7 +390,13 @@ class Server:
     def create_session(self, transport: MessageStream) -> Session:
         """A session actor serving one client over ``transport`` (not started yet)."""
         handler = ServerSession(self)
-        state = SessionState("server", self.capabilities(), self.supported_versions)
+        stateless = transport.stateless
+        state = SessionState(
+            "server",
+            self.capabilities(stateless=stateless),
+            self.supported_versions,
+            back_channel=not stateless,
+        )
         session = Session(transport, state, handler, self.config)
         handler.session = session
         return session

@@ -37,7 +37,7 @@ async def initialize(
     server = server_session.server
     state = server_session.state
     revision = state.receive_initialize(params)
-    capabilities = server.capabilities(revision)
+    capabilities = server.capabilities(revision, stateless=not state.back_channel)
     state.local_capabilities = capabilities
     return t.InitializeResult(
         protocol_version=revision.name,
@@ -51,9 +51,21 @@ async def initialize(
     )
 
 
+def _needs_a_session(server_session: ServerSession, method: str, reason: str) -> None:
+    """Refuse ``method`` in a stateless exchange, which forgets everything when it ends."""
+    if not server_session.state.back_channel:
+        raise McpError(
+            errors.METHOD_NOT_FOUND,
+            f"{method} is not available: {reason}, and stateless HTTP keeps none"
+            " (each request is served on its own)",
+            {"method": method},
+        )
+
+
 async def set_level(
     server_session: ServerSession, request: InboundRequest, params: t.SetLevelParams
 ) -> t.EmptyResult:
+    _needs_a_session(server_session, "logging/setLevel", "the log level needs a session")
     server_session.log_level = params.level
     return t.EmptyResult()
 
@@ -136,6 +148,9 @@ async def read_resource(
 async def subscribe(
     server_session: ServerSession, request: InboundRequest, params: t.SubscribeParams
 ) -> t.EmptyResult:
+    _needs_a_session(
+        server_session, "resources/subscribe", "subscriptions need a session to deliver updates"
+    )
     server_session.server._resources.resolve(params.uri)  # -32002 for an unknown URI
     server_session.subscribe(params.uri)
     return t.EmptyResult()
@@ -144,6 +159,7 @@ async def subscribe(
 async def unsubscribe(
     server_session: ServerSession, request: InboundRequest, params: t.UnsubscribeParams
 ) -> t.EmptyResult:
+    _needs_a_session(server_session, "resources/unsubscribe", "subscriptions need a session")
     server_session.unsubscribe(params.uri)
     return t.EmptyResult()
 

@@ -61,6 +61,12 @@ class MessageStream(abc.ABC):
     #: wait on something slower (a network stream), leave it False.
     direct_writes: bool = False
 
+    #: Whether every exchange stands alone (Streamable HTTP's stateless mode): the peer
+    #: cannot answer our requests, nothing reaches it outside the reply to one of its
+    #: requests, and nothing is remembered between them. The session then refuses,
+    #: with the reason, what needs a back channel or a session.
+    stateless: bool = False
+
     def input_ready(self) -> bool:
         """Whether :meth:`receive` has a message at hand, without waiting.
 
