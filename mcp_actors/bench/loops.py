@@ -117,6 +117,15 @@ class ClosedLoop:
                 await self._issue()
             else:
                 self._wakeup.set()
+        self._finish_if_done()
+
+    def _finish_if_done(self) -> None:
+        """The loop is over once the budget is spent and no call is in flight.
+
+        Checked after every read and after every issue that sent nothing: with a
+        writer task the budget may run out between the two, and then no read is
+        left to notice it.
+        """
         if not self.sent_at and self.budget.exhausted:
             self.finished.set()
 
@@ -124,6 +133,7 @@ class ClosedLoop:
         count = self.budget.take(self.refill)
         self.refill = 0
         if not count:
+            self._finish_if_done()
             return
         peer = self.peer
         first = peer.next_id + 1
@@ -155,8 +165,6 @@ class ClosedLoop:
                 nursery.start_soon(self._watch_peer)
                 self.refill = self.depth
                 await self._issue()
-                if not self.sent_at:
-                    self.finished.set()
                 with trio.move_on_at(
                     trio.current_time()
                     + (self.budget.deadline - time.perf_counter())
