@@ -1,4 +1,4 @@
-"""Settings for plugins: attrs classes, filled by cattrs from a TOML file and the environment.
+"""Settings for plugins: attrs classes, filled strictly from a TOML file and the environment.
 
 A plugin declares its settings as an attrs class with defaults::
 
@@ -9,20 +9,44 @@ A plugin declares its settings as an attrs class with defaults::
 
 :func:`load_settings` fills it from, in rising priority, the class defaults, the
 ``[plugins.<name>]`` table of a TOML file, and environment variables named
-``MCP_ACTORS_<NAME>_<FIELD>`` (``MCP_ACTORS_FILESYSTEM_MAX_BYTES=500``). An
-environment value is read as JSON when it parses (``3``, ``true``, ``["a"]``) and as
-a plain string otherwise. Unknown keys and wrong types are refused with a
-:class:`SettingsError` that names each bad field and where it came from.
+``MCP_ACTORS_<NAME>_<FIELD>`` (``MCP_ACTORS_FILESYSTEM_MAX_BYTES=500``).
+
+**Parsing is strict**, because a lenient parser turns mistakes into surprises
+(``bool("False")`` is ``True``: a setting meant to switch writing off would switch it
+on). Each value must already have its field's type; nothing is coerced:
+
+========== ===================================== =========================================
+field type TOML value                            environment value (text)
+========== ===================================== =========================================
+``bool``   ``true`` or ``false`` (not a string)  ``true/false``, ``1/0``, ``yes/no``,
+                                                 ``on/off``, in any case
+``int``    an integer (not a float or a bool)    decimal digits with an optional sign
+                                                 (``_`` between digits allowed)
+``float``  a float or an integer (not a bool)    a decimal or exponent number
+``str``,   a string                              the text as it is
+``Path``
+others     the TOML value, checked element by    JSON (``["a", "b"]``), checked element
+           element with the rules above          by element with the rules above
+========== ===================================== =========================================
+
+``X | None`` fields take X's forms (None is the default's business, not a value to
+set). A key of the TOML table that is not a field is an error. Every bad value is
+reported — all of them at once — by a :class:`SettingsError` naming the setting and
+where its value came from (``$MCP_ACTORS_FILESYSTEM_ALLOW_WRITE``, or the TOML file
+and key). Environment variables are looked up by field name, so a misspelt variable
+is not seen at all (nothing can tell it from a variable of another program).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import tomllib
-from collections.abc import Mapping
+import types
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Union, cast, get_args, get_origin
 
 import attrs
 import cattrs
@@ -30,7 +54,11 @@ from attrs import AttrsInstance
 
 T = TypeVar("T", bound=AttrsInstance)
 
-_converter = cattrs.Converter(forbid_extra_keys=True)
+TRUE_WORDS = frozenset({"true", "1", "yes", "on"})
+FALSE_WORDS = frozenset({"false", "0", "no", "off"})
+_ENV_BOOL_FORMS = "true/false, 1/0, yes/no or on/off"
+_ENV_INT = re.compile(r"[+-]?[0-9]+(?:_[0-9]+)*")
+_ENV_FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 class SettingsError(ValueError):
@@ -40,6 +68,10 @@ class SettingsError(ValueError):
         super().__init__(f"bad settings for plugin {plugin!r}: " + "; ".join(problems))
         self.plugin = plugin
         self.problems = problems
+
+
+class WrongType(TypeError):
+    """A value that is not of the type its setting needs (never coerced)."""
 
 
 def env_prefix(plugin: str) -> str:
@@ -54,52 +86,154 @@ def load_settings(
     config_file: Path | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> T:
-    """Build ``settings_class`` for ``plugin`` from defaults, a TOML file and the environment."""
-    fields = attrs.fields(settings_class)
-    data: dict[str, Any] = {}
-    sources: dict[str, str] = {}
+    """Build ``settings_class`` for ``plugin`` from defaults, a TOML file and the environment.
+
+    Raises :class:`SettingsError` listing every bad value (see the module docstring
+    for the forms accepted).
+    """
+    fields = {field.name: field for field in attrs.fields(attrs.resolve_types(settings_class))}
+    values: dict[str, Any] = {}
+    problems: list[str] = []
+
     if config_file is not None:
-        table = _file_table(config_file, plugin)
-        data.update(table)
-        sources.update({key: f"{config_file} [plugins.{plugin}]" for key in table})
+        for key, value in _file_table(config_file, plugin).items():
+            source = f"{config_file} [plugins.{plugin}] {key}"
+            if key not in fields or not fields[key].init:
+                known = ", ".join(name for name, field in fields.items() if field.init)
+                problems.append(f"unknown setting {key!r} (from {source}; known: {known})")
+                continue
+            _structure(fields[key], value, source, values, problems)
+
     prefix = env_prefix(plugin)
     environ = os.environ if environ is None else environ
-    for field in fields:
+    for field in fields.values():
         variable = prefix + field.name.upper()
-        if variable in environ:
-            data[field.name] = _parse_env(environ[variable])
-            sources[field.name] = f"${variable}"
+        if field.init and variable in environ:
+            source = f"${variable}"
+            try:
+                value = from_environment(environ[variable], field.type)
+            except WrongType as error:
+                problems.append(f"{field.name}: {error} (from {source})")
+                continue
+            _structure(field, value, source, values, problems)
+
+    if problems:
+        raise SettingsError(plugin, problems)
     try:
-        return _converter.structure(data, settings_class)
+        return settings_class(**{fields[name].alias: value for name, value in values.items()})
+    except (TypeError, ValueError) as error:  # the class's own validators
+        raise SettingsError(plugin, [str(error)]) from None
+
+
+def from_environment(text: str, field_type: Any) -> Any:
+    """The value of an environment variable's ``text`` for a field of ``field_type``."""
+    kind = _without_none(field_type)
+    if kind is bool:
+        word = text.lower()
+        if word in TRUE_WORDS or word in FALSE_WORDS:
+            return word in TRUE_WORDS
+        raise WrongType(f"expected a bool ({_ENV_BOOL_FORMS}), got {text!r}")
+    if kind is int:
+        if not _ENV_INT.fullmatch(text):
+            raise WrongType(f"expected an integer, got {text!r}")
+        return int(text)
+    if kind is float:
+        if not _ENV_FLOAT.fullmatch(text):
+            raise WrongType(f"expected a number, got {text!r}")
+        return float(text)
+    if kind is str or kind is Path:
+        return kind(text)
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise WrongType(f"expected JSON for a {_type_name(field_type)}, got {text!r}") from None
+
+
+# -- strict structuring --------------------------------------------------------------------
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    return f"{type(value).__name__} {value!r}"
+
+
+def _strict(
+    accepts: Callable[[Any], bool], expected: str, convert: Callable[[Any], Any] = lambda v: v
+) -> Callable[[Any, Any], Any]:
+    """A cattrs structure hook that takes values ``accepts`` allows and refuses the rest."""
+
+    def structure(value: Any, _type: Any) -> Any:
+        if not accepts(value):
+            raise WrongType(f"expected {expected}, got {_describe(value)}")
+        return convert(value)
+
+    return structure
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+_converter = cattrs.Converter(forbid_extra_keys=True)
+_converter.register_structure_hook(
+    bool, _strict(lambda v: isinstance(v, bool), "a bool (true or false, unquoted)")
+)
+_converter.register_structure_hook(
+    int,
+    _strict(lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
+)
+_converter.register_structure_hook(float, _strict(_is_number, "a number", float))
+_converter.register_structure_hook(str, _strict(lambda v: isinstance(v, str), "a string"))
+_converter.register_structure_hook(Path, _strict(lambda v: isinstance(v, str), "a string", Path))
+
+
+def _structure(
+    field: attrs.Attribute[Any],
+    value: Any,
+    source: str,
+    values: dict[str, Any],
+    problems: list[str],
+) -> None:
+    """Structure one field's ``value`` into ``values``, or add why not to ``problems``."""
+    try:
+        values[field.name] = _converter.structure(value, cast(Any, field.type))
+    except (TypeError, ValueError) as error:
+        problems.append(f"{field.name}: {error} (from {source})")
     except cattrs.BaseValidationError as error:
-        problems = [
-            _with_source(message, sources) for message in cattrs.transform_error(error, path="")
-        ]
-        raise SettingsError(plugin, problems) from None
+        for line in cattrs.transform_error(error, path=field.name, format_exception=_format):
+            message, _, where = line.rpartition(" @ ")  # cattrs says "<message> @ <path>"
+            problems.append(f"{where}: {message} (from {source})")
+
+
+def _format(error: BaseException, _type: Any) -> str:
+    if isinstance(error, WrongType):
+        return str(error)
+    return cattrs.v.format_exception(error, _type)
+
+
+def _without_none(field_type: Any) -> Any:
+    """``X`` for ``X | None``; any other type as it is."""
+    if get_origin(field_type) in (Union, types.UnionType):
+        others = [arg for arg in get_args(field_type) if arg is not type(None)]
+        if len(others) == 1:
+            return others[0]
+    return field_type
+
+
+def _type_name(field_type: Any) -> str:
+    return field_type.__name__ if isinstance(field_type, type) else str(field_type)
 
 
 def _file_table(config_file: Path, plugin: str) -> dict[str, Any]:
     try:
         document = tomllib.loads(config_file.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as error:
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise SettingsError(plugin, [f"cannot read {config_file}: {error}"]) from None
-    table = document.get("plugins", {}).get(plugin, {})
+    plugins = document.get("plugins", {})
+    table = plugins.get(plugin, {}) if isinstance(plugins, dict) else None
     if not isinstance(table, dict):
         raise SettingsError(plugin, [f"{config_file}: [plugins.{plugin}] must be a table"])
     return table
-
-
-def _parse_env(value: str) -> Any:
-    try:
-        return json.loads(value)
-    except ValueError:
-        return value
-
-
-def _with_source(message: str, sources: Mapping[str, str]) -> str:
-    """cattrs says ``... @ .field``; add where that field's value came from."""
-    if message.endswith(" @ "):
-        message = message[: -len(" @ ")]
-    field = message.rsplit("@ .", 1)[-1].split(".")[0].split("[")[0] if "@ ." in message else ""
-    source = sources.get(field)
-    return f"{message} (from {source})" if source else message

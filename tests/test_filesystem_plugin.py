@@ -308,6 +308,35 @@ async def test_run_filesystem_over_stdio_with_settings_from_the_environment(tree
     assert "write_file" not in tools
 
 
+@pytest.mark.parametrize("off", ["False", "no", "OFF", "0"])
+async def test_writing_stays_off_when_the_environment_says_so(tree: Path, off: str) -> None:
+    """``MCP_ACTORS_FILESYSTEM_ALLOW_WRITE=False`` must not read as the true string "False"."""
+    env = {"MCP_ACTORS_FILESYSTEM_ROOT": str(tree), "MCP_ACTORS_FILESYSTEM_ALLOW_WRITE": off}
+    async with connect("stdio", "filesystem", env=env) as client:
+        tools = {tool.name for tool in await client.list_tools()}
+        with pytest.raises(McpError):
+            await client.call_tool("write_file", {"path": "a/new.txt", "content": "x"})
+    assert "write_file" not in tools and "create_directory" not in tools
+    assert not (tree / "a" / "new.txt").exists()
+
+
+async def test_a_quoted_bool_in_the_config_file_is_refused(tree: Path) -> None:
+    config = tree.parent / "settings.toml"
+    config.write_text(f'[plugins.filesystem]\nroot = "{tree}"\nallow_write = "false"\n')
+    with trio.fail_after(60):
+        result = await trio.run_process(
+            [sys.executable, "-m", "mcp_actors.cli", "run", "filesystem", "--config", str(config)],
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+        )
+    assert result.returncode == 2
+    assert (
+        "allow_write: expected a bool (true or false, unquoted), got the string 'false'"
+        f" (from {config} [plugins.filesystem] allow_write)"
+    ) in result.stderr.decode()
+
+
 async def test_a_bad_root_is_reported(tmp_path: Path) -> None:
     with trio.fail_after(60):
         result = await trio.run_process(
