@@ -15,8 +15,11 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -116,8 +119,8 @@ async def test_escapes_are_refused(tree: Path, path: str) -> None:
     async with filesystem(tree) as client:
         read = await client.call_tool("read_file", {"path": path})
         info = await client.call_tool("get_file_info", {"path": path})
-    assert_refused(read, "outside the allowed directories")
-    assert_refused(info, "outside the allowed directories")
+    assert_refused(read, "outside the allowed roots")
+    assert_refused(info, "outside the allowed roots")
 
 
 async def test_a_symlinked_directory_pointing_outside_is_refused(tree: Path) -> None:
@@ -225,7 +228,7 @@ async def test_writing_when_allowed_stays_inside(tree: Path) -> None:
     assert replaced.is_error is not True and (tree / "a/notes.txt").read_text() == "v2"
     assert_refused(outside)
     assert_refused(through_link)
-    assert onto_root.is_error is True and "is a directory" in text_of(onto_root)
+    assert onto_root.is_error is True and "Is a directory" in text_of(onto_root)
     assert not (tree / "b" / "x.txt").exists()
     assert (tree.parent / "outside.txt").read_text() == "outside the root"
     assert sorted(p.name for p in (tree / "a").iterdir() if p.name.startswith(".")) == []
@@ -348,3 +351,129 @@ async def test_a_bad_root_is_reported(tmp_path: Path) -> None:
         )
     assert result.returncode == 2
     assert b"failed to build its server: ValueError: root" in result.stderr
+
+
+# -- races and hostile files ---------------------------------------------------------------
+
+
+class Swapper:
+    """A thread that flips names inside the root between inside and outside, as fast as
+    it can, until stopped (at most ``limit`` flips):
+
+    - ``target``: a regular file (``inside``) <-> a symlink to ``tmp/secret.txt``;
+    - ``sub``: a real directory <-> a symlink to the directory ``tmp/outside``.
+    """
+
+    def __init__(self, root: Path, outside: Path, secret: Path, *, limit: int = 1_000_000) -> None:
+        self.root, self.outside, self.secret = root, outside, secret
+        self.limit = limit
+        self.flips = 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self) -> None:
+        root = self.root
+        while not self.stop.is_set() and self.flips < self.limit:
+            os.symlink(self.secret, root / ".link")
+            os.replace(root / ".link", root / "target")
+            os.rename(root / "sub", root / ".sub-parked")
+            os.symlink(self.outside, root / "sub")
+            time.sleep(0)
+            os.link(root / "inside.txt", root / ".file")
+            os.replace(root / ".file", root / "target")
+            os.unlink(root / "sub")
+            os.rename(root / ".sub-parked", root / "sub")
+            self.flips += 1
+            time.sleep(0)
+
+    def __enter__(self) -> Swapper:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop.set()
+        self.thread.join(timeout=30)
+
+
+async def test_a_symlink_swapped_during_reads_and_writes_never_escapes(tmp_path: Path) -> None:
+    """Check-then-open is a race: a name checked as inside the root can be a symlink to
+    outside by the time it is opened. 1,500 rounds of two reads (a swapped file, a file
+    below a swapped directory), and every third round a write below the swapped directory
+    and a listing of it, every tenth a content search, while a thread flips them."""
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "sub").mkdir(parents=True)
+    outside.mkdir()
+    secret = tmp_path / "secret.txt"
+    secret.write_text("OUTSIDE")
+    (outside / "inner.txt").write_text("OUTSIDE")
+    (outside / "only-outside.txt").write_text("OUTSIDE")
+    (root / "inside.txt").write_text("inside")
+    (root / "sub" / "inner.txt").write_text("inside")
+    os.link(root / "inside.txt", root / "target")
+    outside_before = sorted(os.listdir(outside))
+    rounds, reads, escapes, inside_reads, other_escapes = 1500, 0, 0, 0, []
+    async with filesystem(root, allow_write=True) as client:
+        with Swapper(root, outside, secret) as swapper:
+            for round in range(rounds):
+                for path in ("target", "sub/inner.txt"):
+                    result = await client.call_tool("read_file", {"path": path})
+                    reads += 1
+                    if not result.is_error:
+                        escapes += "OUTSIDE" in text_of(result)
+                        inside_reads += text_of(result) == "inside"
+                if round % 3 == 0:
+                    await client.call_tool("write_file", {"path": "sub/new.txt", "content": "w"})
+                    listing = await client.call_tool("list_directory", {"path": "sub"})
+                    if "only-outside.txt" in json.dumps(wire(listing)):
+                        other_escapes.append(f"round {round}: listed the outside directory")
+                if round % 10 == 0:
+                    found = await client.call_tool(
+                        "search", {"pattern": "*", "contains": "OUTSIDE"}
+                    )
+                    if found.structured_content and found.structured_content["matches"]:
+                        other_escapes.append(f"round {round}: searched outside")
+        flips = swapper.flips
+    written_outside = sorted(set(os.listdir(outside)) - set(outside_before))
+    assert (escapes, written_outside, other_escapes) == (0, [], []), (
+        f"{escapes} of {reads} reads returned the outside file; written outside:"
+        f" {written_outside}; {other_escapes[:5]} ({len(other_escapes)} in all); {flips} flips"
+    )
+    assert secret.read_text() == "OUTSIDE" and (outside / "inner.txt").read_text() == "OUTSIDE"
+    assert inside_reads > 0 and flips > 0, (inside_reads, flips)
+
+
+async def test_a_fifo_under_the_root_is_skipped_not_waited_for(tree: Path) -> None:
+    """Opening a FIFO for reading blocks until someone writes to it: never open one."""
+    os.mkfifo(tree / "a" / "pipe.txt")
+    async with filesystem(tree) as client:
+        with trio.fail_after(10):  # a hang guard, not a timing assertion
+            found = await client.call_tool("search", {"pattern": "*.txt", "contains": "notes"})
+            by_name = await client.call_tool("search", {"pattern": "pipe*"})
+            read = await client.call_tool("read_file", {"path": "a/pipe.txt"})
+            with pytest.raises(McpError) as resource:
+                await client.read_resource((tree / "a" / "pipe.txt").as_uri())
+    assert found.structured_content is not msgspec.UNSET
+    assert found.structured_content["matches"] == [str(tree.resolve() / "a" / "notes.txt")]
+    assert by_name.structured_content == {"matches": [], "scanned": 6, "truncated": False}
+    assert read.is_error is True and "not a regular file" in text_of(read)
+    assert resource.value.code == errors.RESOURCE_NOT_FOUND
+
+
+async def test_cancelled_calls_do_not_starve_the_file_tools(tree: Path) -> None:
+    """60 searches are cancelled while they run (some would block on a FIFO, some scan a
+    large tree); afterwards a read is still served — the cancelled calls do not keep the
+    worker threads."""
+    os.mkfifo(tree / "a" / "pipe.txt")
+    for index in range(300):
+        (tree / "b" / f"file{index:03}.txt").write_text("x" * 1000)
+    async with filesystem(tree, max_read_bytes=10_000_000) as client:
+        async with trio.open_nursery() as nursery:
+            for _ in range(60):
+                nursery.start_soon(
+                    partial(client.call_tool, "search", {"pattern": "*", "contains": "absent"})
+                )
+            await trio.sleep(0.5)
+            nursery.cancel_scope.cancel()
+        with trio.fail_after(10):  # a hang guard, not a timing assertion
+            read = await client.call_tool("read_file", {"path": "a/notes.txt"})
+    assert text_of(read) == "hello notes\nsecond line\n"

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from mcp_actors.plugins import Plugin
 
-from .server import AccessDenied, Allowed, Settings, create, file_uri_path
+from .confined import AccessDenied, Confinement
+from .server import Settings, create, file_uri_path
 
 __version__ = "0.1.0"
 
@@ -23,7 +24,7 @@ plugin = Plugin(
 
 __all__ = [
     "AccessDenied",
-    "Allowed",
+    "Confinement",
     "Settings",
     "__version__",
     "create",

@@ -1,8 +1,6 @@
 """The ``filesystem`` server: browse, read and search files below a root; write only if allowed.
 
-**Where a request may look.** A path is resolved first — symlinks followed, ``..``
-collapsed (``os.path.realpath``) — and the result must lie inside an *allowed
-directory*:
+**Where a request may look.** Inside an *allowed directory*:
 
 - the configured ``root`` (setting), always the outer bound;
 - narrowed, when the client declares the ``roots`` capability (and
@@ -11,10 +9,17 @@ directory*:
   outside ``root`` gives nothing; one that contains ``root`` gives ``root``. A client
   that declares roots but lists none gets no access.
 
-Relative paths start from the first allowed directory. A symlink inside an allowed
-directory that points outside is refused like any other outside path; ``search``
-skips such entries. File work runs in worker threads, bounded by the ``max_*``
-settings.
+Relative paths start from the first allowed directory; absolute ones must start with
+the root (as configured or as its real path). Symlinks inside the root are followed as
+long as they stay inside; one that leads out is refused like any other outside path
+(``search`` and ``list_directory`` never follow one out). Paths are not checked and
+then opened — a symlink swapped in between would win that race — but opened one
+component at a time without following symlinks, so that what is checked is what was
+opened: see :mod:`.confined` for the threat model. Only regular files are read: a FIFO
+or device is never opened for reading (it could block a thread for ever).
+
+File work runs in this server's own pool of ``max_threads`` worker threads (see
+:mod:`.workers`), in bounded steps that a cancelled call stops (see :mod:`.files`).
 
 **Tools:** ``list_allowed_directories``, ``list_directory``, ``read_file``,
 ``get_file_info``, ``search``; with ``allow_write`` also ``write_file`` and
@@ -26,24 +31,48 @@ from __future__ import annotations
 
 import codecs
 import datetime
-import fnmatch
 import mimetypes
 import os
 import stat
-import tempfile
-from collections.abc import Iterable
-from pathlib import Path
-from typing import Annotated, Any, Final, Literal
+import threading
+from collections.abc import Awaitable, Callable, Iterable
+from functools import partial
+from pathlib import Path, PurePosixPath
+from typing import Annotated, Any, Final, TypeVar
 from urllib.parse import unquote, urlsplit
 
 import attrs
 import msgspec
-import trio
 from msgspec import UNSET
 
 from mcp_actors import Context, McpError, Server, types
 from mcp_actors.protocol import errors
 from mcp_actors.server.content import blob_contents, text, text_contents
+
+from .confined import (
+    AccessDenied,
+    Confinement,
+    NotRegularFile,
+    open_listable,
+    open_regular,
+    owned,
+    status,
+)
+from .files import (
+    FileInfo,
+    Listing,
+    Search,
+    SearchResult,
+    entry_type,
+    list_entries,
+    make_directory,
+    read_range,
+    replace_file,
+    search_files,
+)
+from .workers import Workers
+
+T = TypeVar("T")
 
 _READ_ONLY: Final = types.ToolAnnotations(read_only_hint=True, open_world_hint=False)
 _WRITES: Final = types.ToolAnnotations(
@@ -67,10 +96,8 @@ class Settings:
     max_results: int = 500
     #: Most files ``search`` looks at in one call.
     max_scanned: int = 20_000
-
-
-class AccessDenied(Exception):
-    """A path outside the allowed directories (or no directory is allowed at all)."""
+    #: Most worker threads doing this server's file work at once; more calls wait.
+    max_threads: int = 8
 
 
 # -- where a request may look --------------------------------------------------------------
@@ -95,34 +122,6 @@ def path_uri(path: Path) -> str:
     return path.as_uri()
 
 
-@attrs.frozen
-class Allowed:
-    """The directories one request may touch, resolved, and where they came from."""
-
-    directories: tuple[Path, ...]
-    source: str
-
-    def resolve(self, path: str) -> Path:
-        """The real path of ``path``, or :class:`AccessDenied` if it is outside."""
-        if "\x00" in path:
-            raise AccessDenied("a path cannot contain NUL")
-        if not self.directories:
-            raise AccessDenied(f"no directory is allowed ({self.source})")
-        candidate = Path(path)
-        if not candidate.is_absolute():
-            candidate = self.directories[0] / candidate
-        resolved = real(candidate)
-        if not self.contains(resolved):
-            raise AccessDenied(
-                f"{path!r} resolves to {str(resolved)!r}, outside the allowed directories"
-                f" ({self.source}: {', '.join(map(str, self.directories))})"
-            )
-        return resolved
-
-    def contains(self, resolved: Path) -> bool:
-        return any(resolved.is_relative_to(directory) for directory in self.directories)
-
-
 def intersect(root: Path, client_roots: Iterable[Path]) -> tuple[Path, ...]:
     """The parts of ``root`` the client's roots cover (all paths already real)."""
     found: list[Path] = []
@@ -138,48 +137,19 @@ def intersect(root: Path, client_roots: Iterable[Path]) -> tuple[Path, ...]:
     return tuple(found)
 
 
-# -- results -------------------------------------------------------------------------------
-
-EntryType = Literal["file", "directory", "symlink", "other"]
-
-
-class Entry(msgspec.Struct, omit_defaults=True):
-    name: str
-    type: EntryType
-    size: int | None = None
-
-
-class Listing(msgspec.Struct):
-    path: str
-    entries: list[Entry]
-    truncated: bool = False
-
-
-class FileInfo(msgspec.Struct):
-    path: str
-    type: EntryType
-    size: int
-    modified: str
-    permissions: str
-
-
-class SearchResult(msgspec.Struct):
-    matches: list[str]
-    scanned: int
-    truncated: bool = False
-
-
-def _entry_type(mode: int) -> EntryType:
-    if stat.S_ISLNK(mode):
-        return "symlink"
-    if stat.S_ISDIR(mode):
-        return "directory"
-    if stat.S_ISREG(mode):
-        return "file"
-    return "other"
-
-
 # -- the server ----------------------------------------------------------------------------
+
+
+def _check_limits(settings: Settings) -> None:
+    for limit in ("max_read_bytes", "max_results", "max_scanned", "max_threads"):
+        if getattr(settings, limit) < 1:
+            raise ValueError(f"{limit} must be at least 1")
+
+
+def _spellings(configured: str, root: Path) -> tuple[PurePosixPath, ...]:
+    """The absolute paths a client may name the root by: as configured, and real."""
+    given = PurePosixPath(Path(configured).expanduser().absolute())
+    return (given,) if given == PurePosixPath(root) else (given, PurePosixPath(root))
 
 
 def create(settings: Settings | None = None) -> Server:
@@ -188,9 +158,9 @@ def create(settings: Settings | None = None) -> Server:
     root = real(Path(settings.root).expanduser())
     if not root.is_dir():
         raise ValueError(f"root {settings.root!r} is not a directory")
-    for limit in ("max_read_bytes", "max_results", "max_scanned"):
-        if getattr(settings, limit) < 1:
-            raise ValueError(f"{limit} must be at least 1")
+    _check_limits(settings)
+    spellings = _spellings(settings.root, root)
+    workers = Workers(settings.max_threads)
     mode = "read-write" if settings.allow_write else "read-only"
     server = Server(
         "mcp-actors-filesystem",
@@ -202,26 +172,25 @@ def create(settings: Settings | None = None) -> Server:
         ),
     )
 
-    async def allowed(ctx: Context) -> Allowed:
+    async def confinement(ctx: Context) -> Confinement:
         capabilities = ctx.session.client_capabilities
         declared = capabilities is not None and capabilities.roots is not UNSET
         if not settings.use_client_roots or not declared:
-            return Allowed((root,), "the configured root")
+            return Confinement(root, spellings, ((),), "the configured root")
         client_roots = [file_uri_path(r.uri) for r in await ctx.list_roots()]
         covered = intersect(root, (real(path) for path in client_roots if path is not None))
-        return Allowed(covered, f"the client's roots within {root}")
+        allowed = tuple(directory.relative_to(root).parts for directory in covered)
+        return Confinement(root, spellings, allowed, f"the client's roots within {root}")
 
-    async def resolve(ctx: Context, path: str) -> Path:
-        return (await allowed(ctx)).resolve(path)
-
-    async def in_thread(function: Any, *args: Any) -> Any:
-        return await trio.to_thread.run_sync(function, *args, abandon_on_cancel=True)
+    async def run(ctx: Context, work: Callable[[Confinement, threading.Event], T]) -> T:
+        """``work`` in a worker thread, confined to what this request may touch."""
+        return await workers.run(partial(work, await confinement(ctx)))
 
     @server.tool(annotations=_READ_ONLY)
     async def list_allowed_directories(ctx: Context) -> list[str]:
         """The directories this session may read (the configured root, narrowed to the
         client's roots when it declares them)."""
-        return [str(directory) for directory in (await allowed(ctx)).directories]
+        return [str(directory) for directory in (await confinement(ctx)).directories]
 
     @server.tool(annotations=_READ_ONLY)
     async def list_directory(ctx: Context, path: str = ".") -> Listing:
@@ -230,21 +199,14 @@ def create(settings: Settings | None = None) -> Server:
         Args:
             path: The directory, absolute or relative to the first allowed directory.
         """
-        directory = await resolve(ctx, path)
 
-        def listing() -> Listing:
-            entries: list[Entry] = []
-            with os.scandir(directory) as scan:
-                for item in sorted(scan, key=lambda item: item.name):
-                    if len(entries) >= settings.max_results:
-                        return Listing(str(directory), entries, truncated=True)
-                    info = item.stat(follow_symlinks=False)
-                    kind = _entry_type(info.st_mode)
-                    entries.append(Entry(item.name, kind, info.st_size if kind == "file" else None))
-            return Listing(str(directory), entries)
+        def listing(scope: Confinement, stop: threading.Event) -> Listing:
+            walked = scope.walk(path, open_listable)
+            with owned(walked.result) as directory:
+                entries, truncated = list_entries(directory, settings.max_results, stop)
+            return Listing(str(scope.display(walked.parts)), entries, truncated)
 
-        result: Listing = await in_thread(listing)
-        return result
+        return await run(ctx, listing)
 
     @server.tool(annotations=_READ_ONLY)
     async def read_file(
@@ -262,28 +224,25 @@ def create(settings: Settings | None = None) -> Server:
             offset: The byte to start at.
             max_bytes: The most bytes to read (at most the server's max_read_bytes).
         """
-        file = await resolve(ctx, path)
         limit = min(max_bytes or settings.max_read_bytes, settings.max_read_bytes)
 
-        def read() -> tuple[str, int, int]:
-            if not file.is_file():
-                raise IsADirectoryError(f"{file} is not a regular file")
-            size = file.stat().st_size
-            with file.open("rb") as handle:
-                handle.seek(offset)
-                data = handle.read(limit)
+        def read(scope: Confinement, stop: threading.Event) -> tuple[str, int, int]:
+            walked = scope.walk(path, open_regular)
+            with owned(walked.result) as file:
+                size = os.fstat(file).st_size
+                data = read_range(file, offset, limit, stop)
             more = offset + len(data) < size
             decoder = codecs.getincrementaldecoder("utf-8")()
             try:
                 decoded = decoder.decode(data, final=not more)
             except UnicodeDecodeError:
-                raise ValueError(
-                    f"{file} is not UTF-8 text; read it as the resource {path_uri(file)}"
-                ) from None
+                uri = path_uri(scope.display(walked.parts))
+                message = f"{path!r} is not UTF-8 text; read it as the resource {uri}"
+                raise ValueError(message) from None
             consumed = len(data) - len(decoder.getstate()[0])
             return decoded, offset + consumed, size
 
-        content, end, size = await in_thread(read)
+        content, end, size = await run(ctx, read)
         blocks: list[types.ContentBlock] = [text(content)]
         if end < size:
             blocks.append(text(f"[{size - end} more bytes: continue with offset={end}]"))
@@ -296,68 +255,48 @@ def create(settings: Settings | None = None) -> Server:
         Args:
             path: Absolute or relative to the first allowed directory.
         """
-        target = await resolve(ctx, path)
 
-        def info() -> FileInfo:
-            status = target.stat()
-            modified = datetime.datetime.fromtimestamp(status.st_mtime, datetime.UTC)
+        def info(scope: Confinement, stop: threading.Event) -> FileInfo:
+            walked = scope.walk(path, status)
+            found = walked.result
+            modified = datetime.datetime.fromtimestamp(found.st_mtime, datetime.UTC)
             return FileInfo(
-                path=str(target),
-                type=_entry_type(status.st_mode),
-                size=status.st_size,
+                path=str(scope.display(walked.parts)),
+                type=entry_type(found.st_mode),
+                size=found.st_size,
                 modified=modified.isoformat(timespec="seconds"),
-                permissions=stat.filemode(status.st_mode),
+                permissions=stat.filemode(found.st_mode),
             )
 
-        result: FileInfo = await in_thread(info)
-        return result
+        return await run(ctx, info)
 
     @server.tool(annotations=_READ_ONLY)
     async def search(
         ctx: Context, pattern: str, path: str = ".", contains: str | None = None
     ) -> SearchResult:
-        """Find files below a directory whose name matches a glob pattern (case-insensitive),
-        optionally only those whose text contains a string. Symlinked directories are
-        not followed.
+        """Find regular files below a directory whose name matches a glob pattern
+        (case-insensitive), optionally only those whose text contains a string.
+        Symlinked directories are not followed.
 
         Args:
             pattern: A glob on file names, e.g. ``*.py`` or ``README*``.
             path: Where to start, absolute or relative to the first allowed directory.
             contains: Keep only UTF-8 text files that contain this string.
         """
-        scope = await allowed(ctx)
-        start = scope.resolve(path)
-        wanted = pattern.lower()
+        query = Search(
+            pattern.lower(),
+            contains,
+            settings.max_results,
+            settings.max_scanned,
+            settings.max_read_bytes,
+        )
 
-        def walk() -> SearchResult:
-            matches: list[str] = []
-            scanned = 0
-            for directory, subdirectories, files in os.walk(start):
-                subdirectories.sort()
-                for name in sorted(files):
-                    if scanned >= settings.max_scanned or len(matches) >= settings.max_results:
-                        return SearchResult(matches, scanned, truncated=True)
-                    scanned += 1
-                    if not fnmatch.fnmatchcase(name.lower(), wanted):
-                        continue
-                    found = Path(directory, name)
-                    if not scope.contains(real(found)):
-                        continue  # a symlink pointing outside
-                    if contains is not None and not _contains(found, contains):
-                        continue
-                    matches.append(str(found))
-            return SearchResult(matches, scanned)
+        def find(scope: Confinement, stop: threading.Event) -> SearchResult:
+            walked = scope.walk(path, open_listable)
+            with owned(walked.result) as top:
+                return search_files(scope, top, walked.parts, query, stop)
 
-        def _contains(file: Path, needle: str) -> bool:
-            try:
-                with file.open("rb") as handle:
-                    data = handle.read(settings.max_read_bytes)
-                return needle in data.decode("utf-8")
-            except (OSError, UnicodeDecodeError):
-                return False
-
-        result: SearchResult = await in_thread(walk)
-        return result
+        return await run(ctx, find)
 
     @server.resource(
         "file:///{+path}",
@@ -367,41 +306,37 @@ def create(settings: Settings | None = None) -> Server:
     )
     async def file_resource(path: str, ctx: Context) -> types.ResourceContents:
         uri = f"file:///{path}"
+        not_found = McpError(errors.RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
+
+        def read(scope: Confinement, stop: threading.Event) -> bytes:
+            with owned(scope.walk("/" + path, open_regular).result) as file:
+                if os.fstat(file).st_size > settings.max_read_bytes:
+                    raise errors.invalid_params(
+                        f"{uri} is larger than {settings.max_read_bytes} bytes (max_read_bytes)"
+                    )
+                return read_range(file, 0, settings.max_read_bytes, stop)
+
         try:
-            file = await resolve(ctx, "/" + path)
+            data = await run(ctx, read)
         except AccessDenied as denied:
             raise errors.invalid_params(str(denied)) from None
-
-        def read() -> types.ResourceContents:
-            if not file.is_file():
-                raise McpError(
-                    errors.RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri}
-                )
-            if file.stat().st_size > settings.max_read_bytes:
-                raise errors.invalid_params(
-                    f"{uri} is larger than {settings.max_read_bytes} bytes (max_read_bytes)"
-                )
-            data = file.read_bytes()
-            mime_type = mimetypes.guess_type(file.name)[0]
-            try:
-                return text_contents(uri, data.decode("utf-8"), mime_type or "text/plain")
-            except UnicodeDecodeError:
-                return blob_contents(uri, data, mime_type or "application/octet-stream")
-
+        except (FileNotFoundError, NotADirectoryError, NotRegularFile):
+            raise not_found from None
+        mime_type = mimetypes.guess_type(path)[0]
         try:
-            contents: types.ResourceContents = await in_thread(read)
-        except FileNotFoundError:
-            raise McpError(
-                errors.RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri}
-            ) from None
-        return contents
+            return text_contents(uri, data.decode("utf-8"), mime_type or "text/plain")
+        except UnicodeDecodeError:
+            return blob_contents(uri, data, mime_type or "application/octet-stream")
 
     if settings.allow_write:
-        _write_tools(server, resolve, in_thread)
+        _write_tools(server, run)
     return server
 
 
-def _write_tools(server: Server, resolve: Any, in_thread: Any) -> None:
+Run = Callable[[Context, Callable[[Confinement, threading.Event], T]], Awaitable[T]]
+
+
+def _write_tools(server: Server, run: Run[Any]) -> None:
     @server.tool(annotations=_WRITES)
     async def write_file(ctx: Context, path: str, content: str) -> str:
         """Create or replace a UTF-8 text file (written to a temporary file, then renamed
@@ -411,24 +346,14 @@ def _write_tools(server: Server, resolve: Any, in_thread: Any) -> None:
             path: The file, absolute or relative to the first allowed directory.
             content: The new text.
         """
-        file: Path = await resolve(ctx, path)
+        data = content.encode("utf-8")
 
-        def write() -> int:
-            if file.is_dir():
-                raise IsADirectoryError(f"{file} is a directory")
-            data = content.encode("utf-8")
-            descriptor, temporary = tempfile.mkstemp(dir=file.parent, prefix=f".{file.name}.")
-            try:
-                with os.fdopen(descriptor, "wb") as handle:
-                    handle.write(data)
-                os.replace(temporary, file)
-            except BaseException:
-                Path(temporary).unlink(missing_ok=True)
-                raise
-            return len(data)
+        def write(scope: Confinement, stop: threading.Event) -> str:
+            walked = scope.walk(path, partial(replace_file, data=data, stop=stop))
+            return f"wrote {walked.result} bytes to {scope.display(walked.parts)}"
 
-        written = await in_thread(write)
-        return f"wrote {written} bytes to {file}"
+        message: str = await run(ctx, write)
+        return message
 
     @server.tool(annotations=_WRITES)
     async def create_directory(ctx: Context, path: str) -> str:
@@ -437,6 +362,10 @@ def _write_tools(server: Server, resolve: Any, in_thread: Any) -> None:
         Args:
             path: The directory, absolute or relative to the first allowed directory.
         """
-        directory: Path = await resolve(ctx, path)
-        await in_thread(lambda: directory.mkdir(parents=True, exist_ok=True))
-        return f"created {directory}"
+
+        def make(scope: Confinement, stop: threading.Event) -> str:
+            walked = scope.walk(path, make_directory, make_directories=True)
+            return f"created {scope.display(walked.parts)}"
+
+        message: str = await run(ctx, make)
+        return message
