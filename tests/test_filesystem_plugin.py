@@ -119,8 +119,10 @@ async def test_escapes_are_refused(tree: Path, path: str) -> None:
     async with filesystem(tree) as client:
         read = await client.call_tool("read_file", {"path": path})
         info = await client.call_tool("get_file_info", {"path": path})
-    assert_refused(read, "outside the allowed roots")
-    assert_refused(info, "outside the allowed roots")
+    assert_refused(read, f"{path!r} is outside the allowed roots")
+    assert_refused(info, f"{path!r} is outside the allowed roots")
+    for refusal in (read, info):  # where a symlink points is not told
+        assert str(tree.parent / "outside.txt") not in text_of(refusal)
 
 
 async def test_a_symlinked_directory_pointing_outside_is_refused(tree: Path) -> None:
@@ -137,6 +139,33 @@ async def test_a_symlinked_directory_pointing_outside_is_refused(tree: Path) -> 
         "notes.txt",
         "secret.txt",
     ]
+
+
+async def test_symlinks_that_stay_inside_are_followed(tree: Path) -> None:
+    os.symlink(tree / "b" / "secret.txt", tree / "a" / "absolute")
+    os.symlink("../b", tree / "a" / "to-b")
+    os.symlink("to-b/../a/to-b/secret.txt", tree / "a" / "chained")
+    os.symlink("loop-2", tree / "a" / "loop-1")
+    os.symlink("loop-1", tree / "a" / "loop-2")
+    async with filesystem(tree) as client:
+        reads = [
+            await client.call_tool("read_file", {"path": f"a/{name}"})
+            for name in ("absolute", "chained", "to-b/secret.txt", "to-b/../a/notes.txt")
+        ]
+        listing = await client.call_tool("list_directory", {"path": "a/to-b"})
+        info = await client.call_tool("get_file_info", {"path": "a/chained"})
+        loop = await client.call_tool("read_file", {"path": "a/loop-1"})
+        nul = await client.call_tool("read_file", {"path": "a/\x00"})
+    assert [text_of(read) for read in reads] == ["top secret"] * 3 + ["hello notes\nsecond line\n"]
+    assert wire(listing)["structuredContent"]["path"] == str(tree.resolve() / "b")
+    assert wire(info)["structuredContent"]["path"] == str(tree.resolve() / "b" / "secret.txt")
+    assert loop.is_error is True and "Too many levels of symbolic links: 'a/loop-1'" in text_of(
+        loop
+    )
+    assert_refused(nul, "a path cannot contain NUL")
+    async with filesystem(tree, roots=[(tree / "a").as_uri()]) as client:
+        narrowed = await client.call_tool("read_file", {"path": "chained"})
+    assert_refused(narrowed, "'chained' is outside the allowed roots (the client's roots")
 
 
 # -- the client's roots --------------------------------------------------------------------
@@ -475,5 +504,22 @@ async def test_cancelled_calls_do_not_starve_the_file_tools(tree: Path) -> None:
             await trio.sleep(0.5)
             nursery.cancel_scope.cancel()
         with trio.fail_after(10):  # a hang guard, not a timing assertion
+            read = await client.call_tool("read_file", {"path": "a/notes.txt"})
+    assert text_of(read) == "hello notes\nsecond line\n"
+
+
+async def test_a_cancelled_call_gives_its_worker_thread_back(tree: Path) -> None:
+    """With one worker thread, a search that would read 20 GB (sparse files) is cancelled
+    after half a second; the next call gets the thread at once, not after the search —
+    the work stops at its next chunk instead of running on abandoned."""
+    big = tree / "big"
+    big.mkdir()
+    for index in range(1000):
+        with open(big / f"{index:04}.bin", "wb") as sparse:
+            sparse.truncate(20_000_000)
+    async with filesystem(tree, max_threads=1, max_read_bytes=20_000_000) as client:
+        with trio.move_on_after(0.5):
+            await client.call_tool("search", {"pattern": "*", "path": "big", "contains": "x"})
+        with trio.fail_after(10):  # a hang guard: the whole search takes minutes
             read = await client.call_tool("read_file", {"path": "a/notes.txt"})
     assert text_of(read) == "hello notes\nsecond line\n"

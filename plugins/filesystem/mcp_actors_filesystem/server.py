@@ -148,7 +148,7 @@ def _check_limits(settings: Settings) -> None:
 
 def _spellings(configured: str, root: Path) -> tuple[PurePosixPath, ...]:
     """The absolute paths a client may name the root by: as configured, and real."""
-    given = PurePosixPath(Path(configured).expanduser().absolute())
+    given = PurePosixPath(os.path.abspath(Path(configured).expanduser()))
     return (given,) if given == PurePosixPath(root) else (given, PurePosixPath(root))
 
 
