@@ -508,6 +508,12 @@ async def test_cancelled_calls_do_not_starve_the_file_tools(tree: Path) -> None:
     assert text_of(read) == "hello notes\nsecond line\n"
 
 
+def make_sparse(path: Path, size: int) -> None:
+    """A file of ``size`` zero bytes that takes no disk space."""
+    with path.open("wb") as file:
+        file.truncate(size)
+
+
 async def test_a_cancelled_call_gives_its_worker_thread_back(tree: Path) -> None:
     """With one worker thread, a search that would read 20 GB (sparse files) is cancelled
     after half a second; the next call gets the thread at once, not after the search —
@@ -515,8 +521,7 @@ async def test_a_cancelled_call_gives_its_worker_thread_back(tree: Path) -> None
     big = tree / "big"
     big.mkdir()
     for index in range(1000):
-        with open(big / f"{index:04}.bin", "wb") as sparse:
-            sparse.truncate(20_000_000)
+        make_sparse(big / f"{index:04}.bin", 20_000_000)
     async with filesystem(tree, max_threads=1, max_read_bytes=20_000_000) as client:
         with trio.move_on_after(0.5):
             await client.call_tool("search", {"pattern": "*", "path": "big", "contains": "x"})
