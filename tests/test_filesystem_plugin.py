@@ -244,6 +244,7 @@ async def test_writing_is_off_by_default(tree: Path) -> None:
 async def test_writing_when_allowed_stays_inside(tree: Path) -> None:
     async with filesystem(tree, allow_write=True, roots=[(tree / "a").as_uri()]) as client:
         created = await client.call_tool("create_directory", {"path": "new/deeper"})
+        deep = await client.call_tool("create_directory", {"path": "/".join(["d"] * 60)})
         written = await client.call_tool("write_file", {"path": "new/deeper/x.txt", "content": "é"})
         replaced = await client.call_tool("write_file", {"path": "notes.txt", "content": "v2"})
         outside = await client.call_tool(
@@ -254,6 +255,7 @@ async def test_writing_when_allowed_stays_inside(tree: Path) -> None:
     assert created.is_error is not True and written.is_error is not True, (created, written)
     assert text_of(written) == f"wrote 2 bytes to {tree.resolve() / 'a/new/deeper/x.txt'}"
     assert (tree / "a/new/deeper/x.txt").read_text() == "é"
+    assert deep.is_error is not True and (tree / "a").joinpath(*["d"] * 60).is_dir()
     assert replaced.is_error is not True and (tree / "a/notes.txt").read_text() == "v2"
     assert_refused(outside)
     assert_refused(through_link)

@@ -45,8 +45,8 @@ import attrs
 
 T = TypeVar("T")
 
-#: How many symlinks one path may pass through (Linux's own limit), retries included.
-MAX_DETOURS: Final = 40
+#: How many symlinks one path may pass through (Linux's own limit).
+MAX_SYMLINKS: Final = 40
 
 _O_PATH: Final = getattr(os, "O_PATH", 0)
 #: A directory we only pass through (or name things in): no read permission needed.
@@ -166,7 +166,8 @@ class _Walker:
         self.make_directories = make_directories
         self.descriptors = [os.open(confinement.root, PASS_THROUGH)]
         self.names: list[str] = []
-        self.detours = 0
+        self.symlinks = 0
+        self.just_made: str | None = None
 
     @property
     def here(self) -> int:
@@ -196,10 +197,10 @@ class _Walker:
         try:
             descriptor = os.open(name, PASS_THROUGH, dir_fd=self.here)
         except FileNotFoundError:
-            if not self.make_directories:
-                raise
+            if not self.make_directories or name == self.just_made:
+                raise  # (or removed again as soon as made: give up rather than loop)
             self.make_directory(name)
-            self.detour()
+            self.just_made = name
             pending.appendleft(name)
             return
         except OSError as error:
@@ -207,6 +208,7 @@ class _Walker:
             return
         self.descriptors.append(descriptor)
         self.names.append(name)
+        self.just_made = None
 
     def act(self, name: str, action: Action[T], pending: deque[str]) -> Walked[T] | None:
         """Do ``action`` on ``name`` unless it is a symlink (then splice it; None)."""
@@ -232,7 +234,9 @@ class _Walker:
 
     def splice(self, target: str, pending: deque[str]) -> None:
         """Continue the walk through a symlink's ``target``, if it stays inside the root."""
-        self.detour()
+        self.symlinks += 1
+        if self.symlinks > MAX_SYMLINKS:
+            raise OSError(errno.ELOOP, os.strerror(errno.ELOOP))
         linked = PurePosixPath(target)
         if linked.is_absolute():
             parts = self.confinement.below_root(linked)
@@ -243,12 +247,6 @@ class _Walker:
         else:
             parts = list(linked.parts)
         pending.extendleft(reversed(parts))
-
-    def detour(self) -> None:
-        """Count a symlink followed or a step retried; too many is a loop (ELOOP)."""
-        self.detours += 1
-        if self.detours > MAX_DETOURS:
-            raise OSError(errno.ELOOP, os.strerror(errno.ELOOP))
 
     def make_directory(self, name: str) -> None:
         if not self.confinement.permits((*self.names, name)):
