@@ -42,6 +42,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import reprlib
 import tomllib
 import types
 from collections.abc import Callable, Mapping
@@ -58,6 +59,9 @@ TRUE_WORDS = frozenset({"true", "1", "yes", "on"})
 FALSE_WORDS = frozenset({"false", "0", "no", "off"})
 _ENV_BOOL_FORMS = "true/false, 1/0, yes/no or on/off"
 _ENV_INT = re.compile(r"[+-]?[0-9]+(?:_[0-9]+)*")
+_MAX_DIGITS = 1000
+_SHORT = reprlib.Repr()
+_SHORT.maxstring = _SHORT.maxother = _SHORT.maxlong = 80
 _ENV_FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
@@ -132,32 +136,38 @@ def from_environment(text: str, field_type: Any) -> Any:
         word = text.lower()
         if word in TRUE_WORDS or word in FALSE_WORDS:
             return word in TRUE_WORDS
-        raise WrongType(f"expected a bool ({_ENV_BOOL_FORMS}), got {text!r}")
+        raise WrongType(f"expected a bool ({_ENV_BOOL_FORMS}), got {_short(text)}")
     if kind is int:
-        if not _ENV_INT.fullmatch(text):
-            raise WrongType(f"expected an integer, got {text!r}")
+        if not _ENV_INT.fullmatch(text) or len(text) > _MAX_DIGITS:
+            raise WrongType(f"expected an integer, got {_short(text)}")
         return int(text)
     if kind is float:
         if not _ENV_FLOAT.fullmatch(text):
-            raise WrongType(f"expected a number, got {text!r}")
+            raise WrongType(f"expected a number, got {_short(text)}")
         return float(text)
     if kind is str or kind is Path:
         return kind(text)
     try:
         return json.loads(text)
     except ValueError:
-        raise WrongType(f"expected JSON for a {_type_name(field_type)}, got {text!r}") from None
+        message = f"expected JSON for a {_type_name(field_type)}, got {_short(text)}"
+        raise WrongType(message) from None
 
 
 # -- strict structuring --------------------------------------------------------------------
+
+
+def _short(value: object) -> str:
+    """``repr(value)``, shortened: a bad value may be long, the message should not be."""
+    return _SHORT.repr(value)
 
 
 def _describe(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return f"the string {value!r}"
-    return f"{type(value).__name__} {value!r}"
+        return f"the string {_short(value)}"
+    return f"{type(value).__name__} {_short(value)}"
 
 
 def _strict(
@@ -230,7 +240,7 @@ def _type_name(field_type: Any) -> str:
 def _file_table(config_file: Path, plugin: str) -> dict[str, Any]:
     try:
         document = tomllib.loads(config_file.read_text())
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+    except (OSError, ValueError) as error:  # unreadable, not UTF-8, not TOML, huge numbers
         raise SettingsError(plugin, [f"cannot read {config_file}: {error}"]) from None
     plugins = document.get("plugins", {})
     table = plugins.get(plugin, {}) if isinstance(plugins, dict) else None

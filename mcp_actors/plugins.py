@@ -5,7 +5,7 @@ The contract. A distribution registers entry points in the group
 it names is one of:
 
 - a :class:`Plugin` — the full form: a description, an optional attrs ``settings``
-  class (filled by :func:`mcp_actors.config.load_settings` from a TOML file and
+  class (filled strictly by :func:`mcp_actors.config.load_settings` from a TOML file and
   ``MCP_ACTORS_<NAME>_<FIELD>`` variables) and a ``create(settings)`` function
   returning the :class:`~mcp_actors.server.app.Server`;
 - a ready :class:`~mcp_actors.server.app.Server` object;
