@@ -5,8 +5,9 @@ user, a tool the model drives) can swap any name for a symlink at any moment. Th
 obvious check — ``realpath(path)`` is inside the root, then ``open(path)`` — asks the
 kernel to follow symlinks twice, and the second time the answer can differ: the
 check passes for ``notes.txt`` and the open, a microsecond later, follows
-``notes.txt -> /home/me/.ssh/id_ed25519``. Checking after opening by *name* has the
-same hole. Only what was actually opened can be trusted.
+``notes.txt -> /home/me/.ssh/id_ed25519``. Checking the name again after the open
+has the same hole (the check and the open may see different files). Only what was
+actually opened can be trusted.
 
 **Open first, then what you opened is what you checked.** A path is walked one
 component at a time from a descriptor of the root, each step an
@@ -19,6 +20,9 @@ opens is inside, however the names change meanwhile; a swap makes a step fail or
 the new inside object, never an outside one. Writes are created the same way
 (``O_CREAT|O_EXCL|O_NOFOLLOW`` beside the target, then renamed over it with both
 directory descriptors: a rename replaces a symlink, it never follows one).
+
+The root itself is opened by its real path at the start of each walk: that path is
+the operator's, outside what the sandboxed side can change.
 
 **Not covered:** a directory *moved out of* the root while we hold its descriptor
 (that needs write access outside the root), and hard links to outside files placed
