@@ -1,5 +1,7 @@
 """The ``filesystem`` plugin (plugins/filesystem): the client's roots are honoured, escapes
-(``..``, absolute paths, symlinks) are refused, and writing is off unless enabled.
+(``..``, absolute paths, symlinks) are refused, and writing is off unless enabled — also
+when the tree is hostile: a symlink swapped while calls run, a FIFO, calls cancelled in
+bulk.
 
 Each test builds a small tree in a temporary directory::
 

@@ -154,7 +154,7 @@ def search_files(
         if descriptor is None:
             continue
         with owned(descriptor):
-            if query.contains is None or _contains(descriptor, query, stop):
+            if query.contains is None or _contains(descriptor, query.contains, query, stop):
                 matches.append(str(path))
     return SearchResult(matches, scanned)
 
@@ -171,10 +171,10 @@ def _open_match(
         return None
 
 
-def _contains(descriptor: int, query: Search, stop: threading.Event) -> bool:
-    assert query.contains is not None
+def _contains(descriptor: int, text: str, query: Search, stop: threading.Event) -> bool:
+    """Whether the file's first ``max_read_bytes`` are UTF-8 text containing ``text``."""
     try:
-        return query.contains in read_range(descriptor, 0, query.max_read_bytes, stop).decode()
+        return text in read_range(descriptor, 0, query.max_read_bytes, stop).decode()
     except (OSError, UnicodeDecodeError):
         return False
 
