@@ -170,6 +170,28 @@ async def test_symlinks_that_stay_inside_are_followed(tree: Path) -> None:
     assert_refused(narrowed, "'chained' is outside the allowed roots (the client's roots")
 
 
+async def test_deep_paths_and_trees_are_bounded(tree: Path) -> None:
+    """A walk holds two descriptors however deep the path; a search goes 32 directories
+    deep at most, and says it left something out."""
+    at_32 = tree.joinpath("deep", *["d"] * 32)
+    at_33 = at_32 / "d"
+    at_33.mkdir(parents=True)
+    (at_32 / "at-32.txt").write_text("32")
+    (at_33 / "at-33.txt").write_text("33")
+    there_and_back = "deep/" + "d/" * 33 + "../" * 33 + "d/" * 32 + "at-32.txt"
+    async with filesystem(tree) as client:
+        found = await client.call_tool("search", {"pattern": "at-*", "path": "deep"})
+        read = await client.call_tool("read_file", {"path": there_and_back})
+        too_long = await client.call_tool("read_file", {"path": "a/" * 2049})
+    assert found.structured_content == {
+        "matches": [str(at_32.resolve() / "at-32.txt")],
+        "scanned": 1,
+        "truncated": True,
+    }
+    assert text_of(read) == "32"
+    assert_refused(too_long, "a path cannot be longer than 4096 characters")
+
+
 # -- the client's roots --------------------------------------------------------------------
 
 
@@ -431,8 +453,8 @@ class Swapper:
 async def test_a_symlink_swapped_during_reads_and_writes_never_escapes(tmp_path: Path) -> None:
     """Check-then-open is a race: a name checked as inside the root can be a symlink to
     outside by the time it is opened. 1,500 rounds of two reads (a swapped file, a file
-    below a swapped directory), and every third round a write below the swapped directory
-    and a listing of it, every tenth a content search, while a thread flips them."""
+    below a swapped directory), and every third round a write to each and a listing of
+    the directory, every tenth a content search, while a thread flips them."""
     root, outside = tmp_path / "root", tmp_path / "outside"
     (root / "sub").mkdir(parents=True)
     outside.mkdir()
@@ -456,6 +478,7 @@ async def test_a_symlink_swapped_during_reads_and_writes_never_escapes(tmp_path:
                         inside_reads += text_of(result) == "inside"
                 if round % 3 == 0:
                     await client.call_tool("write_file", {"path": "sub/new.txt", "content": "w"})
+                    await client.call_tool("write_file", {"path": "target", "content": "w"})
                     listing = await client.call_tool("list_directory", {"path": "sub"})
                     if "only-outside.txt" in json.dumps(wire(listing)):
                         other_escapes.append(f"round {round}: listed the outside directory")

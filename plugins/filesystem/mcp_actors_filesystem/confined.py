@@ -51,6 +51,8 @@ T = TypeVar("T")
 
 #: How many symlinks one path may pass through (Linux's own limit).
 MAX_SYMLINKS: Final = 40
+#: The longest path a client may give (Linux's PATH_MAX).
+MAX_PATH: Final = 4096
 
 _O_PATH: Final = getattr(os, "O_PATH", 0)
 #: A directory we only pass through (or name things in): no read permission needed.
@@ -116,6 +118,8 @@ class Confinement:
         """
         if "\x00" in path:
             raise AccessDenied("a path cannot contain NUL")
+        if len(path) > MAX_PATH:
+            raise AccessDenied(f"a path cannot be longer than {MAX_PATH} characters")
         if not self.allowed:
             raise AccessDenied(f"no directory is allowed ({self.source})")
         try:
@@ -162,20 +166,21 @@ class Walked(Generic[T]):
 
 
 class _Walker:
-    """One walk: the descriptors of the directories from the root down to where we are."""
+    """One walk: descriptors of the root and of the directory we are in, and its names.
+
+    Only these two are held, however deep the path: ``..`` re-walks the names from the
+    root (each step ``O_NOFOLLOW`` again) rather than keeping every ancestor open.
+    """
 
     def __init__(self, confinement: Confinement, path: str, make_directories: bool) -> None:
         self.confinement = confinement
         self.path = path
         self.make_directories = make_directories
-        self.descriptors = [os.open(confinement.root, PASS_THROUGH)]
+        self.root = os.open(confinement.root, PASS_THROUGH)
+        self.here = self.root
         self.names: list[str] = []
         self.symlinks = 0
         self.just_made: str | None = None
-
-    @property
-    def here(self) -> int:
-        return self.descriptors[-1]
 
     def run(self, pending: deque[str], action: Action[T]) -> Walked[T]:
         """Walk ``pending`` (no ``""`` or ``"."`` in it) and act on the last component."""
@@ -191,10 +196,13 @@ class _Walker:
                     return done
 
     def up(self) -> None:
+        """Go to the parent: the same names less one, walked again from the root."""
         if not self.names:
             raise self.confinement.outside(self.path)
-        os.close(self.descriptors.pop())
         self.names.pop()
+        self.move_to(self.root)
+        for name in self.names:  # a name swapped for a symlink meanwhile fails here
+            self.move_to(os.open(name, PASS_THROUGH, dir_fd=self.here))
 
     def down(self, name: str, pending: deque[str]) -> None:
         """Enter the directory ``name``, or splice it into ``pending`` if it is a symlink."""
@@ -210,9 +218,14 @@ class _Walker:
         except OSError as error:
             self.follow(name, pending, error)
             return
-        self.descriptors.append(descriptor)
+        self.move_to(descriptor)
         self.names.append(name)
         self.just_made = None
+
+    def move_to(self, descriptor: int) -> None:
+        if self.here != self.root:
+            os.close(self.here)
+        self.here = descriptor
 
     def act(self, name: str, action: Action[T], pending: deque[str]) -> Walked[T] | None:
         """Do ``action`` on ``name`` unless it is a symlink (then splice it; None)."""
@@ -246,8 +259,8 @@ class _Walker:
             parts = self.confinement.below_root(linked)
             if parts is None:
                 raise self.confinement.outside(self.path)
-            while self.names:
-                self.up()
+            self.names.clear()
+            self.move_to(self.root)
         else:
             parts = list(linked.parts)
         pending.extendleft(reversed(parts))
@@ -259,9 +272,8 @@ class _Walker:
             os.mkdir(name, dir_fd=self.here)
 
     def close(self) -> None:
-        for descriptor in self.descriptors:
-            os.close(descriptor)
-        self.descriptors.clear()
+        self.move_to(self.root)
+        os.close(self.root)
 
 
 def _read_link(directory: int, name: str) -> str | None:

@@ -28,6 +28,8 @@ from .confined import LISTABLE, AccessDenied, Confinement, open_regular, owned, 
 
 #: The most bytes read or written between two looks at the stop event.
 CHUNK = 64 * 1024
+#: How many directories deep ``search`` goes below where it starts.
+MAX_DEPTH = 32
 
 
 class Stopped(Exception):
@@ -137,13 +139,15 @@ def search_files(
 ) -> SearchResult:
     """The regular files below ``top`` whose name (and text) match ``query``, depth first.
 
-    Directories are entered only through ``O_NOFOLLOW`` descriptors; a symlink counts
-    when it leads to a regular file inside the allowed directories; FIFOs, sockets and
-    devices never match and are never read.
+    Directories are entered only through ``O_NOFOLLOW`` descriptors, at most
+    :data:`MAX_DEPTH` deep; a symlink counts when it leads to a regular file inside the
+    allowed directories; FIFOs, sockets and devices never match and are never read.
+    ``truncated``: a bound (results, files scanned, depth) left something out.
     """
     matches: list[str] = []
     scanned = 0
-    for directory, parts, entry in files_below(top, top_parts, stop):
+    below = FilesBelow(top, top_parts, stop)
+    for directory, parts, entry in below:
         if scanned >= query.max_scanned or len(matches) >= query.max_results:
             return SearchResult(matches, scanned, truncated=True)
         scanned += 1
@@ -156,7 +160,7 @@ def search_files(
         with owned(descriptor):
             if query.contains is None or _contains(descriptor, query.contains, query, stop):
                 matches.append(str(path))
-    return SearchResult(matches, scanned)
+    return SearchResult(matches, scanned, truncated=below.too_deep)
 
 
 def _open_match(
@@ -202,38 +206,50 @@ class _Directory:
             os.close(self.descriptor)
 
 
-def files_below(
-    top: int, top_parts: tuple[str, ...], stop: threading.Event
-) -> Iterator[tuple[int, tuple[str, ...], os.DirEntry[str]]]:
-    """Every entry below ``top`` that is not a directory, as ``(directory descriptor,
-    its parts, entry)``: a directory's own entries by name, then its subdirectories'.
+class FilesBelow:
+    """Every entry below ``top`` that is not a directory, as ``(directory descriptor, its
+    parts, entry)``: a directory's own entries by name, then its subdirectories'.
 
-    Iterative (no recursion limit on deep trees); holds one descriptor per level. A
-    subdirectory that cannot be opened — gone, swapped for a symlink, unreadable, out
-    of descriptors — is skipped.
+    Iterative, holding one descriptor per level, so the depth is bounded: directories
+    more than :data:`MAX_DEPTH` below ``top`` are left out (and ``too_deep`` says so)
+    — with ``max_threads`` searches at once, a deep tree cannot use up the process's
+    descriptors. A subdirectory that cannot be opened — gone, swapped for a symlink,
+    unreadable — is skipped.
     """
-    stack = [_Directory.scan(top, top_parts, owned=False)]
-    try:
-        while stack:
-            check(stop)
-            current = stack[-1]
-            entry = next(current.files, None)
-            if entry is not None:
-                yield current.descriptor, current.parts, entry
-                continue
-            name = next(current.subdirectories, None)
-            if name is None:
-                stack.pop().close()
-                continue
-            with suppress(OSError):
-                child = os.open(name, LISTABLE, dir_fd=current.descriptor)
-                try:
-                    stack.append(_Directory.scan(child, (*current.parts, name), owned=True))
-                except OSError:
-                    os.close(child)
-    finally:
-        for directory in stack:
-            directory.close()
+
+    def __init__(self, top: int, top_parts: tuple[str, ...], stop: threading.Event) -> None:
+        self.top, self.top_parts, self.stop = top, top_parts, stop
+        self.too_deep = False
+
+    def __iter__(self) -> Iterator[tuple[int, tuple[str, ...], os.DirEntry[str]]]:
+        stack = [_Directory.scan(self.top, self.top_parts, owned=False)]
+        try:
+            while stack:
+                check(self.stop)
+                current = stack[-1]
+                entry = next(current.files, None)
+                if entry is not None:
+                    yield current.descriptor, current.parts, entry
+                    continue
+                name = next(current.subdirectories, None)
+                if name is None:
+                    stack.pop().close()
+                elif len(stack) > MAX_DEPTH:
+                    self.too_deep = True
+                else:
+                    self.enter(stack, current, name)
+        finally:
+            for directory in stack:
+                directory.close()
+
+    @staticmethod
+    def enter(stack: list[_Directory], parent: _Directory, name: str) -> None:
+        with suppress(OSError):
+            child = os.open(name, LISTABLE, dir_fd=parent.descriptor)
+            try:
+                stack.append(_Directory.scan(child, (*parent.parts, name), owned=True))
+            except OSError:
+                os.close(child)
 
 
 # -- writing -------------------------------------------------------------------------------
