@@ -192,6 +192,25 @@ async def test_deep_paths_and_trees_are_bounded(tree: Path) -> None:
     assert_refused(too_long, "a path cannot be longer than 4096 characters")
 
 
+async def test_absolute_paths_may_use_the_configured_and_the_clients_spellings(
+    tree: Path,
+) -> None:
+    alias = tree.parent / "alias"
+    os.symlink(tree, alias)
+    async with filesystem(alias) as client:
+        as_configured = await client.call_tool("read_file", {"path": str(alias / "a/notes.txt")})
+        as_real = await client.call_tool("read_file", {"path": str(tree / "b/secret.txt")})
+        out = await client.call_tool("read_file", {"path": str(alias / "../outside.txt")})
+    assert text_of(as_configured) == "hello notes\nsecond line\n"
+    assert text_of(as_real) == "top secret"
+    assert_refused(out, "is outside the allowed roots")
+    async with filesystem(tree, roots=[(alias / "a").as_uri()]) as client:
+        inside = await client.call_tool("read_file", {"path": str(alias / "a/notes.txt")})
+        sibling = await client.call_tool("read_file", {"path": str(alias / "a/../b/secret.txt")})
+    assert text_of(inside) == "hello notes\nsecond line\n"
+    assert_refused(sibling, "is outside the allowed roots (the client's roots")
+
+
 # -- the client's roots --------------------------------------------------------------------
 
 

@@ -89,16 +89,19 @@ class NotRegularFile(OSError):
 class Confinement:
     """The directories one request may touch, inside the configured root.
 
-    ``root`` is the root's real path; ``spellings`` are the absolute paths by which a
-    client may name it (as configured, and real). ``allowed`` are the directories the
-    request may use, as parts below the root (``()`` is the root itself); relative
-    paths start from the first. ``source`` says where ``allowed`` came from, for errors.
+    ``root`` is the root's real path. ``allowed`` are the directories the request may
+    use, as parts below the root (``()`` is the root itself); relative paths start from
+    the first. ``source`` says where ``allowed`` came from, for errors. ``aliases`` are
+    other absolute spellings a client may use, each with the real path it stands for:
+    the root as configured (``~/notes``), the client's roots as the client wrote them.
+    An absolute path must start with the root's real path or with an alias; that is
+    decided on the text alone, then the walk from the root does the rest.
     """
 
     root: Path
-    spellings: tuple[PurePosixPath, ...]
     allowed: tuple[tuple[str, ...], ...]
     source: str
+    aliases: tuple[tuple[PurePosixPath, PurePosixPath], ...] = ()
 
     @property
     def directories(self) -> tuple[Path, ...]:
@@ -137,10 +140,13 @@ class Confinement:
         return AccessDenied(f"{path!r} is outside the allowed roots ({self.source}: {directories})")
 
     def below_root(self, path: PurePosixPath) -> list[str] | None:
-        """The parts of an absolute ``path`` below the root (lexically), or None."""
-        for spelling in self.spellings:
-            if path.parts[1 : len(spelling.parts)] == spelling.parts[1:]:
-                return list(path.parts[len(spelling.parts) :])
+        """The parts of an absolute ``path`` below the root (on the text alone), or None."""
+        root = PurePosixPath(self.root)
+        for alias, meaning in ((root, root), *self.aliases):
+            rest = _under(path, alias)
+            parts = None if rest is None else _under(meaning.joinpath(*rest), root)
+            if parts is not None:
+                return parts
         return None
 
     def permits(self, parts: Sequence[str]) -> bool:
@@ -274,6 +280,13 @@ class _Walker:
     def close(self) -> None:
         self.move_to(self.root)
         os.close(self.root)
+
+
+def _under(path: PurePosixPath, prefix: PurePosixPath) -> list[str] | None:
+    """The parts of ``path`` after ``prefix`` (both absolute), or None if it is not one."""
+    if path.parts[1 : len(prefix.parts)] != prefix.parts[1:]:
+        return None
+    return list(path.parts[len(prefix.parts) :])
 
 
 def _read_link(directory: int, name: str) -> str | None:

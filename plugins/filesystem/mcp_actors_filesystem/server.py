@@ -10,13 +10,14 @@
   that declares roots but lists none gets no access.
 
 Relative paths start from the first allowed directory; absolute ones must start with
-the root (as configured or as its real path). Symlinks inside the root are followed as
-long as they stay inside; one that leads out is refused like any other outside path
-(``search`` and ``list_directory`` never follow one out). Paths are not checked and
-then opened — a symlink swapped in between would win that race — but opened one
-component at a time without following symlinks, so that what is checked is what was
-opened: see :mod:`.confined` for the threat model. Only regular files are read: a FIFO
-or device is never opened for reading (it could block a thread for ever).
+the root (as configured, or its real path) or with a client root as the client wrote
+it. Symlinks inside the root are followed as long as they stay inside; one that leads
+out is refused like any other outside path (``search`` and ``list_directory`` never
+follow one out). Paths are not checked and then opened — a symlink swapped in between
+would win that race — but opened one component at a time without following symlinks,
+so that what is checked is what was opened: see :mod:`.confined` for the threat model.
+Only regular files are read: a FIFO or device is never opened for reading (it could
+block a thread for ever).
 
 File work runs in this server's own pool of ``max_threads`` worker threads (see
 :mod:`.workers`), in bounded steps that a cancelled call stops (see :mod:`.files`).
@@ -146,20 +147,19 @@ def _check_limits(settings: Settings) -> None:
             raise ValueError(f"{limit} must be at least 1")
 
 
-def _spellings(configured: str, root: Path) -> tuple[PurePosixPath, ...]:
-    """The absolute paths a client may name the root by: as configured, and real."""
-    given = PurePosixPath(os.path.abspath(Path(configured).expanduser()))
-    return (given,) if given == PurePosixPath(root) else (given, PurePosixPath(root))
+def _alias(written: str | os.PathLike[str]) -> tuple[PurePosixPath, PurePosixPath]:
+    """An absolute path as written (``..`` collapsed on the text), and its real path."""
+    return PurePosixPath(os.path.abspath(written)), PurePosixPath(real(written))
 
 
 def create(settings: Settings | None = None) -> Server:
     """Build a ``filesystem`` server for ``settings``."""
     settings = settings or Settings()
-    root = real(Path(settings.root).expanduser())
+    configured = _alias(Path(settings.root).expanduser())
+    root = Path(configured[1])
     if not root.is_dir():
         raise ValueError(f"root {settings.root!r} is not a directory")
     _check_limits(settings)
-    spellings = _spellings(settings.root, root)
     workers = Workers(settings.max_threads)
     mode = "read-write" if settings.allow_write else "read-only"
     server = Server(
@@ -176,11 +176,14 @@ def create(settings: Settings | None = None) -> Server:
         capabilities = ctx.session.client_capabilities
         declared = capabilities is not None and capabilities.roots is not UNSET
         if not settings.use_client_roots or not declared:
-            return Confinement(root, spellings, ((),), "the configured root")
-        client_roots = [file_uri_path(r.uri) for r in await ctx.list_roots()]
-        covered = intersect(root, (real(path) for path in client_roots if path is not None))
+            return Confinement(root, ((),), "the configured root", (configured,))
+        client_roots = [
+            _alias(path) for r in await ctx.list_roots() if (path := file_uri_path(r.uri))
+        ]
+        covered = intersect(root, (Path(meaning) for _, meaning in client_roots))
         allowed = tuple(directory.relative_to(root).parts for directory in covered)
-        return Confinement(root, spellings, allowed, f"the client's roots within {root}")
+        source = f"the client's roots within {root}"
+        return Confinement(root, allowed, source, (configured, *client_roots))
 
     async def run(ctx: Context, work: Callable[[Confinement, threading.Event], T]) -> T:
         """``work`` in a worker thread, confined to what this request may touch."""
