@@ -17,8 +17,8 @@ import os
 import secrets
 import stat
 import threading
-from collections.abc import Iterator
-from contextlib import suppress
+from collections.abc import Generator, Iterator
+from contextlib import closing, suppress
 from typing import Literal
 
 import attrs
@@ -147,19 +147,20 @@ def search_files(
     matches: list[str] = []
     scanned = 0
     below = FilesBelow(top, top_parts, stop)
-    for directory, parts, entry in below:
-        if scanned >= query.max_scanned or len(matches) >= query.max_results:
-            return SearchResult(matches, scanned, truncated=True)
-        scanned += 1
-        if not fnmatch.fnmatchcase(entry.name.lower(), query.pattern):
-            continue
-        path = confinement.display((*parts, entry.name))
-        descriptor = _open_match(confinement, directory, str(path), entry)
-        if descriptor is None:
-            continue
-        with owned(descriptor):
-            if query.contains is None or _contains(descriptor, query.contains, query, stop):
-                matches.append(str(path))
+    with closing(iter(below)) as entries:  # its descriptors closed now, not when collected
+        for directory, parts, entry in entries:
+            if scanned >= query.max_scanned or len(matches) >= query.max_results:
+                return SearchResult(matches, scanned, truncated=True)
+            scanned += 1
+            if not fnmatch.fnmatchcase(entry.name.lower(), query.pattern):
+                continue
+            path = confinement.display((*parts, entry.name))
+            descriptor = _open_match(confinement, directory, str(path), entry)
+            if descriptor is None:
+                continue
+            with owned(descriptor):
+                if query.contains is None or _contains(descriptor, query.contains, query, stop):
+                    matches.append(str(path))
     return SearchResult(matches, scanned, truncated=below.too_deep)
 
 
@@ -221,7 +222,7 @@ class FilesBelow:
         self.top, self.top_parts, self.stop = top, top_parts, stop
         self.too_deep = False
 
-    def __iter__(self) -> Iterator[tuple[int, tuple[str, ...], os.DirEntry[str]]]:
+    def __iter__(self) -> Generator[tuple[int, tuple[str, ...], os.DirEntry[str]]]:
         stack = [_Directory.scan(self.top, self.top_parts, owned=False)]
         try:
             while stack:
