@@ -85,8 +85,9 @@ def session_starter(server: Server, supervisor: Supervisor) -> Any:
     return start
 
 
-def _hypercorn_config(host: str, port: int) -> hypercorn.config.Config:
+def _hypercorn_config(host: str, port: int, http: HttpConfig) -> hypercorn.config.Config:
     config = hypercorn.config.Config()
+    config.keep_alive_timeout = http.keep_alive_timeout
     config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
     config.accesslog = None
     config.errorlog = logging.getLogger("mcp_actors.http.hypercorn")
@@ -133,7 +134,7 @@ async def serve_http(
         app = McpHttpApp(config, policy, session_starter(server, supervisor))
         await nursery.start(app.registry.run_expiry)
         binds = await nursery.start(
-            hypercorn.trio.serve, cast(Any, app), _hypercorn_config(host, port)
+            hypercorn.trio.serve, cast(Any, app), _hypercorn_config(host, port, config)
         )
         bound_port = int(binds[0].rsplit(":", 1)[1])
         log.info("serving %s on %s", server.name, binds[0] + config.path)

@@ -55,6 +55,8 @@ class HttpConfig:
     #: Finished response streams remembered for late resumption, per session; older
     #: ones are forgotten (their events may still be in the store until evicted).
     max_finished_streams: int = 256
+    #: Seconds an idle HTTP/1.1 keep-alive connection stays open before the server closes it.
+    keep_alive_timeout: float = 5.0
     #: ``Host`` values accepted; None: loopback names for a loopback bind, else any.
     allowed_hosts: tuple[str, ...] | None = None
     #: ``Origin`` values accepted besides same-origin; None: loopback origins for a

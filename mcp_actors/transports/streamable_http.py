@@ -319,7 +319,7 @@ class StreamableHttpEndpoint:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(watch_disconnect, receive, nursery.cancel_scope)
             ended = await transport.pump(
-                stream, partial(send_chunk, send), after, partial(send_last, send)
+                stream, partial(send_chunk, send), after, partial(_send_last_shielded, send)
             )
             nursery.cancel_scope.cancel()
         if ended:
@@ -421,6 +421,19 @@ def _inspect(body: bytes) -> _Post:
         raise InvalidMessage(errors.INVALID_REQUEST, "Invalid request: duplicate request ids")
     initialize = not isinstance(parsed, list) and methods == ["initialize"]
     return _Post(body, isinstance(parsed, list), request_ids, cancelled, initialize)
+
+
+async def _send_last_shielded(send: Send, data: bytes) -> None:
+    """End a streamed body with its last chunk, safe from the disconnect watcher beside it.
+
+    Ending the body makes hypercorn finish the request there and then, inside this
+    ``send``: it tells the application the exchange is over (``http.disconnect``,
+    which wakes :func:`watch_disconnect`) and then closes the connection
+    (``Connection: close``) or arms its keep-alive timer. Cancelled midway by the
+    watcher, it would do neither, leaving the connection open forever.
+    """
+    with trio.CancelScope(shield=True):
+        await send_last(send, data)
 
 
 def _json_body(responses: list[bytes], batch: bool) -> bytes:
