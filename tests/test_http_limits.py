@@ -144,3 +144,29 @@ async def test_idle_keep_alive_connections_are_reaped_after_an_sse_reply() -> No
         for connection in connections:
             await connection.aclose()
         assert open_fds() <= baseline
+
+
+# -- unfinished request bodies (item 13) -------------------------------------------------
+
+
+async def test_an_unfinished_chunked_body_is_abandoned_with_408() -> None:
+    async with serving(config=HttpConfig(body_timeout=0.2)) as server:
+        baseline = open_fds()
+        connections = [await RawConnection.open(server) for _ in range(5)]
+        for connection in connections:
+            head = h11.Request(
+                method="POST",
+                target=server.config.path,
+                headers=[("host", connection.host), ("transfer-encoding", "chunked"), *HEADERS],
+            )
+            await connection.send(head, h11.Data(data=initialize_body()[:20]))  # ...and no more
+        with trio.fail_after(10):
+            for connection in connections:
+                response, body = await connection.response()
+                assert response.status_code == 408
+                assert b"did not arrive in time" in body
+                assert await connection.closed_by_server()
+        for connection in connections:
+            await connection.aclose()
+        assert open_fds() <= baseline
+        assert server.sessions == 0

@@ -8,6 +8,7 @@ transports free of dict plumbing; they are not a web framework.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any, Final
 from urllib.parse import parse_qs
@@ -30,6 +31,10 @@ _encode = msgspec.json.Encoder().encode
 
 class BodyTooLarge(Exception):
     """The request body exceeded the limit (answer 413)."""
+
+
+class BodyTimeout(Exception):
+    """The client did not finish sending the request body in time (answer 408)."""
 
 
 class ClientGone(Exception):
@@ -75,8 +80,16 @@ def accepts(header: str | None, media_type: str) -> bool:
     return bool(types & {media_type, "*/*", f"{major}/*"})
 
 
-async def read_body(receive: Receive, limit: int) -> bytes:
-    """The whole request body; :class:`BodyTooLarge` past ``limit``, :class:`ClientGone` on EOF."""
+async def read_body(receive: Receive, limit: int, timeout: float | None = None) -> bytes:
+    """The whole request body; :class:`BodyTooLarge` past ``limit`` bytes,
+    :class:`BodyTimeout` if it is not complete within ``timeout`` seconds (None: no limit),
+    :class:`ClientGone` on EOF. Either way what was read so far is dropped."""
+    with trio.move_on_after(math.inf if timeout is None else timeout):
+        return await _read_whole_body(receive, limit)
+    raise BodyTimeout
+
+
+async def _read_whole_body(receive: Receive, limit: int) -> bytes:
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -129,6 +142,16 @@ async def respond_error(
         {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
     )
     await respond(send, status, body, content_type=JSON, headers=headers)
+
+
+async def respond_body_timeout(send: Send) -> None:
+    """408 for a body that did not arrive in time; the connection closes with it."""
+    await respond_error(
+        send,
+        408,
+        "Request Timeout: the request body did not arrive in time",
+        headers=[("connection", "close")],
+    )
 
 
 async def start_event_stream(

@@ -37,6 +37,9 @@ class HttpConfig:
     max_sessions: int | None = 1000
     #: Largest request body, in bytes (413 beyond).
     max_body_size: int = DEFAULT_MAX_MESSAGE_SIZE
+    #: Seconds a client has to send a whole request body; beyond it the request is
+    #: abandoned (408, connection closed) and what was received dropped. None: no limit.
+    body_timeout: float | None = 30.0
     #: Request bodies waiting for a session's reader. When full, the POST that
     #: delivers the next one waits: a client outrunning its session is slowed down.
     inbound_queue_size: int = 64

@@ -29,6 +29,7 @@ from ..protocol.jsonrpc import InvalidMessage, decode
 from .abc import MessageStream, Outgoing, TransportClosed
 from .asgi import (
     JSON,
+    BodyTimeout,
     BodyTooLarge,
     ClientGone,
     Receive,
@@ -38,6 +39,7 @@ from .asgi import (
     media_types,
     read_body,
     respond,
+    respond_body_timeout,
     respond_error,
     send_chunk,
     start_event_stream,
@@ -170,9 +172,12 @@ class LegacySseEndpoints:
             await respond_error(send, 415, "Unsupported Media Type: send application/json")
             return
         try:
-            body = await read_body(receive, self.config.max_body_size)
+            body = await read_body(receive, self.config.max_body_size, self.config.body_timeout)
         except BodyTooLarge:
             await respond_error(send, 413, "Payload Too Large")
+            return
+        except BodyTimeout:
+            await respond_body_timeout(send)
             return
         except ClientGone:
             return

@@ -43,6 +43,7 @@ from .abc import MessageStream, TransportClosed
 from .asgi import (
     EVENT_STREAM,
     JSON,
+    BodyTimeout,
     BodyTooLarge,
     ClientGone,
     Receive,
@@ -53,6 +54,7 @@ from .asgi import (
     media_types,
     read_body,
     respond,
+    respond_body_timeout,
     respond_error,
     send_chunk,
     send_last,
@@ -129,11 +131,14 @@ class StreamableHttpEndpoint:
             await respond_error(send, 415, "Unsupported Media Type: send application/json")
             return
         try:
-            body = await read_body(receive, config.max_body_size)
+            body = await read_body(receive, config.max_body_size, config.body_timeout)
         except BodyTooLarge:
             await respond_error(
                 send, 413, f"Payload Too Large: the limit is {config.max_body_size} bytes"
             )
+            return
+        except BodyTimeout:
+            await respond_body_timeout(send)
             return
         except ClientGone:
             return
