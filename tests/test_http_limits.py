@@ -10,20 +10,27 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
 
 import h11
+import httpx
+import pytest
 import trio
 
 from mcp_actors.client.targets import load_server
 from mcp_actors.protocol.versions import LATEST
 from mcp_actors.server.serve_http import HttpServerHandle, serve_http
+from mcp_actors.server.serve_websocket import serve_websocket
 from mcp_actors.transports.http_config import HttpConfig
+from mcp_actors.transports.http_security import AllowedHostsRequired
+from mcp_actors.transports.websocket import WebSocketRefused, open_websocket_client
 
-from conftest import SAMPLE
+from conftest import SAMPLE, TESTS
 
 HEADERS = [
     ("accept", "application/json, text/event-stream"),
@@ -170,3 +177,206 @@ async def test_an_unfinished_chunked_body_is_abandoned_with_408() -> None:
             await connection.aclose()
         assert open_fds() <= baseline
         assert server.sessions == 0
+
+
+# -- the session table: caps, eviction, Retry-After (item 9) ------------------------------
+
+
+@asynccontextmanager
+async def http_from(address: str) -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP client whose connections come from ``address`` (another loopback IP: another
+    client, as far as the server can tell)."""
+    transport = httpx.AsyncHTTPTransport(local_address=address)
+    headers = dict(HEADERS)
+    async with httpx.AsyncClient(transport=transport, timeout=10, headers=headers) as http:
+        yield http
+
+
+async def initialize(http: httpx.AsyncClient, url: str) -> httpx.Response:
+    return await http.post(url, content=initialize_body())
+
+
+async def new_session(http: httpx.AsyncClient, url: str) -> dict[str, str]:
+    """The headers of a new, initialized session."""
+    response = await initialize(http, url)
+    assert response.status_code == 200, response.text
+    session = {"mcp-session-id": response.headers["mcp-session-id"]}
+    session["mcp-protocol-version"] = LATEST
+    note = b'{"jsonrpc": "2.0", "method": "notifications/initialized"}'
+    assert (await http.post(url, content=note, headers=session)).status_code == 202
+    return session
+
+
+async def ping(http: httpx.AsyncClient, url: str, session: dict[str, str]) -> int:
+    body = b'{"jsonrpc": "2.0", "id": 7, "method": "ping"}'
+    return (await http.post(url, content=body, headers=session)).status_code
+
+
+@asynccontextmanager
+async def get_streams_open(
+    http: httpx.AsyncClient, url: str, sessions: list[dict[str, str]]
+) -> AsyncIterator[None]:
+    """Hold each session's GET stream open (the sessions are then busy, not idle)."""
+    async with trio.open_nursery() as nursery:
+        opened = trio.Semaphore(0)
+
+        async def hold(session: dict[str, str]) -> None:
+            async with http.stream("GET", url, headers=session) as response:
+                assert response.status_code == 200
+                opened.release()
+                await trio.sleep_forever()
+
+        for session in sessions:
+            nursery.start_soon(hold, session)
+        for _ in sessions:
+            await opened.acquire()
+        yield
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_full_table_evicts_idle_sessions_and_refuses_busy_ones_with_retry_after() -> None:
+    async with serving(config=HttpConfig(max_sessions=3)) as server, http_from("127.0.0.1") as http:
+        url = server.url
+        sessions = [await new_session(http, url) for _ in range(3)]
+        # Full of idle sessions: a newcomer takes the least recently used one's slot.
+        assert await ping(http, url, sessions[0]) == 200  # sessions[1] is now the oldest
+        newcomer = await new_session(http, url)
+        assert server.sessions == 3 and server.app.registry.evicted == 1
+        assert await ping(http, url, sessions[1]) == 404  # evicted: the client starts anew
+        assert await ping(http, url, sessions[0]) == 200
+        # Full of busy sessions (each has its GET stream open): refused, told when to retry.
+        async with get_streams_open(http, url, [sessions[0], sessions[2], newcomer]):
+            refused = await initialize(http, url)
+            assert refused.status_code == 503
+            assert int(refused.headers["retry-after"]) > 0
+            assert refused.json()["error"]["message"].startswith("Service Unavailable")
+            legacy = await http.get(server.sse_url or "")
+            assert legacy.status_code == 503 and "retry-after" in legacy.headers
+        assert await ping(http, url, sessions[2]) == 200  # nobody busy was evicted
+
+
+async def test_one_client_cannot_take_every_session_slot() -> None:
+    config = HttpConfig(max_sessions=10, max_sessions_per_client=2)
+    async with (
+        serving(config=config) as server,
+        http_from("127.0.0.1") as greedy,
+        http_from("127.0.0.2") as other,
+    ):
+        url = server.url
+        held = [await new_session(greedy, url) for _ in range(2)]
+        async with get_streams_open(greedy, url, held):
+            assert (await initialize(greedy, url)).status_code == 503
+            assert (await initialize(greedy, url)).headers["retry-after"]
+            # Another client still gets in, up to its own cap.
+            other_sessions = [await new_session(other, url) for _ in range(2)]
+            assert await ping(other, url, other_sessions[0]) == 200
+            registry = server.app.registry
+            assert registry.sessions_of("127.0.0.1") == 2 == registry.sessions_of("127.0.0.2")
+        # Idle again: the greedy client's next session replaces its least recently used one.
+        assert await ping(greedy, url, held[1]) == 200
+        await new_session(greedy, url)
+        assert await ping(greedy, url, held[0]) == 404
+        assert await ping(other, url, other_sessions[0]) == 200
+
+
+async def test_the_websocket_server_caps_sessions_too() -> None:
+    server = load_server(SAMPLE)
+    async with trio.open_nursery() as nursery:
+        handle = await nursery.start(
+            partial(serve_websocket, server, port=0, max_sessions=2, max_sessions_per_client=None)
+        )
+        async with open_websocket_client(handle.url), open_websocket_client(handle.url):
+            with pytest.raises(WebSocketRefused) as refused:
+                async with open_websocket_client(handle.url):
+                    pass
+            assert refused.value.status_code == 503
+        async with open_websocket_client(handle.url):  # the slots are free again
+            pass
+        nursery.cancel_scope.cancel()
+
+
+# -- a Host allow-list beyond loopback (item 10) -----------------------------------------
+
+#: A documentation address (RFC 5737): not loopback, and never bound by these tests.
+NOT_LOOPBACK = "192.0.2.1"
+
+
+async def test_a_non_loopback_bind_without_an_allow_list_refuses_to_start() -> None:
+    with pytest.raises(AllowedHostsRequired, match="allowed_hosts"):
+        await serve_http(load_server(SAMPLE), host=NOT_LOOPBACK, port=0)
+
+
+async def test_the_host_allow_list_is_checked_on_every_request() -> None:
+    # A DNS-rebinding request: the rebound name in Host, and the matching (same) origin.
+    async with serving(allowed_hosts=["mcp.example:*"]) as server:
+        port = server.port
+        async with httpx.AsyncClient(timeout=10, headers=dict(HEADERS)) as http:
+            rebound = {"host": f"evil.example:{port}", "origin": f"http://evil.example:{port}"}
+            refused = await http.post(server.url, content=initialize_body(), headers=rebound)
+            assert refused.status_code == 403
+            assert "Host" in refused.json()["error"]["message"]
+            named = {"host": f"mcp.example:{port}", "origin": f"http://mcp.example:{port}"}
+            allowed = await http.post(server.url, content=initialize_body(), headers=named)
+            assert allowed.status_code == 200
+
+
+# -- the command line (items 9 and 10) ---------------------------------------------------
+
+
+def run_cli(*arguments: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "mcp_actors.cli", "run", SAMPLE, *arguments]
+    return subprocess.run(command, capture_output=True, text=True, cwd=TESTS, timeout=60)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["--max-sessions", "0"],
+        ["--max-sessions", "1.5"],
+        ["--max-sessions", "many"],
+        ["--max-sessions-per-client", "-3"],
+        ["--session-idle-timeout", "-1"],
+        ["--session-idle-timeout", "nan"],
+        ["--session-idle-timeout", "soon"],
+    ],
+)
+def test_run_parses_the_limits_strictly(arguments: list[str]) -> None:
+    done = run_cli("--transport", "http", "--port", "0", *arguments)
+    assert done.returncode == 2
+    assert arguments[0] in done.stderr and repr(arguments[1]) in done.stderr
+
+
+def test_run_refuses_a_public_bind_without_allowed_hosts() -> None:
+    done = run_cli("--transport", "http", "--host", NOT_LOOPBACK, "--port", "0")
+    assert done.returncode == 2
+    assert "--allowed-host" in done.stderr and "Traceback" not in done.stderr
+    ws_only = run_cli("--transport", "ws", "--session-idle-timeout", "5")
+    assert ws_only.returncode == 2 and "does not apply" in ws_only.stderr
+
+
+async def test_run_applies_the_session_flags() -> None:
+    command = [sys.executable, "-m", "mcp_actors.cli", "run", SAMPLE, "--transport", "http"]
+    flags = ["--port", "0", "--max-sessions", "1", "--session-idle-timeout", "none"]
+    async with trio.open_nursery() as nursery:
+        process: trio.Process = await nursery.start(
+            partial(
+                trio.run_process,
+                [*command, *flags, "--allowed-host", "127.0.0.1:*"],
+                stderr=subprocess.PIPE,
+                cwd=str(TESTS),
+                check=False,
+            )
+        )
+        try:
+            assert process.stderr is not None
+            line = b""
+            with trio.fail_after(20):
+                while b"\n" not in line:
+                    line += await process.stderr.receive_some(4096)
+            url = line.decode().split(" at ", 1)[1].split()[0]
+            async with http_from("127.0.0.1") as http:
+                session = await new_session(http, url)
+                async with get_streams_open(http, url, [session]):
+                    assert (await initialize(http, url)).status_code == 503
+        finally:
+            process.terminate()

@@ -7,7 +7,7 @@ import pytest
 import trio
 
 from mcp_actors.transports.event_store import InMemoryEventStore
-from mcp_actors.transports.http_security import HostPolicy, is_loopback
+from mcp_actors.transports.http_security import AllowedHostsRequired, HostPolicy, is_loopback
 from mcp_actors.transports.http_sessions import SessionRegistry, mint_session_id
 from mcp_actors.transports.sse import (
     EventTooLarge,
@@ -126,28 +126,55 @@ def test_loopback_binds_accept_loopback_names_only() -> None:
 
 
 def test_public_binds_check_origin_against_the_list_or_same_origin() -> None:
-    policy = HostPolicy.for_bind("0.0.0.0", allowed_origins=["https://app.example:*"])
+    policy = HostPolicy.for_bind(
+        "0.0.0.0", allowed_hosts=["mcp.example"], allowed_origins=["https://app.example:*"]
+    )
     assert policy.check("mcp.example", None) is None
     assert policy.check("mcp.example", "http://mcp.example") is None  # same origin
     assert policy.check("mcp.example", "https://app.example:4443") is None
     assert policy.check("mcp.example", "https://other.example") is not None
 
 
+def test_public_binds_need_a_host_allow_list() -> None:
+    with pytest.raises(AllowedHostsRequired, match="--allowed-host"):
+        HostPolicy.for_bind("0.0.0.0")
+    policy = HostPolicy.for_bind("0.0.0.0", allowed_hosts=["mcp.example:*"])
+    # DNS rebinding: a same-origin request under the rebound name.
+    assert policy.check("evil.example:80", "http://evil.example:80") is not None
+    assert policy.check("mcp.example:8000", "http://mcp.example:8000") is None
+    anything = HostPolicy.for_bind("0.0.0.0", allowed_hosts=["*"])  # explicitly: any Host
+    assert anything.check("whatever.example", None) is None
+    # WebSocket cannot see Host: its Origin-only policy never treats a request as same-origin.
+    websocket = HostPolicy.origins_for_bind("0.0.0.0")
+    assert websocket.check(None, "http://evil.example") is not None
+    assert websocket.check(None, None) is None
+
+
 # -- session table -----------------------------------------------------------------
 
 
 class _Activity:
-    def __init__(self, busy: bool = False) -> None:
+    def __init__(self, busy: bool = False, in_flight: bool = False) -> None:
         self.last_activity = trio.current_time()
         self.busy = busy
+        self.evictable = not (busy or in_flight)
+
+
+def _add(
+    registry: SessionRegistry, name: str, closed: list[str], client: str = "a", **state: bool
+) -> bool:
+    admitted = registry.admit(name, _Activity(**state), client)
+    if admitted:
+        registry.started(name, lambda: closed.append(name))
+    return admitted
 
 
 async def test_registry_caps_and_expires_idle_sessions() -> None:
     closed: list[str] = []
     registry = SessionRegistry(max_sessions=2, idle_timeout=10)
-    registry.add("idle", _Activity(), lambda: closed.append("idle"))
-    registry.add("streaming", _Activity(busy=True), lambda: closed.append("streaming"))
-    assert registry.full
+    assert _add(registry, "idle", closed, in_flight=True)
+    assert _add(registry, "streaming", closed, busy=True)
+    assert not _add(registry, "refused", closed)  # full of sessions that are not idle
     now = trio.current_time()
     assert registry.expire(now + 5) == 0
     assert registry.expire(now + 11) == 1
@@ -156,3 +183,26 @@ async def test_registry_caps_and_expires_idle_sessions() -> None:
     ids = {mint_session_id() for _ in range(100)}
     assert len(ids) == 100
     assert all(0x21 <= ord(c) <= 0x7E for i in ids for c in i)
+
+
+async def test_registry_evicts_the_least_recently_used_idle_session_when_full() -> None:
+    closed: list[str] = []
+    registry = SessionRegistry(max_sessions=3, max_sessions_per_client=2)
+    assert _add(registry, "a1", closed, "a")
+    assert _add(registry, "a2", closed, "a")
+    assert _add(registry, "a3", closed, "a")  # a's cap: a1, the least recently used, goes
+    assert closed == ["a1"] and registry.sessions_of("a") == 2
+    assert _add(registry, "b1", closed, "b", busy=True)
+    registry.get("a2")  # used: a3 is now the least recently used
+    assert _add(registry, "c1", closed, "c")  # the global cap: anyone's idle session goes
+    assert closed == ["a1", "a3"] and len(registry) == 3 and registry.evicted == 2
+    assert _add(registry, "b2", closed, "b", in_flight=True)  # evicts a2
+    assert not _add(registry, "b3", closed, "b")  # b's two sessions are busy: refused
+    assert registry.sessions_of("b") == 2 and closed == ["a1", "a3", "a2"]
+    assert registry.admit("pending", _Activity(), "d")  # c1 goes
+    assert closed[-1] == "c1"
+    # A session whose actor has not started yet is never evicted.
+    assert not _add(registry, "e1", closed, "e")
+    registry.close_all()
+    registry.started("pending", lambda: closed.append("pending"))  # closed at once
+    assert closed[-1] == "pending" and len(registry) == 0 and registry.sessions_of("b") == 0

@@ -106,6 +106,7 @@ async def serve_http(
     stateless: bool | None = None,
     json_response: bool | None = None,
     allowed_origins: Sequence[str] | None = None,
+    allowed_hosts: Sequence[str] | None = None,
     task_status: trio.TaskStatus[HttpServerHandle] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``server`` over HTTP until cancelled. ``port=0`` picks a free port.
@@ -113,6 +114,10 @@ async def serve_http(
     The endpoint is ``http://HOST:PORT/mcp`` (``path``); legacy clients use
     ``/sse``. ``task_status.started`` reports an :class:`HttpServerHandle` with
     the actual URL. Keyword options override the matching ``config`` fields.
+
+    A ``host`` that is not a loopback address needs ``allowed_hosts`` (the ``Host``
+    values clients may use, checked on every request): without it this raises
+    :class:`~mcp_actors.transports.http_security.AllowedHostsRequired` before listening.
     """
     config = config or HttpConfig(path=path)
     overrides: dict[str, Any] = {}
@@ -122,6 +127,8 @@ async def serve_http(
         overrides["json_response"] = json_response
     if allowed_origins is not None:
         overrides["allowed_origins"] = tuple(allowed_origins)
+    if allowed_hosts is not None:
+        overrides["allowed_hosts"] = tuple(allowed_hosts)
     if path != "/mcp":
         overrides["path"] = path
     if config.supported_versions is SUPPORTED:  # the default: the server's own list

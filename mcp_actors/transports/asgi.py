@@ -17,6 +17,8 @@ import attrs
 import msgspec
 import trio
 
+from .http_sessions import RETRY_AFTER
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -51,6 +53,8 @@ class Request:
     headers: dict[str, str]
     query: dict[str, list[str]]
     scheme: str
+    #: The peer's address (host only), if the server knows it.
+    client: str | None = None
 
     @classmethod
     def from_scope(cls, scope: Scope) -> Request:
@@ -60,7 +64,15 @@ class Request:
             value = raw_value.decode("latin-1")
             headers[name] = f"{headers[name]}, {value}" if name in headers else value
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-        return cls(scope["method"], scope["path"], headers, query, scope.get("scheme", "http"))
+        peer = scope.get("client")
+        return cls(
+            scope["method"],
+            scope["path"],
+            headers,
+            query,
+            scope.get("scheme", "http"),
+            None if not peer else str(peer[0]),
+        )
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name)
@@ -151,6 +163,17 @@ async def respond_body_timeout(send: Send) -> None:
         408,
         "Request Timeout: the request body did not arrive in time",
         headers=[("connection", "close")],
+    )
+
+
+async def respond_too_many_sessions(send: Send) -> None:
+    """503 for a new session the session table has no room for; ``Retry-After`` says when
+    to ask again."""
+    await respond_error(
+        send,
+        503,
+        "Service Unavailable: too many sessions, try again later",
+        headers=[("retry-after", str(RETRY_AFTER))],
     )
 
 

@@ -36,7 +36,9 @@ class McpHttpApp:
 
     def __attrs_post_init__(self) -> None:
         config = self.config
-        self.registry = SessionRegistry(config.max_sessions, config.session_idle_timeout)
+        self.registry = SessionRegistry(
+            config.max_sessions, config.session_idle_timeout, config.max_sessions_per_client
+        )
         self._streamable = StreamableHttpEndpoint(config, self.registry, self.start_session)
         self._legacy = LegacySseEndpoints(config, self.registry, self.start_session)
 

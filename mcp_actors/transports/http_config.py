@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from typing import Any
 
 import attrs
 
@@ -13,6 +15,25 @@ from .event_store import EventStore, InMemoryEventStore
 
 def _in_memory_store(session_id: str) -> EventStore:
     return InMemoryEventStore()
+
+
+def _count(instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
+    """Validator: a positive integer, or None (no limit)."""
+    if value is None or (isinstance(value, int) and not isinstance(value, bool) and value > 0):
+        return
+    raise ValueError(f"HttpConfig.{attribute.name} must be a positive integer or None: {value!r}")
+
+
+def _seconds(instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
+    """Validator: a finite, positive number of seconds, or None (no limit)."""
+    if value is None or (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value > 0
+    ):
+        return
+    raise ValueError(f"HttpConfig.{attribute.name} must be positive seconds or None: {value!r}")
 
 
 @attrs.frozen
@@ -32,14 +53,19 @@ class HttpConfig:
     stateless: bool = False
     #: Seconds a session may go without a request or an open stream before it is
     #: closed (its in-flight requests cancelled); None: never.
-    session_idle_timeout: float | None = 30 * 60.0
-    #: Sessions at once (Streamable and legacy together); beyond it, new ones get 503.
-    max_sessions: int | None = 1000
+    session_idle_timeout: float | None = attrs.field(default=30 * 60.0, validator=_seconds)
+    #: Sessions at once (Streamable and legacy together). When full, a new session
+    #: evicts the least recently used idle one (nothing in flight); if none is idle,
+    #: it is refused with 503 and ``Retry-After`` (see :mod:`.http_sessions`). None: no cap.
+    max_sessions: int | None = attrs.field(default=1000, validator=_count)
+    #: Sessions at once from one client (peer IP address), with the same eviction
+    #: among that client's own sessions. None: no cap.
+    max_sessions_per_client: int | None = attrs.field(default=100, validator=_count)
     #: Largest request body, in bytes (413 beyond).
     max_body_size: int = DEFAULT_MAX_MESSAGE_SIZE
     #: Seconds a client has to send a whole request body; beyond it the request is
     #: abandoned (408, connection closed) and what was received dropped. None: no limit.
-    body_timeout: float | None = 30.0
+    body_timeout: float | None = attrs.field(default=30.0, validator=_seconds)
     #: Request bodies waiting for a session's reader. When full, the POST that
     #: delivers the next one waits: a client outrunning its session is slowed down.
     inbound_queue_size: int = 64
@@ -59,8 +85,12 @@ class HttpConfig:
     #: ones are forgotten (their events may still be in the store until evicted).
     max_finished_streams: int = 256
     #: Seconds an idle HTTP/1.1 keep-alive connection stays open before the server closes it.
-    keep_alive_timeout: float = 5.0
-    #: ``Host`` values accepted; None: loopback names for a loopback bind, else any.
+    keep_alive_timeout: float = attrs.field(
+        default=5.0, validator=[attrs.validators.instance_of((int, float)), _seconds]
+    )
+    #: ``Host`` values accepted (``"name"``, ``"name:port"``, ``"name:*"``; ``"*"``: any).
+    #: None: the loopback names for a loopback bind; any other bind refuses to start
+    #: without a list (see :mod:`.http_security`).
     allowed_hosts: tuple[str, ...] | None = None
     #: ``Origin`` values accepted besides same-origin; None: loopback origins for a
     #: loopback bind, else none.

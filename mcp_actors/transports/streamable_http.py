@@ -7,8 +7,9 @@
   ``application/json`` body). Errors: no acceptable ``Accept`` → 406, not
   ``Content-Type: application/json`` → 415, not JSON → 400 with a JSON-RPC parse
   error, too large → 413.
-- **Sessions.** ``initialize`` without ``Mcp-Session-Id`` creates a session (503
-  past ``max_sessions``) and the response carries its new id; every later request
+- **Sessions.** ``initialize`` without ``Mcp-Session-Id`` creates a session (or
+  503 with ``Retry-After`` when the session table is full of busy sessions, see
+  :mod:`.http_sessions`) and the response carries its new id; every later request
   must send it (400 without, 404 for an unknown or ended one). A known
   ``MCP-Protocol-Version`` header is accepted even if it is not the negotiated
   one; an unknown one is 400.
@@ -56,6 +57,7 @@ from .asgi import (
     respond,
     respond_body_timeout,
     respond_error,
+    respond_too_many_sessions,
     send_chunk,
     send_last,
     start_event_stream,
@@ -159,10 +161,11 @@ class StreamableHttpEndpoint:
             if not post.initialize:
                 await respond_error(send, 400, "Bad Request: Mcp-Session-Id header is required")
                 return
-            if self.registry.full:
-                await respond_error(send, 503, "Service Unavailable: too many sessions")
+            created = await self._create_session(request.client)
+            if created is None:
+                await respond_too_many_sessions(send)
                 return
-            session_id, transport = await self._create_session()
+            session_id, transport = created
         else:
             found = await self._session(request, send, session_id)
             if found is None:
@@ -191,7 +194,7 @@ class StreamableHttpEndpoint:
                 headers = []
         await self._reply(transport, stream, post, json_mode, receive, send, headers)
         if failed is not None:
-            failed.close()
+            failed.end()
 
     async def _post_stateless(
         self, request: Request, post: _Post, json_mode: bool, receive: Receive, send: Send
@@ -227,13 +230,19 @@ class StreamableHttpEndpoint:
             else:
                 close()
 
-    async def _create_session(self) -> tuple[str, HttpSessionStream]:
+    async def _create_session(self, client: str | None) -> tuple[str, HttpSessionStream] | None:
+        """A new session for ``client``, or None if the session table has no room for it."""
         session_id = mint_session_id()
         config = self.config
         transport = HttpSessionStream(session_id, config, config.event_store_factory(session_id))
-        close = await self.start_session(transport, None)
-        self.registry.add(session_id, transport, close)
         registry = self.registry
+        if not registry.admit(session_id, transport, client):
+            return None
+        try:
+            registry.started(session_id, await self.start_session(transport, None))
+        except BaseException:
+            registry.discard(session_id)
+            raise
 
         def forget() -> None:
             registry.discard(session_id)

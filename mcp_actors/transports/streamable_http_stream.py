@@ -148,6 +148,11 @@ class HttpSessionStream(MessageStream):
         return self._live > 0
 
     @property
+    def evictable(self) -> bool:
+        """Nothing in flight: no connection open, no request waiting for its response."""
+        return self._live == 0 and not self._owners
+
+    @property
     def resumable(self) -> bool:
         """Whether response streams open with a priming event (2025-11-25 clients)."""
         return (
