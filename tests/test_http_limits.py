@@ -380,3 +380,60 @@ async def test_run_applies_the_session_flags() -> None:
                     assert (await initialize(http, url)).status_code == 503
         finally:
             process.terminate()
+
+
+# -- the event store: bounded, and emptied of what was delivered (item 12) ----------------
+
+BIG = 100_000
+
+
+def echo_body(request_id: int, size: int = BIG) -> bytes:
+    arguments = {"text": "x" * size}
+    return json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": arguments},
+        }
+    ).encode()
+
+
+async def test_delivered_replies_leave_the_event_store() -> None:
+    config = HttpConfig(finished_stream_retention=0.05, event_store_max_bytes=10 * BIG)
+    async with serving(config=config) as server, http_from("127.0.0.1") as http:
+        url = server.url
+        sessions = [await new_session(http, url) for _ in range(3)]
+        for request_id, session in enumerate(sessions * 2, start=10):
+            reply = await http.post(url, content=echo_body(request_id), headers=session)
+            assert reply.status_code == 200 and len(reply.content) > BIG
+        stored = server.app.event_store_statistics()
+        assert stored is not None and stored.bytes > BIG  # kept a moment, for resumption
+        # Each session's next request sweeps what was written out before it.
+        with trio.fail_after(10):
+            while stored.bytes > BIG:
+                for session in sessions:
+                    assert await ping(http, url, session) == 200
+                stored = server.app.event_store_statistics()
+                assert stored is not None
+                await trio.sleep(0.02)
+        assert stored.evicted == 0  # nothing lost: dropped because delivered
+
+
+async def test_unread_replies_are_bounded_in_bytes() -> None:
+    limit = 3 * BIG
+    config = HttpConfig(event_store_max_bytes=limit, event_stream_max_bytes=2 * BIG)
+    async with serving(config=config) as server, http_from("127.0.0.1") as http:
+        session = await new_session(http, server.url)
+        headers = [*HEADERS, *session.items()]
+        readers = [await RawConnection.open(server) for _ in range(10)]
+        for request_id, connection in enumerate(readers, start=10):
+            # The replies are never read.
+            await connection.post(server.config.path, echo_body(request_id), headers)
+        with trio.fail_after(10):
+            while (stored := server.app.event_store_statistics()) and stored.evicted < 5:
+                assert stored.bytes <= limit
+                await trio.sleep(0.02)
+        assert stored is not None and stored.bytes <= limit
+        for connection in readers:
+            await connection.aclose()

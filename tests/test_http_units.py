@@ -6,7 +6,12 @@ from __future__ import annotations
 import pytest
 import trio
 
-from mcp_actors.transports.event_store import InMemoryEventStore
+from mcp_actors.transports.event_store import (
+    EVENT_OVERHEAD,
+    EventMemory,
+    EventStoreStatistics,
+    InMemoryEventStore,
+)
 from mcp_actors.transports.http_security import AllowedHostsRequired, HostPolicy, is_loopback
 from mcp_actors.transports.http_sessions import SessionRegistry, mint_session_id
 from mcp_actors.transports.sse import (
@@ -97,18 +102,37 @@ async def test_event_store_reads_after_a_cursor_per_stream() -> None:
     assert [e.payload for e in await store.read("b", None)] == [b"x"]
 
 
-async def test_event_store_is_bounded_and_counts_gaps() -> None:
-    store = InMemoryEventStore(max_events=3)
-    ids = [await store.append("s", str(n).encode()) for n in range(5)]
-    assert [e.payload for e in await store.read("s", None)] == [b"2", b"3", b"4"]
-    # A reader that fell behind continues from the oldest event still held.
-    assert [e.payload for e in await store.read("s", ids[0])] == [b"2", b"3", b"4"]
-    stats = store.statistics()
-    assert (stats.events, stats.evicted, stats.gaps) == (3, 2, 1)
-    by_bytes = InMemoryEventStore(max_bytes=10)
-    for _ in range(5):
-        await by_bytes.append("s", b"12345")
-    assert by_bytes.statistics().bytes <= 10
+async def test_event_memory_is_bounded_per_stream_and_across_sessions() -> None:
+    overhead = EVENT_OVERHEAD
+    memory = EventMemory(max_bytes=6 * (10 + overhead), max_stream_bytes=4 * (10 + overhead))
+    one, two = memory.new_store(), memory.new_store()
+    ids = [await one.append("s", b"%010d" % n) for n in range(6)]
+    # The stream's bound: its two oldest went; a reader that fell behind skips the gap.
+    assert [e.payload for e in await one.read("s", ids[0])] == [b"%010d" % n for n in range(2, 6)]
+    assert memory.statistics().gaps == 1
+    for n in range(4):
+        await two.append("t", b"%010d" % n)
+    # The global bound: the server's oldest events went, whatever their session.
+    stats = memory.statistics()
+    assert stats.bytes <= memory.max_bytes and stats.events == 6 and stats.evicted == 4
+    assert [e.payload for e in await one.read("s", None)] == [b"0000000004", b"0000000005"]
+    huge = await two.append("big", b"x" * 10 * memory.max_bytes)  # kept alone, as the newest
+    assert [e.id for e in await two.read("big", None)] == [huge]
+    assert memory.statistics().events == 1 and await one.read("s", None) == []
+
+
+async def test_event_store_drops_what_was_acknowledged_or_written_out() -> None:
+    memory = EventMemory()
+    store = memory.new_store()
+    ids = [await store.append("s", b"%d" % n) for n in range(5)]
+    await store.append("t", b"other")
+    await store.acknowledge("s", ids[2])  # the client resumed after ids[2]
+    assert [e.payload for e in await store.read("s", ids[2])] == [b"3", b"4"]
+    assert memory.statistics().events == 3
+    await store.discard("s")
+    assert await store.read("s", None) == [] and memory.statistics().streams == 1
+    await store.aclose()
+    assert memory.statistics() == EventStoreStatistics(0, 0, 0, 0, 0)
 
 
 # -- Host and Origin ---------------------------------------------------------------

@@ -10,11 +10,7 @@ import attrs
 
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE
 from ..protocol.versions import SUPPORTED
-from .event_store import EventStore, InMemoryEventStore
-
-
-def _in_memory_store(session_id: str) -> EventStore:
-    return InMemoryEventStore()
+from .event_store import EventStore
 
 
 def _count(instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -72,8 +68,19 @@ class HttpConfig:
     #: Legacy SSE: messages waiting for the event stream. When full, the session's
     #: writer waits (the client not reading slows the session down).
     outbound_queue_size: int = 256
-    #: A session's event store (its bound is the only buffer of undelivered events).
-    event_store_factory: Callable[[str], EventStore] = _in_memory_store
+    #: Makes a session's event store (the only buffer of undelivered events). None:
+    #: in memory, every session sharing the two bounds below (see :mod:`.event_store`).
+    event_store_factory: Callable[[str], EventStore] | None = None
+    #: In-memory stores: bytes of stored events, all sessions together (payload plus
+    #: a fixed overhead per event). Past it the server's oldest events are dropped.
+    event_store_max_bytes: int = attrs.field(
+        default=64 * 1024 * 1024, validator=[attrs.validators.instance_of(int), _count]
+    )
+    #: In-memory stores: bytes of one stream's stored events; past it that stream's
+    #: oldest events are dropped.
+    event_stream_max_bytes: int = attrs.field(
+        default=8 * 1024 * 1024, validator=[attrs.validators.instance_of(int), _count]
+    )
     #: Seconds of silence after which an open event stream gets a ``: keep-alive`` comment.
     keepalive_interval: float | None = 15.0
     #: Reconnection delay advised to 2025-11-25 clients in each stream's priming event (ms).
@@ -81,6 +88,11 @@ class HttpConfig:
     #: Close a resumable (2025-11-25) event stream's connection after this many seconds
     #: so the client polls with ``Last-Event-ID``; None: connections stay open.
     poll_after: float | None = None
+    #: Seconds the events of a response stream stay stored after its connection wrote
+    #: them all and ended normally (for a client whose connection broke in that last
+    #: write, which resumes after ``retry_interval``); swept when the session's next
+    #: request comes. None: until evicted or the session ends.
+    finished_stream_retention: float | None = attrs.field(default=10.0, validator=_seconds)
     #: Finished response streams remembered for late resumption, per session; older
     #: ones are forgotten (their events may still be in the store until evicted).
     max_finished_streams: int = 256

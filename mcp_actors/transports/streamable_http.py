@@ -63,7 +63,7 @@ from .asgi import (
     start_event_stream,
     watch_disconnect,
 )
-from .event_store import InMemoryEventStore
+from .event_store import EventMemory, EventStore, InMemoryEventStore
 from .http_config import HttpConfig
 from .http_sessions import CloseSession, SessionRegistry, mint_session_id
 from .streamable_http_stream import HttpSessionStream, ResponseStream
@@ -104,6 +104,17 @@ class StreamableHttpEndpoint:
     config: HttpConfig
     registry: SessionRegistry
     start_session: StartSession
+    #: The memory the sessions' in-memory event stores share (None: a custom factory).
+    event_memory: EventMemory | None = attrs.field(init=False)
+    _new_store: Callable[[str], EventStore] = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        config = self.config
+        if config.event_store_factory is not None:
+            self.event_memory, self._new_store = None, config.event_store_factory
+        else:
+            memory = EventMemory(config.event_store_max_bytes, config.event_stream_max_bytes)
+            self.event_memory, self._new_store = memory, memory.new_store
 
     async def __call__(self, request: Request, receive: Receive, send: Send) -> None:
         if request.method == "POST":
@@ -208,7 +219,11 @@ class StreamableHttpEndpoint:
                 )
                 return
         transport = HttpSessionStream(
-            None, self.config, InMemoryEventStore(), stateless=True, version=version
+            None,
+            self.config,
+            InMemoryEventStore(self.event_memory),
+            stateless=True,
+            version=version,
         )
         if not await self._admissible(transport, request, post, send):
             return
@@ -234,7 +249,7 @@ class StreamableHttpEndpoint:
         """A new session for ``client``, or None if the session table has no room for it."""
         session_id = mint_session_id()
         config = self.config
-        transport = HttpSessionStream(session_id, config, config.event_store_factory(session_id))
+        transport = HttpSessionStream(session_id, config, self._new_store(session_id))
         registry = self.registry
         if not registry.admit(session_id, transport, client):
             return None
@@ -368,6 +383,7 @@ class StreamableHttpEndpoint:
                 )
                 return
             after: str | None = last_event_id
+            await transport.store.acknowledge(stream.key, last_event_id)
         else:
             stream = transport.standalone
             if stream.connection is not None:
