@@ -131,8 +131,6 @@ CONNECTORS: dict[str, Connector] = {
 LACKS: dict[str, frozenset[str]] = {
     "http-stateless": frozenset({"sessions", "server_requests"}),
 }
-
-
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "needs(*features): run only over transports that have them (conftest.LACKS)"
