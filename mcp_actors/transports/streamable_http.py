@@ -86,15 +86,21 @@ class _CancelledParams(msgspec.Struct, rename="camel"):
 _cancelled_params = msgspec.json.Decoder(_CancelledParams).decode
 
 
-@attrs.frozen
+@attrs.define
 class _Post:
-    """What the endpoint needs to know about a POST body."""
+    """What the endpoint needs to know about a POST body, and the body until delivered."""
 
     body: bytes
     batch: bool
     request_ids: list[RequestId]
     cancelled: list[RequestId]
     initialize: bool
+
+    def take_body(self) -> bytes:
+        """The body, forgotten here: once the session has it, a POST waiting on a long
+        reply (or a client that does not read it) must not keep it alive."""
+        body, self.body = self.body, b""
+        return body
 
 
 @attrs.define(eq=False)
@@ -162,6 +168,7 @@ class StreamableHttpEndpoint:
                 send, 400, invalid.message, code=invalid.code, request_id=invalid.request_id
             )
             return
+        del body  # post holds it until delivered (see _Post.take_body)
         json_mode = not sse_ok or (config.json_response and json_ok)
         if config.stateless:
             await self._post_stateless(request, post, json_mode, receive, send)
@@ -291,7 +298,7 @@ class StreamableHttpEndpoint:
 
     async def _deliver(self, transport: HttpSessionStream, post: _Post, send: Send) -> bool:
         try:
-            await transport.deliver(post.body)
+            await transport.deliver(post.take_body())
         except TransportClosed:
             await respond_error(send, 404, "Not Found: the session has ended")
             return False
