@@ -114,42 +114,57 @@ class RawConnection:
         await self.stream.aclose()
 
 
+@asynccontextmanager
+async def raw_connections() -> AsyncIterator[list[RawConnection]]:
+    """A list to put connections in; every one is closed at the end, whatever happens."""
+    connections: list[RawConnection] = []
+    try:
+        yield connections
+    finally:
+        for connection in connections:
+            await connection.aclose()
+
+
+async def posted(
+    server: HttpServerHandle, body: bytes, headers: list[tuple[str, str]] = HEADERS
+) -> RawConnection:
+    """A new connection that has sent a POST (at once: an idle connection may be reaped)."""
+    connection = await RawConnection.open(server)
+    await connection.post(server.config.path, body, headers)
+    return connection
+
+
 # -- connections are closed and reaped (item 11) -----------------------------------------
 
 
 async def test_connection_close_after_an_sse_reply_closes_the_connection() -> None:
     async with serving() as server:
-        path = server.config.path
         baseline = open_fds()
-        connections = [await RawConnection.open(server) for _ in range(20)]
-        for connection in connections:
-            await connection.post(path, initialize_body(), [*HEADERS, ("connection", "close")])
-        with trio.fail_after(10):
-            for connection in connections:
-                head, body = await connection.response()
-                assert head.status_code == 200 and b'"protocolVersion"' in body
-                assert await connection.closed_by_server()
-        for connection in connections:
-            await connection.aclose()
+        async with raw_connections() as connections:
+            for _ in range(20):
+                closing = [*HEADERS, ("connection", "close")]
+                connections.append(await posted(server, initialize_body(), closing))
+            with trio.fail_after(10):
+                for connection in connections:
+                    head, body = await connection.response()
+                    assert head.status_code == 200 and b'"protocolVersion"' in body
+                    assert await connection.closed_by_server()
         assert open_fds() <= baseline
 
 
 async def test_idle_keep_alive_connections_are_reaped_after_an_sse_reply() -> None:
-    async with serving(config=HttpConfig(keep_alive_timeout=0.2)) as server:
-        path = server.config.path
+    async with serving(config=HttpConfig(keep_alive_timeout=1.0)) as server:
         baseline = open_fds()
-        connections = [await RawConnection.open(server) for _ in range(20)]
-        for connection in connections:
-            await connection.post(path, initialize_body())
-        with trio.fail_after(10):
-            for connection in connections:
-                head, _ = await connection.response()
-                assert head.status_code == 200
-                assert (b"content-type", b"text/event-stream") in head.headers
-            for connection in connections:  # kept alive, then reaped once idle
-                assert await connection.closed_by_server()
-        for connection in connections:
-            await connection.aclose()
+        async with raw_connections() as connections:
+            for _ in range(20):
+                connections.append(await posted(server, initialize_body()))
+            with trio.fail_after(20):
+                for connection in connections:
+                    head, _ = await connection.response()
+                    assert head.status_code == 200
+                    assert (b"content-type", b"text/event-stream") in head.headers
+                for connection in connections:  # kept alive, then reaped once idle
+                    assert await connection.closed_by_server()
         assert open_fds() <= baseline
 
 
@@ -159,22 +174,26 @@ async def test_idle_keep_alive_connections_are_reaped_after_an_sse_reply() -> No
 async def test_an_unfinished_chunked_body_is_abandoned_with_408() -> None:
     async with serving(config=HttpConfig(body_timeout=0.2)) as server:
         baseline = open_fds()
-        connections = [await RawConnection.open(server) for _ in range(5)]
-        for connection in connections:
-            head = h11.Request(
-                method="POST",
-                target=server.config.path,
-                headers=[("host", connection.host), ("transfer-encoding", "chunked"), *HEADERS],
-            )
-            await connection.send(head, h11.Data(data=initialize_body()[:20]))  # ...and no more
-        with trio.fail_after(10):
-            for connection in connections:
-                response, body = await connection.response()
-                assert response.status_code == 408
-                assert b"did not arrive in time" in body
-                assert await connection.closed_by_server()
-        for connection in connections:
-            await connection.aclose()
+        async with raw_connections() as connections:
+            for _ in range(5):
+                connection = await RawConnection.open(server)
+                connections.append(connection)
+                head = h11.Request(
+                    method="POST",
+                    target=server.config.path,
+                    headers=[
+                        ("host", connection.host),
+                        ("transfer-encoding", "chunked"),
+                        *HEADERS,
+                    ],
+                )
+                await connection.send(head, h11.Data(data=initialize_body()[:20]))  # no more
+            with trio.fail_after(10):
+                for connection in connections:
+                    response, body = await connection.response()
+                    assert response.status_code == 408
+                    assert b"did not arrive in time" in body
+                    assert await connection.closed_by_server()
         assert open_fds() <= baseline
         assert server.sessions == 0
 
@@ -426,14 +445,11 @@ async def test_unread_replies_are_bounded_in_bytes() -> None:
     async with serving(config=config) as server, http_from("127.0.0.1") as http:
         session = await new_session(http, server.url)
         headers = [*HEADERS, *session.items()]
-        readers = [await RawConnection.open(server) for _ in range(10)]
-        for request_id, connection in enumerate(readers, start=10):
-            # The replies are never read.
-            await connection.post(server.config.path, echo_body(request_id), headers)
-        with trio.fail_after(10):
-            while (stored := server.app.event_store_statistics()) and stored.evicted < 5:
-                assert stored.bytes <= limit
-                await trio.sleep(0.02)
-        assert stored is not None and stored.bytes <= limit
-        for connection in readers:
-            await connection.aclose()
+        async with raw_connections() as readers:
+            for request_id in range(10):  # the replies are never read
+                readers.append(await posted(server, echo_body(request_id), headers))
+            with trio.fail_after(10):
+                while (stored := server.app.event_store_statistics()) and stored.evicted < 5:
+                    assert stored.bytes <= limit
+                    await trio.sleep(0.02)
+            assert stored is not None and stored.bytes <= limit
