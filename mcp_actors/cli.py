@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -71,6 +72,41 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--json-response", action="store_true", help="http: answer requests with JSON, not SSE"
     )
+    limits = run.add_argument_group(
+        "network limits",
+        "When the session table is full, a new session replaces the least recently used idle"
+        " one; if every session is busy it is refused (503 with Retry-After).",
+    )
+    limits.add_argument(
+        "--max-sessions",
+        type=_count_or_none,
+        default=argparse.SUPPRESS,
+        metavar="N|none",
+        help="http, ws: sessions at once (default 1000)",
+    )
+    limits.add_argument(
+        "--max-sessions-per-client",
+        type=_count_or_none,
+        default=argparse.SUPPRESS,
+        metavar="N|none",
+        help="http, ws: sessions at once from one IP address (default 100)",
+    )
+    limits.add_argument(
+        "--session-idle-timeout",
+        type=_seconds_or_none,
+        default=argparse.SUPPRESS,
+        metavar="SECONDS|none",
+        help="http: close a session unused this long (default 1800)",
+    )
+    limits.add_argument(
+        "--allowed-host",
+        action="append",
+        dest="allowed_hosts",
+        default=argparse.SUPPRESS,
+        metavar="NAME[:PORT]",
+        help="http: a Host value to accept (repeatable; NAME:* any port, '*' any Host);"
+        " required when --host is not a loopback address",
+    )
     run.set_defaults(action=_run)
 
     call = commands.add_parser("call", help="call a tool and print its result as JSON")
@@ -92,24 +128,74 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+_NETWORK_OPTIONS = {
+    "max_sessions": ("--max-sessions", {"http", "sse", "ws"}),
+    "max_sessions_per_client": ("--max-sessions-per-client", {"http", "sse", "ws"}),
+    "session_idle_timeout": ("--session-idle-timeout", {"http", "sse"}),
+    "allowed_hosts": ("--allowed-host", {"http", "sse"}),
+}
+
+
+def _count_or_none(text: str) -> int | None:
+    """A positive integer, or ``none`` for no limit (nothing else)."""
+    if text.strip().lower() == "none":
+        return None
+    if text.strip().isdecimal() and int(text) > 0:
+        return int(text)
+    raise argparse.ArgumentTypeError(f"expected a positive integer or 'none', got {text!r}")
+
+
+def _seconds_or_none(text: str) -> float | None:
+    """Positive, finite seconds, or ``none`` for no limit (nothing else)."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if math.isfinite(seconds) and seconds > 0:
+        return seconds
+    raise argparse.ArgumentTypeError(f"expected positive seconds or 'none', got {text!r}")
+
+
 def _run(options: argparse.Namespace) -> int:
+    given = {name: getattr(options, name) for name in _NETWORK_OPTIONS if name in options}
+    for name in given:
+        flag, transports = _NETWORK_OPTIONS[name]
+        if options.transport not in transports:
+            message = f"{flag} does not apply to --transport {options.transport}"
+            print(f"mcp-actors: {message}", file=sys.stderr)
+            return EXIT_FAILURE
     server = load_server_or_plugin(options.server, config_file=options.config)
     if options.transport == "stdio":
         run_stdio(server)
     elif options.transport == "ws":
         from .server.serve_websocket import run_websocket  # imports trio_websocket
 
-        run_websocket(server, host=options.host, port=options.port, announce=True)
+        run_websocket(server, host=options.host, port=options.port, announce=True, **given)
     else:
         from .server.serve_http import run_http  # imports hypercorn
+        from .transports.http_config import HttpConfig
+        from .transports.http_security import AllowedHostsRequired, HostPolicy
 
+        if "allowed_hosts" in given:
+            given["allowed_hosts"] = tuple(given["allowed_hosts"])
+        config = HttpConfig(
+            path=options.path,
+            stateless=options.stateless,
+            json_response=options.json_response,
+            **given,
+        )
+        try:  # serve_http would raise this from inside trio.run; say it plainly instead
+            HostPolicy.for_bind(options.host, allowed_hosts=config.allowed_hosts)
+        except AllowedHostsRequired as error:
+            print(f"mcp-actors: {error}", file=sys.stderr)
+            return EXIT_FAILURE
         run_http(
             server,
             host=options.host,
             port=options.port,
-            path=options.path,
-            stateless=options.stateless,
-            json_response=options.json_response,
+            config=config,
             announce="sse" if options.transport == "sse" else "http",
         )
     return 0

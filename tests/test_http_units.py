@@ -6,8 +6,13 @@ from __future__ import annotations
 import pytest
 import trio
 
-from mcp_actors.transports.event_store import InMemoryEventStore
-from mcp_actors.transports.http_security import HostPolicy, is_loopback
+from mcp_actors.transports.event_store import (
+    EVENT_OVERHEAD,
+    EventMemory,
+    EventStoreStatistics,
+    InMemoryEventStore,
+)
+from mcp_actors.transports.http_security import AllowedHostsRequired, HostPolicy, is_loopback
 from mcp_actors.transports.http_sessions import SessionRegistry, mint_session_id
 from mcp_actors.transports.sse import (
     EventTooLarge,
@@ -97,18 +102,37 @@ async def test_event_store_reads_after_a_cursor_per_stream() -> None:
     assert [e.payload for e in await store.read("b", None)] == [b"x"]
 
 
-async def test_event_store_is_bounded_and_counts_gaps() -> None:
-    store = InMemoryEventStore(max_events=3)
-    ids = [await store.append("s", str(n).encode()) for n in range(5)]
-    assert [e.payload for e in await store.read("s", None)] == [b"2", b"3", b"4"]
-    # A reader that fell behind continues from the oldest event still held.
-    assert [e.payload for e in await store.read("s", ids[0])] == [b"2", b"3", b"4"]
-    stats = store.statistics()
-    assert (stats.events, stats.evicted, stats.gaps) == (3, 2, 1)
-    by_bytes = InMemoryEventStore(max_bytes=10)
-    for _ in range(5):
-        await by_bytes.append("s", b"12345")
-    assert by_bytes.statistics().bytes <= 10
+async def test_event_memory_is_bounded_per_stream_and_across_sessions() -> None:
+    overhead = EVENT_OVERHEAD
+    memory = EventMemory(max_bytes=6 * (10 + overhead), max_stream_bytes=4 * (10 + overhead))
+    one, two = memory.new_store(), memory.new_store()
+    ids = [await one.append("s", b"%010d" % n) for n in range(6)]
+    # The stream's bound: its two oldest went; a reader that fell behind skips the gap.
+    assert [e.payload for e in await one.read("s", ids[0])] == [b"%010d" % n for n in range(2, 6)]
+    assert memory.statistics().gaps == 1
+    for n in range(4):
+        await two.append("t", b"%010d" % n)
+    # The global bound: the server's oldest events went, whatever their session.
+    stats = memory.statistics()
+    assert stats.bytes <= memory.max_bytes and stats.events == 6 and stats.evicted == 4
+    assert [e.payload for e in await one.read("s", None)] == [b"0000000004", b"0000000005"]
+    huge = await two.append("big", b"x" * 10 * memory.max_bytes)  # kept alone, as the newest
+    assert [e.id for e in await two.read("big", None)] == [huge]
+    assert memory.statistics().events == 1 and await one.read("s", None) == []
+
+
+async def test_event_store_drops_what_was_acknowledged_or_written_out() -> None:
+    memory = EventMemory()
+    store = memory.new_store()
+    ids = [await store.append("s", b"%d" % n) for n in range(5)]
+    await store.append("t", b"other")
+    await store.acknowledge("s", ids[2])  # the client resumed after ids[2]
+    assert [e.payload for e in await store.read("s", ids[2])] == [b"3", b"4"]
+    assert memory.statistics().events == 3
+    await store.discard("s")
+    assert await store.read("s", None) == [] and memory.statistics().streams == 1
+    await store.aclose()
+    assert memory.statistics() == EventStoreStatistics(0, 0, 0, 0, 0)
 
 
 # -- Host and Origin ---------------------------------------------------------------
@@ -126,28 +150,55 @@ def test_loopback_binds_accept_loopback_names_only() -> None:
 
 
 def test_public_binds_check_origin_against_the_list_or_same_origin() -> None:
-    policy = HostPolicy.for_bind("0.0.0.0", allowed_origins=["https://app.example:*"])
+    policy = HostPolicy.for_bind(
+        "0.0.0.0", allowed_hosts=["mcp.example"], allowed_origins=["https://app.example:*"]
+    )
     assert policy.check("mcp.example", None) is None
     assert policy.check("mcp.example", "http://mcp.example") is None  # same origin
     assert policy.check("mcp.example", "https://app.example:4443") is None
     assert policy.check("mcp.example", "https://other.example") is not None
 
 
+def test_public_binds_need_a_host_allow_list() -> None:
+    with pytest.raises(AllowedHostsRequired, match="--allowed-host"):
+        HostPolicy.for_bind("0.0.0.0")
+    policy = HostPolicy.for_bind("0.0.0.0", allowed_hosts=["mcp.example:*"])
+    # DNS rebinding: a same-origin request under the rebound name.
+    assert policy.check("evil.example:80", "http://evil.example:80") is not None
+    assert policy.check("mcp.example:8000", "http://mcp.example:8000") is None
+    anything = HostPolicy.for_bind("0.0.0.0", allowed_hosts=["*"])  # explicitly: any Host
+    assert anything.check("whatever.example", None) is None
+    # WebSocket cannot see Host: its Origin-only policy never treats a request as same-origin.
+    websocket = HostPolicy.origins_for_bind("0.0.0.0")
+    assert websocket.check(None, "http://evil.example") is not None
+    assert websocket.check(None, None) is None
+
+
 # -- session table -----------------------------------------------------------------
 
 
 class _Activity:
-    def __init__(self, busy: bool = False) -> None:
+    def __init__(self, busy: bool = False, in_flight: bool = False) -> None:
         self.last_activity = trio.current_time()
         self.busy = busy
+        self.evictable = not (busy or in_flight)
+
+
+def _add(
+    registry: SessionRegistry, name: str, closed: list[str], client: str = "a", **state: bool
+) -> bool:
+    admitted = registry.admit(name, _Activity(**state), client)
+    if admitted:
+        registry.started(name, lambda: closed.append(name))
+    return admitted
 
 
 async def test_registry_caps_and_expires_idle_sessions() -> None:
     closed: list[str] = []
     registry = SessionRegistry(max_sessions=2, idle_timeout=10)
-    registry.add("idle", _Activity(), lambda: closed.append("idle"))
-    registry.add("streaming", _Activity(busy=True), lambda: closed.append("streaming"))
-    assert registry.full
+    assert _add(registry, "idle", closed, in_flight=True)
+    assert _add(registry, "streaming", closed, busy=True)
+    assert not _add(registry, "refused", closed)  # full of sessions that are not idle
     now = trio.current_time()
     assert registry.expire(now + 5) == 0
     assert registry.expire(now + 11) == 1
@@ -156,3 +207,26 @@ async def test_registry_caps_and_expires_idle_sessions() -> None:
     ids = {mint_session_id() for _ in range(100)}
     assert len(ids) == 100
     assert all(0x21 <= ord(c) <= 0x7E for i in ids for c in i)
+
+
+async def test_registry_evicts_the_least_recently_used_idle_session_when_full() -> None:
+    closed: list[str] = []
+    registry = SessionRegistry(max_sessions=3, max_sessions_per_client=2)
+    assert _add(registry, "a1", closed, "a")
+    assert _add(registry, "a2", closed, "a")
+    assert _add(registry, "a3", closed, "a")  # a's cap: a1, the least recently used, goes
+    assert closed == ["a1"] and registry.sessions_of("a") == 2
+    assert _add(registry, "b1", closed, "b", busy=True)
+    registry.get("a2")  # used: a3 is now the least recently used
+    assert _add(registry, "c1", closed, "c")  # the global cap: anyone's idle session goes
+    assert closed == ["a1", "a3"] and len(registry) == 3 and registry.evicted == 2
+    assert _add(registry, "b2", closed, "b", in_flight=True)  # evicts a2
+    assert not _add(registry, "b3", closed, "b")  # b's two sessions are busy: refused
+    assert registry.sessions_of("b") == 2 and closed == ["a1", "a3", "a2"]
+    assert registry.admit("pending", _Activity(), "d")  # c1 goes
+    assert closed[-1] == "c1"
+    # A session whose actor has not started yet is never evicted.
+    assert not _add(registry, "e1", closed, "e")
+    registry.close_all()
+    registry.started("pending", lambda: closed.append("pending"))  # closed at once
+    assert closed[-1] == "pending" and len(registry) == 0 and registry.sessions_of("b") == 0

@@ -88,8 +88,9 @@ def session_starter(server: Server, supervisor: Supervisor) -> Any:
     return start
 
 
-def _hypercorn_config(host: str, port: int) -> hypercorn.config.Config:
+def _hypercorn_config(host: str, port: int, http: HttpConfig) -> hypercorn.config.Config:
     config = hypercorn.config.Config()
+    config.keep_alive_timeout = http.keep_alive_timeout
     config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
     config.accesslog = None
     config.errorlog = logging.getLogger("mcp_actors.http.hypercorn")
@@ -108,6 +109,7 @@ async def serve_http(
     stateless: bool | None = None,
     json_response: bool | None = None,
     allowed_origins: Sequence[str] | None = None,
+    allowed_hosts: Sequence[str] | None = None,
     task_status: trio.TaskStatus[HttpServerHandle] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``server`` over HTTP until cancelled. ``port=0`` picks a free port.
@@ -115,6 +117,10 @@ async def serve_http(
     The endpoint is ``http://HOST:PORT/mcp`` (``path``); legacy clients use
     ``/sse``. ``task_status.started`` reports an :class:`HttpServerHandle` with
     the actual URL. Keyword options override the matching ``config`` fields.
+
+    A ``host`` that is not a loopback address needs ``allowed_hosts`` (the ``Host``
+    values clients may use, checked on every request): without it this raises
+    :class:`~mcp_actors.transports.http_security.AllowedHostsRequired` before listening.
     """
     config = config or HttpConfig(path=path)
     overrides: dict[str, Any] = {}
@@ -124,6 +130,8 @@ async def serve_http(
         overrides["json_response"] = json_response
     if allowed_origins is not None:
         overrides["allowed_origins"] = tuple(allowed_origins)
+    if allowed_hosts is not None:
+        overrides["allowed_hosts"] = tuple(allowed_hosts)
     if path != "/mcp":
         overrides["path"] = path
     if config.supported_versions is SUPPORTED:  # the default: the server's own list
@@ -136,7 +144,7 @@ async def serve_http(
         app = McpHttpApp(config, policy, session_starter(server, supervisor))
         await nursery.start(app.registry.run_expiry)
         binds = await nursery.start(
-            hypercorn.trio.serve, cast(Any, app), _hypercorn_config(host, port)
+            hypercorn.trio.serve, cast(Any, app), _hypercorn_config(host, port, config)
         )
         bound_port = int(binds[0].rsplit(":", 1)[1])
         log.info("serving %s on %s", server.name, binds[0] + config.path)

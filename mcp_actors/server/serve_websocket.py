@@ -21,6 +21,12 @@ import trio_websocket
 
 from ..runtime.supervisor import Supervisor, open_supervisor
 from ..transports.http_security import HostPolicy
+from ..transports.http_sessions import (
+    RETRY_AFTER,
+    ConnectionBound,
+    SessionRegistry,
+    mint_session_id,
+)
 from ..transports.websocket import accept_mcp_websocket
 from .app import Server
 
@@ -47,31 +53,53 @@ async def serve_websocket(
     host: str = "127.0.0.1",
     port: int = 8000,
     max_message_size: int | None = None,
-    allowed_hosts: Sequence[str] | None = None,
     allowed_origins: Sequence[str] | None = None,
+    max_sessions: int | None = 1000,
+    max_sessions_per_client: int | None = 100,
     task_status: trio.TaskStatus[WebSocketServerHandle] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``server`` over WebSocket until cancelled. ``port=0`` picks a free port.
 
     Any path is accepted; the URL reported uses ``/mcp``. Messages larger than
     ``max_message_size`` (default: the server's ``config.max_message_size``)
-    close the connection with code 1009.
+    close the connection with code 1009. At most ``max_sessions`` connections
+    at once, ``max_sessions_per_client`` from one IP address (None: no cap);
+    beyond them the handshake is refused with 503 and ``Retry-After``.
     """
-    policy = HostPolicy.for_bind(host, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins)
+    policy = HostPolicy.origins_for_bind(host, allowed_origins=allowed_origins)
     limit = max_message_size or server.config.max_message_size
+    # A WebSocket session is its connection: never idle, so counted but never evicted.
+    registry = SessionRegistry(max_sessions, max_sessions_per_client=max_sessions_per_client)
 
     async with open_supervisor() as supervisor, trio.open_nursery() as nursery:
 
         async def handle(request: trio_websocket.WebSocketRequest) -> None:
-            stream = await accept_mcp_websocket(request, policy)
-            if stream is None:
+            slot = mint_session_id()
+            if not registry.admit(slot, ConnectionBound(), _peer_address(request)):
+                await request.reject(
+                    503,
+                    extra_headers=[(b"retry-after", str(RETRY_AFTER).encode())],
+                    body=b"Service Unavailable: too many sessions, try again later",
+                )
                 return
-            session = server.create_session(stream)
-            await supervisor.start_session(session)
-            await session.closed.wait()
+            try:
+                stream = await accept_mcp_websocket(request, policy)
+                if stream is None:
+                    return
+                session = server.create_session(stream)
+                await supervisor.start_session(session)
+                registry.started(slot, session.close)
+                await session.closed.wait()
+            finally:
+                registry.discard(slot)
 
         listener = await nursery.start(_serve, handle, host, port, limit, nursery)
         task_status.started(WebSocketServerHandle(host, listener.port, supervisor))
+
+
+def _peer_address(request: trio_websocket.WebSocketRequest) -> str | None:
+    remote = request.remote
+    return str(remote.address) if isinstance(remote, trio_websocket.Endpoint) else None
 
 
 async def _serve(

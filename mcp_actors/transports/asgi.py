@@ -8,6 +8,7 @@ transports free of dict plumbing; they are not a web framework.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any, Final
 from urllib.parse import parse_qs
@@ -15,6 +16,8 @@ from urllib.parse import parse_qs
 import attrs
 import msgspec
 import trio
+
+from .http_sessions import RETRY_AFTER
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -32,6 +35,10 @@ class BodyTooLarge(Exception):
     """The request body exceeded the limit (answer 413)."""
 
 
+class BodyTimeout(Exception):
+    """The client did not finish sending the request body in time (answer 408)."""
+
+
 class ClientGone(Exception):
     """The client disconnected before the request body was read."""
 
@@ -46,6 +53,8 @@ class Request:
     headers: dict[str, str]
     query: dict[str, list[str]]
     scheme: str
+    #: The peer's address (host only), if the server knows it.
+    client: str | None = None
 
     @classmethod
     def from_scope(cls, scope: Scope) -> Request:
@@ -55,7 +64,15 @@ class Request:
             value = raw_value.decode("latin-1")
             headers[name] = f"{headers[name]}, {value}" if name in headers else value
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-        return cls(scope["method"], scope["path"], headers, query, scope.get("scheme", "http"))
+        peer = scope.get("client")
+        return cls(
+            scope["method"],
+            scope["path"],
+            headers,
+            query,
+            scope.get("scheme", "http"),
+            None if not peer else str(peer[0]),
+        )
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name)
@@ -75,8 +92,16 @@ def accepts(header: str | None, media_type: str) -> bool:
     return bool(types & {media_type, "*/*", f"{major}/*"})
 
 
-async def read_body(receive: Receive, limit: int) -> bytes:
-    """The whole request body; :class:`BodyTooLarge` past ``limit``, :class:`ClientGone` on EOF."""
+async def read_body(receive: Receive, limit: int, timeout: float | None = None) -> bytes:
+    """The whole request body; :class:`BodyTooLarge` past ``limit`` bytes,
+    :class:`BodyTimeout` if it is not complete within ``timeout`` seconds (None: no limit),
+    :class:`ClientGone` on EOF. Either way what was read so far is dropped."""
+    with trio.move_on_after(math.inf if timeout is None else timeout):
+        return await _read_whole_body(receive, limit)
+    raise BodyTimeout
+
+
+async def _read_whole_body(receive: Receive, limit: int) -> bytes:
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -129,6 +154,27 @@ async def respond_error(
         {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
     )
     await respond(send, status, body, content_type=JSON, headers=headers)
+
+
+async def respond_body_timeout(send: Send) -> None:
+    """408 for a body that did not arrive in time; the connection closes with it."""
+    await respond_error(
+        send,
+        408,
+        "Request Timeout: the request body did not arrive in time",
+        headers=[("connection", "close")],
+    )
+
+
+async def respond_too_many_sessions(send: Send) -> None:
+    """503 for a new session the session table has no room for; ``Retry-After`` says when
+    to ask again."""
+    await respond_error(
+        send,
+        503,
+        "Service Unavailable: too many sessions, try again later",
+        headers=[("retry-after", str(RETRY_AFTER))],
+    )
 
 
 async def start_event_stream(

@@ -8,11 +8,28 @@ replays what followed on *that* stream only — so an event id must tell its
 stream (:meth:`EventStore.stream_of`) and be unique within the session.
 
 The store is the only buffer between the session and its HTTP connections:
-live delivery and replay are the same read. It is bounded; when full, the oldest
-events of the session are dropped (whatever their stream), and a reader whose
-cursor fell behind continues from the oldest event still held, the loss counted
-in ``statistics()``. :class:`InMemoryEventStore` is the default; a shared store
-(Redis, a database) implements the same four methods.
+live delivery and replay are the same read. Events leave it when nothing can
+need them any more:
+
+- the client **acknowledged** them: it resumed with a ``Last-Event-ID`` at or
+  past them (:meth:`EventStore.acknowledge`);
+- their stream is **done**: a POST's stream whose response was written and whose
+  HTTP body ended normally (:meth:`EventStore.discard`). Written is not yet
+  received, so the transport waits ``HttpConfig.finished_stream_retention``
+  seconds first: long enough for a client whose connection broke in that very
+  last write to resume (after the ``retry`` delay it was given); a client that
+  resumes later finds an empty, ended stream;
+- the session ended.
+
+And the store is **bounded**: :class:`InMemoryEventStore` counts each event's
+payload plus :data:`EVENT_OVERHEAD` bytes against the :class:`EventMemory` it
+shares with every session of the server. Past the bound of one stream, that
+stream's oldest events are dropped; past the server-wide bound, the server's
+oldest events are dropped, whatever their session. A reader whose cursor fell
+into such a gap continues from the oldest event still held (what was dropped is
+lost to it), and the gap is counted in ``statistics().gaps``. An event larger
+than a bound on its own is still kept, as the newest, until it can be dropped.
+A shared store (Redis, a database) implements the same methods.
 """
 
 from __future__ import annotations
@@ -22,6 +39,9 @@ import bisect
 from collections import deque
 
 import attrs
+
+#: Bytes an in-memory event is counted for besides its payload (its id and bookkeeping).
+EVENT_OVERHEAD = 128
 
 
 @attrs.frozen(slots=True)
@@ -53,6 +73,12 @@ class EventStore(abc.ABC):
         The transport still checks that the stream is one of its session's.
         """
 
+    async def acknowledge(self, stream: str, event_id: str) -> None:  # noqa: B027
+        """The client has the events of ``stream`` up to ``event_id``: they may go."""
+
+    async def discard(self, stream: str) -> None:  # noqa: B027
+        """No reader will want the events of ``stream`` again: they may go."""
+
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """The session ended: drop everything (the default does nothing)."""
 
@@ -60,68 +86,147 @@ class EventStore(abc.ABC):
 @attrs.frozen
 class EventStoreStatistics:
     events: int
+    #: Payload bytes plus :data:`EVENT_OVERHEAD` per event.
     bytes: int
     streams: int
-    #: Events dropped because the store was full.
+    #: Events dropped because a bound was reached.
     evicted: int
     #: Reads that wanted an event already dropped (a client fell too far behind).
     gaps: int
 
 
 class _Log:
-    """One stream's retained events, oldest first, with their session-wide sequence numbers."""
+    """One stream's retained events, oldest first, with their server-wide sequence numbers."""
 
-    __slots__ = ("dropped_upto", "events")
+    __slots__ = ("bytes", "dropped_upto", "events", "key", "owner")
 
-    def __init__(self) -> None:
+    def __init__(self, owner: InMemoryEventStore, key: str) -> None:
+        self.owner = owner
+        self.key = key
         self.events: deque[tuple[int, StoredEvent]] = deque()
+        self.bytes = 0
         #: Sequence number of the newest event of this stream dropped so far (-1: none).
         self.dropped_upto = -1
 
+    def holds(self, sequence: int) -> bool:
+        """Whether the event numbered ``sequence`` (one of ours) is still here.
 
-class InMemoryEventStore(EventStore):
-    """Events in memory, at most ``max_events`` and about ``max_bytes`` per session.
+        Events only ever leave a log from its oldest end.
+        """
+        return bool(self.events) and self.events[0][0] <= sequence
 
-    Ids are ``"<stream>/<n>"`` where ``n`` counts the session's events from 0: the
-    stream is in the id, the id unique in the session. When full, the session's
-    oldest event is dropped; a stream left with no events is forgotten.
+
+def _cost(payload: bytes) -> int:
+    return len(payload) + EVENT_OVERHEAD
+
+
+class EventMemory:
+    """The bounded memory the in-memory event stores of one server share.
+
+    ``max_bytes`` bounds all sessions' events together, ``max_stream_bytes`` the
+    events of one stream (both count payload plus :data:`EVENT_OVERHEAD` per
+    event); the oldest events go first (see the module docstring).
     """
 
-    def __init__(self, max_events: int = 1024, max_bytes: int = 16 * 1024 * 1024) -> None:
-        self.max_events = max_events
+    def __init__(
+        self, max_bytes: int = 64 * 1024 * 1024, max_stream_bytes: int = 8 * 1024 * 1024
+    ) -> None:
         self.max_bytes = max_bytes
-        self._logs: dict[str, _Log] = {}
-        self._order: deque[str] = deque()  # the stream of every retained event, oldest first
+        self.max_stream_bytes = max_stream_bytes
+        #: Every appended event, oldest first; an entry whose event already left by
+        #: another way is skipped when it comes up (and swept out by _compact).
+        self._order: deque[tuple[int, _Log]] = deque()
         self._next = 0
         self._bytes = 0
+        self._events = 0
+        self._streams = 0
         self._evicted = 0
         self._gaps = 0
+
+    def new_store(self, session_id: str = "") -> InMemoryEventStore:
+        """A session's store drawing on this memory (an ``event_store_factory``)."""
+        return InMemoryEventStore(self)
+
+    def statistics(self) -> EventStoreStatistics:
+        return EventStoreStatistics(
+            events=self._events,
+            bytes=self._bytes,
+            streams=self._streams,
+            evicted=self._evicted,
+            gaps=self._gaps,
+        )
+
+    # -- what the stores call ----------------------------------------------------------
+
+    def next_sequence(self) -> int:
+        sequence = self._next
+        self._next += 1
+        return sequence
+
+    def issued(self, sequence: int) -> bool:
+        return sequence < self._next
+
+    def opened(self) -> None:
+        self._streams += 1
+
+    def gap(self) -> None:
+        self._gaps += 1
+
+    def add(self, log: _Log, sequence: int, event: StoredEvent) -> None:
+        """Account for a new event of ``log``, then drop old ones while over a bound."""
+        log.events.append((sequence, event))
+        cost = _cost(event.payload)
+        log.bytes += cost
+        self._bytes += cost
+        self._events += 1
+        self._order.append((sequence, log))
+        while log.bytes > self.max_stream_bytes and len(log.events) > 1:
+            self.drop_oldest(log)
+            self._evicted += 1
+        while self._bytes > self.max_bytes and self._order[0][0] != sequence:
+            oldest, oldest_log = self._order.popleft()
+            if oldest_log.holds(oldest):
+                self.drop_oldest(oldest_log)
+                self._evicted += 1
+        if len(self._order) > 2 * self._events + 1024:
+            self._compact()
+
+    def drop_oldest(self, log: _Log) -> None:
+        sequence, event = log.events.popleft()
+        log.dropped_upto = sequence
+        cost = _cost(event.payload)
+        log.bytes -= cost
+        self._bytes -= cost
+        self._events -= 1
+        if not log.events:
+            log.owner.forget_log(log)
+            self._streams -= 1
+
+    def _compact(self) -> None:
+        self._order = deque(entry for entry in self._order if entry[1].holds(entry[0]))
+
+
+class InMemoryEventStore(EventStore):
+    """One session's events in an :class:`EventMemory` (by default a private one).
+
+    Ids are ``"<stream>/<n>"`` where ``n`` is the memory's count of events so far:
+    the stream is in the id, the id unique in the session. A stream left with no
+    events is forgotten.
+    """
+
+    def __init__(self, memory: EventMemory | None = None) -> None:
+        self.memory = memory if memory is not None else EventMemory()
+        self._logs: dict[str, _Log] = {}
 
     async def append(self, stream: str, payload: bytes) -> str:
         log = self._logs.get(stream)
         if log is None:
-            log = self._logs[stream] = _Log()
-        sequence = self._next
-        self._next += 1
+            log = self._logs[stream] = _Log(self, stream)
+            self.memory.opened()
+        sequence = self.memory.next_sequence()
         event = StoredEvent(f"{stream}/{sequence}", payload)
-        log.events.append((sequence, event))
-        self._order.append(stream)
-        self._bytes += len(payload)
-        while len(self._order) > self.max_events or (
-            self._bytes > self.max_bytes and len(self._order) > 1
-        ):
-            self._evict()
+        self.memory.add(log, sequence, event)
         return event.id
-
-    def _evict(self) -> None:
-        stream = self._order.popleft()
-        log = self._logs[stream]
-        sequence, dropped = log.events.popleft()
-        log.dropped_upto = sequence
-        self._bytes -= len(dropped.payload)
-        self._evicted += 1
-        if not log.events:
-            del self._logs[stream]
 
     async def read(self, stream: str, after: str | None) -> list[StoredEvent]:
         log = self._logs.get(stream)
@@ -131,7 +236,7 @@ class InMemoryEventStore(EventStore):
         if log is None:
             return []
         if sequence < log.dropped_upto:
-            self._gaps += 1
+            self.memory.gap()
         events = log.events
         if not events or events[-1][0] <= sequence:
             return []
@@ -140,23 +245,35 @@ class InMemoryEventStore(EventStore):
 
     def stream_of(self, event_id: str) -> str | None:
         stream, slash, number = event_id.rpartition("/")
-        if not slash or not number.isdigit() or int(number) >= self._next:
+        if not slash or not number.isdigit() or not self.memory.issued(int(number)):
             return None
         return stream
 
+    async def acknowledge(self, stream: str, event_id: str) -> None:
+        sequence = _sequence(event_id)
+        log = self._logs.get(stream)
+        while log is not None and log.events and log.events[0][0] <= sequence:
+            self.memory.drop_oldest(log)
+            log = self._logs.get(stream)
+
+    async def discard(self, stream: str) -> None:
+        log = self._logs.get(stream)
+        while log is not None and log.events:
+            self.memory.drop_oldest(log)
+
     async def aclose(self) -> None:
-        self._logs.clear()
-        self._order.clear()
-        self._bytes = 0
+        for log in list(self._logs.values()):
+            while log.events:
+                self.memory.drop_oldest(log)
+
+    def forget_log(self, log: _Log) -> None:
+        """``log`` has no events left (called by the memory)."""
+        if self._logs.get(log.key) is log:
+            del self._logs[log.key]
 
     def statistics(self) -> EventStoreStatistics:
-        return EventStoreStatistics(
-            events=len(self._order),
-            bytes=self._bytes,
-            streams=len(self._logs),
-            evicted=self._evicted,
-            gaps=self._gaps,
-        )
+        """The statistics of the memory this store draws on (shared or its own)."""
+        return self.memory.statistics()
 
 
 def _first(item: tuple[int, StoredEvent]) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import attrs
 
 from .asgi import Receive, Request, Scope, Send, lifespan, respond_error
+from .event_store import EventStoreStatistics
 from .http_config import HttpConfig
 from .http_security import HostPolicy
 from .http_sessions import SessionRegistry
@@ -36,9 +37,16 @@ class McpHttpApp:
 
     def __attrs_post_init__(self) -> None:
         config = self.config
-        self.registry = SessionRegistry(config.max_sessions, config.session_idle_timeout)
+        self.registry = SessionRegistry(
+            config.max_sessions, config.session_idle_timeout, config.max_sessions_per_client
+        )
         self._streamable = StreamableHttpEndpoint(config, self.registry, self.start_session)
         self._legacy = LegacySseEndpoints(config, self.registry, self.start_session)
+
+    def event_store_statistics(self) -> EventStoreStatistics | None:
+        """The figures of the event memory all sessions share (None: a custom store)."""
+        memory = self._streamable.event_memory
+        return None if memory is None else memory.statistics()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]

@@ -2,17 +2,34 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from typing import Any
 
 import attrs
 
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE
 from ..protocol.versions import SUPPORTED
-from .event_store import EventStore, InMemoryEventStore
+from .event_store import EventStore
 
 
-def _in_memory_store(session_id: str) -> EventStore:
-    return InMemoryEventStore()
+def _count(instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
+    """Validator: a positive integer, or None (no limit)."""
+    if value is None or (isinstance(value, int) and not isinstance(value, bool) and value > 0):
+        return
+    raise ValueError(f"HttpConfig.{attribute.name} must be a positive integer or None: {value!r}")
+
+
+def _seconds(instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
+    """Validator: a finite, positive number of seconds, or None (no limit)."""
+    if value is None or (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value > 0
+    ):
+        return
+    raise ValueError(f"HttpConfig.{attribute.name} must be positive seconds or None: {value!r}")
 
 
 @attrs.frozen
@@ -32,19 +49,38 @@ class HttpConfig:
     stateless: bool = False
     #: Seconds a session may go without a request or an open stream before it is
     #: closed (its in-flight requests cancelled); None: never.
-    session_idle_timeout: float | None = 30 * 60.0
-    #: Sessions at once (Streamable and legacy together); beyond it, new ones get 503.
-    max_sessions: int | None = 1000
+    session_idle_timeout: float | None = attrs.field(default=30 * 60.0, validator=_seconds)
+    #: Sessions at once (Streamable and legacy together). When full, a new session
+    #: evicts the least recently used idle one (nothing in flight); if none is idle,
+    #: it is refused with 503 and ``Retry-After`` (see :mod:`.http_sessions`). None: no cap.
+    max_sessions: int | None = attrs.field(default=1000, validator=_count)
+    #: Sessions at once from one client (peer IP address), with the same eviction
+    #: among that client's own sessions. None: no cap.
+    max_sessions_per_client: int | None = attrs.field(default=100, validator=_count)
     #: Largest request body, in bytes (413 beyond).
     max_body_size: int = DEFAULT_MAX_MESSAGE_SIZE
+    #: Seconds a client has to send a whole request body; beyond it the request is
+    #: abandoned (408, connection closed) and what was received dropped. None: no limit.
+    body_timeout: float | None = attrs.field(default=30.0, validator=_seconds)
     #: Request bodies waiting for a session's reader. When full, the POST that
     #: delivers the next one waits: a client outrunning its session is slowed down.
     inbound_queue_size: int = 64
     #: Legacy SSE: messages waiting for the event stream. When full, the session's
     #: writer waits (the client not reading slows the session down).
     outbound_queue_size: int = 256
-    #: A session's event store (its bound is the only buffer of undelivered events).
-    event_store_factory: Callable[[str], EventStore] = _in_memory_store
+    #: Makes a session's event store (the only buffer of undelivered events). None:
+    #: in memory, every session sharing the two bounds below (see :mod:`.event_store`).
+    event_store_factory: Callable[[str], EventStore] | None = None
+    #: In-memory stores: bytes of stored events, all sessions together (payload plus
+    #: a fixed overhead per event). Past it the server's oldest events are dropped.
+    event_store_max_bytes: int = attrs.field(
+        default=64 * 1024 * 1024, validator=[attrs.validators.instance_of(int), _count]
+    )
+    #: In-memory stores: bytes of one stream's stored events; past it that stream's
+    #: oldest events are dropped.
+    event_stream_max_bytes: int = attrs.field(
+        default=8 * 1024 * 1024, validator=[attrs.validators.instance_of(int), _count]
+    )
     #: Seconds of silence after which an open event stream gets a ``: keep-alive`` comment.
     keepalive_interval: float | None = 15.0
     #: Reconnection delay advised to 2025-11-25 clients in each stream's priming event (ms).
@@ -57,11 +93,22 @@ class HttpConfig:
     #: unanswered on it are cancelled; None: until the session ends. A reply the client
     #: cannot resume (a JSON body, a stream it holds no event id of, stateless mode) is
     #: cancelled as soon as its connection closes.
-    resume_window: float | None = 10.0
+    resume_window: float | None = attrs.field(default=10.0, validator=_seconds)
+    #: Seconds the events of a response stream stay stored after its connection wrote
+    #: them all and ended normally (for a client whose connection broke in that last
+    #: write, which resumes after ``retry_interval``); swept when the session's next
+    #: request comes. None: until evicted or the session ends.
+    finished_stream_retention: float | None = attrs.field(default=10.0, validator=_seconds)
     #: Finished response streams remembered for late resumption, per session; older
     #: ones are forgotten (their events may still be in the store until evicted).
     max_finished_streams: int = 256
-    #: ``Host`` values accepted; None: loopback names for a loopback bind, else any.
+    #: Seconds an idle HTTP/1.1 keep-alive connection stays open before the server closes it.
+    keep_alive_timeout: float = attrs.field(
+        default=5.0, validator=[attrs.validators.instance_of((int, float)), _seconds]
+    )
+    #: ``Host`` values accepted (``"name"``, ``"name:port"``, ``"name:*"``; ``"*"``: any).
+    #: None: the loopback names for a loopback bind; any other bind refuses to start
+    #: without a list (see :mod:`.http_security`).
     allowed_hosts: tuple[str, ...] | None = None
     #: ``Origin`` values accepted besides same-origin; None: loopback origins for a
     #: loopback bind, else none.

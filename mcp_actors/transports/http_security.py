@@ -4,9 +4,15 @@ A web page on ``evil.example.com`` can make a victim's browser send requests to 
 server on ``127.0.0.1`` by pointing its own DNS name at that address: the
 request then carries ``Host: evil.example.com`` and ``Origin:
 http://evil.example.com``. The specification therefore requires servers to
-check ``Origin`` (403 if present and not allowed), and a server bound to
-loopback checks ``Host`` as well, since no legitimate client reaches it under
-another name.
+check ``Origin`` (403 if present and not allowed). ``Origin`` alone is not
+enough: a page served from the rebound name sends requests that are
+*same-origin* (``Origin: http://evil.example.com:8000``, ``Host:
+evil.example.com:8000``). Only a ``Host`` allow-list stops those, so every
+server checks ``Host`` (403 when refused): a loopback bind against the loopback
+names by default, any other bind against a list that must be given explicitly —
+:meth:`HostPolicy.for_bind` refuses to build a policy without one
+(:class:`AllowedHostsRequired`). The pattern ``"*"`` allows any ``Host``, for a
+server behind a proxy that checks it; it turns the protection off.
 
 Patterns are exact (``"localhost:3000"``, ``"http://localhost:3000"``) or end in
 ``:*`` to allow any port (``"127.0.0.1:*"``). A request without ``Origin``
@@ -48,6 +54,21 @@ def loopback_origins() -> tuple[str, ...]:
     )
 
 
+#: The ``allowed_hosts`` pattern that admits any ``Host`` (no DNS-rebinding protection).
+ANY_HOST = "*"
+
+
+class AllowedHostsRequired(ValueError):
+    """A server bound beyond loopback was given no ``Host`` allow-list."""
+
+    def __init__(self, host: str) -> None:
+        super().__init__(
+            f"binding to {host} (not a loopback address) requires an allow-list of Host values"
+            " to protect against DNS rebinding: give allowed_hosts (--allowed-host NAME[:PORT],"
+            " repeatable; NAME:* allows any port, '*' allows any Host)"
+        )
+
+
 @attrs.frozen
 class HostPolicy:
     """The allow-lists an HTTP transport checks each request against.
@@ -67,13 +88,30 @@ class HostPolicy:
         allowed_hosts: Sequence[str] | None = None,
         allowed_origins: Sequence[str] | None = None,
     ) -> HostPolicy:
-        """The default for a server bound to ``host``: loopback binds admit loopback names only."""
+        """The policy of a server bound to ``host``: loopback binds admit loopback names by
+        default; any other bind needs ``allowed_hosts`` (else :class:`AllowedHostsRequired`)."""
         loopback = is_loopback(host)
-        if allowed_hosts is None and loopback:
+        if allowed_hosts is None:
+            if not loopback:
+                raise AllowedHostsRequired(host)
             allowed_hosts = loopback_hosts()
         if allowed_origins is None:
             allowed_origins = loopback_origins() if loopback else ()
-        return cls(None if allowed_hosts is None else tuple(allowed_hosts), tuple(allowed_origins))
+        hosts = None if ANY_HOST in allowed_hosts else tuple(allowed_hosts)
+        return cls(hosts, tuple(allowed_origins))
+
+    @classmethod
+    def origins_for_bind(
+        cls, host: str, *, allowed_origins: Sequence[str] | None = None
+    ) -> HostPolicy:
+        """An ``Origin``-only policy, for a server that cannot see ``Host`` (WebSocket).
+
+        Without ``Host`` no request counts as same-origin, so a rebound page's
+        ``Origin`` is always checked against the list.
+        """
+        if allowed_origins is None:
+            allowed_origins = loopback_origins() if is_loopback(host) else ()
+        return cls(None, tuple(allowed_origins))
 
     def check(self, host: str | None, origin: str | None, scheme: str = "http") -> str | None:
         """Why the request must be refused (answer 403), or None if it may proceed."""

@@ -1,17 +1,34 @@
-"""The HTTP server's session table: ids, the session cap, and idle expiry.
+"""A network server's session table: ids, the session caps, eviction and idle expiry.
 
 Over HTTP a session outlives every request that touches it, so something must
-end the sessions of clients that vanished without a DELETE. The registry maps
-``Mcp-Session-Id`` values to live sessions, refuses new ones beyond
-``max_sessions`` (the caller answers 503), and :meth:`SessionRegistry.run_expiry`
-closes any session that has had neither a request nor an open stream for
-``idle_timeout`` seconds — which cancels its in-flight requests, as a DELETE would.
+end the sessions of clients that vanished without a DELETE, and something must
+stop one client from taking every slot. The registry maps session ids to live
+sessions and enforces:
+
+- **Caps.** At most ``max_sessions`` sessions at once, and at most
+  ``max_sessions_per_client`` for one client (clients are told apart by their
+  peer IP address, so every client behind one proxy counts as one).
+- **Eviction when full.** A new session that would exceed a cap takes the slot
+  of the least recently used *idle* session in its way — that client's own for
+  the per-client cap, anyone's for the global one. Idle means nothing in flight:
+  no request awaiting its response, no stream open. The evicted session is
+  closed; its client gets 404 on its next request and, as the specification
+  requires, starts a new session.
+- **Refusal.** When every session in the way is busy, the new one is refused:
+  the caller answers 503 with ``Retry-After: RETRY_AFTER`` (over WebSocket,
+  the handshake is refused the same way). Sessions that live exactly as long as
+  a connection (legacy SSE, WebSocket) are never idle, so they are counted but
+  never evicted.
+- **Expiry.** :meth:`SessionRegistry.run_expiry` closes any session that has had
+  neither a request nor an open stream for ``idle_timeout`` seconds — which
+  cancels its in-flight requests, as a DELETE would.
 """
 
 from __future__ import annotations
 
 import logging
 import secrets
+from collections import Counter
 from collections.abc import Callable
 from typing import Protocol
 
@@ -23,14 +40,33 @@ log = logging.getLogger("mcp_actors.http")
 #: Ends a session actor (cancelling its in-flight requests); safe to call twice.
 CloseSession = Callable[[], None]
 
+#: Seconds a refused client is told to wait (``Retry-After``) before asking again.
+RETRY_AFTER = 5
+
 
 class Activity(Protocol):
-    """What expiry looks at: when the session was last used, and whether a stream is open."""
+    """What expiry and eviction look at."""
 
+    #: When the session was last used (``trio.current_time()``).
     last_activity: float
 
     @property
-    def busy(self) -> bool: ...
+    def busy(self) -> bool:
+        """A connection is open on the session: it does not expire."""
+
+    @property
+    def evictable(self) -> bool:
+        """Nothing in flight (no request awaiting a response, no stream open)."""
+
+
+@attrs.define
+class ConnectionBound:
+    """The activity of a session that lives exactly as long as its connection (WebSocket):
+    always busy, so it never expires and is never evicted."""
+
+    last_activity: float = 0.0
+    busy: bool = True
+    evictable: bool = False
 
 
 def mint_session_id() -> str:
@@ -41,32 +77,74 @@ def mint_session_id() -> str:
 @attrs.define(eq=False)
 class SessionEntry:
     transport: Activity
-    close: CloseSession
+    #: The client's address (the per-client cap counts by it); None if unknown.
+    client: str | None
+    #: Set once the session actor has started (:meth:`SessionRegistry.started`).
+    close: CloseSession | None = None
+
+    def end(self) -> None:
+        """End the session actor, if it has started."""
+        if self.close is not None:
+            self.close()
 
 
 @attrs.define(eq=False)
 class SessionRegistry:
-    """Live HTTP sessions by id. ``None`` limits mean unlimited."""
+    """Live sessions by id. ``None`` limits mean unlimited."""
 
     max_sessions: int | None = None
     idle_timeout: float | None = None
+    max_sessions_per_client: int | None = None
     _entries: dict[str, SessionEntry] = attrs.field(init=False, factory=dict)
+    _per_client: Counter[str | None] = attrs.field(init=False, factory=Counter)
     _expired: int = attrs.field(init=False, default=0)
+    _evicted: int = attrs.field(init=False, default=0)
 
     def __len__(self) -> int:
         return len(self._entries)
-
-    @property
-    def full(self) -> bool:
-        return self.max_sessions is not None and len(self._entries) >= self.max_sessions
 
     @property
     def expired(self) -> int:
         """Sessions closed for idleness so far."""
         return self._expired
 
-    def add(self, session_id: str, transport: Activity, close: CloseSession) -> None:
-        self._entries[session_id] = SessionEntry(transport, close)
+    @property
+    def evicted(self) -> int:
+        """Idle sessions closed to make room for new ones so far."""
+        return self._evicted
+
+    def sessions_of(self, client: str | None) -> int:
+        return self._per_client[client]
+
+    def admit(self, session_id: str, transport: Activity, client: str | None = None) -> bool:
+        """Add a new session if the caps allow, evicting an idle one if that makes room.
+
+        False: refused, nothing changed (answer 503 with ``Retry-After``). Call
+        :meth:`started` once the session actor runs.
+        """
+        per_client = self.max_sessions_per_client
+        client_full = per_client is not None and self._per_client[client] >= per_client
+        if client_full and not self._evict_one(client):
+            log.info("session refused: client %s has %s busy sessions", client, per_client)
+            return False
+        full = self.max_sessions is not None and len(self._entries) >= self.max_sessions
+        if full and not self._evict_one(None, any_client=True):
+            log.info("session refused: all %s sessions are busy", self.max_sessions)
+            return False
+        self._entries[session_id] = SessionEntry(transport, client)
+        self._per_client[client] += 1
+        return True
+
+    def started(self, session_id: str, close: CloseSession) -> None:
+        """The session actor of an admitted id runs; ``close`` ends it.
+
+        If the session was closed meanwhile (the server shutting down), it is ended now.
+        """
+        entry = self._entries.get(session_id)
+        if entry is None:
+            close()
+        else:
+            entry.close = close
 
     def get(self, session_id: str) -> SessionEntry | None:
         """The live session with this id (its activity clock restarted), or None."""
@@ -76,14 +154,37 @@ class SessionRegistry:
         return entry
 
     def discard(self, session_id: str) -> SessionEntry | None:
-        return self._entries.pop(session_id, None)
+        """Forget a session without ending it (it ended, or its caller ends it)."""
+        entry = self._entries.pop(session_id, None)
+        if entry is not None:
+            self._per_client[entry.client] -= 1
+            if not self._per_client[entry.client]:
+                del self._per_client[entry.client]
+        return entry
 
     def close(self, session_id: str) -> bool:
         """End a session (DELETE); False if there was none."""
-        entry = self._entries.pop(session_id, None)
+        entry = self.discard(session_id)
         if entry is None:
             return False
-        entry.close()
+        entry.end()
+        return True
+
+    def _evict_one(self, client: str | None, *, any_client: bool = False) -> bool:
+        """Close the least recently used idle session (of ``client`` unless ``any_client``)."""
+        candidates = [
+            (entry.transport.last_activity, session_id)
+            for session_id, entry in self._entries.items()
+            if (any_client or entry.client == client)
+            and entry.close is not None
+            and entry.transport.evictable
+        ]
+        if not candidates:
+            return False
+        _, session_id = min(candidates)
+        log.info("session %s evicted to make room", session_id[:8])
+        self.close(session_id)
+        self._evicted += 1
         return True
 
     def expire(self, now: float) -> int:

@@ -29,6 +29,7 @@ from ..protocol.jsonrpc import InvalidMessage, decode
 from .abc import MessageStream, Outgoing, TransportClosed
 from .asgi import (
     JSON,
+    BodyTimeout,
     BodyTooLarge,
     ClientGone,
     Receive,
@@ -38,7 +39,9 @@ from .asgi import (
     media_types,
     read_body,
     respond,
+    respond_body_timeout,
     respond_error,
+    respond_too_many_sessions,
     send_chunk,
     start_event_stream,
     watch_disconnect,
@@ -68,6 +71,10 @@ class LegacySseStream(MessageStream):
     @property
     def busy(self) -> bool:
         return not self.closed.is_set()  # the event stream is open for as long as we live
+
+    @property
+    def evictable(self) -> bool:
+        return False  # the session is its open event stream
 
     async def deliver(self, body: bytes) -> None:
         try:
@@ -112,13 +119,16 @@ class LegacySseEndpoints:
         if request.method != "GET":
             await respond_error(send, 405, "Method Not Allowed", headers=[("allow", "GET")])
             return
-        if self.registry.full:
-            await respond_error(send, 503, "Service Unavailable: too many sessions")
-            return
         session_id = mint_session_id()
         transport = LegacySseStream(self.config)
-        close = await self.start_session(transport, None)
-        self.registry.add(session_id, transport, close)
+        if not self.registry.admit(session_id, transport, request.client):
+            await respond_too_many_sessions(send)
+            return
+        try:
+            self.registry.started(session_id, await self.start_session(transport, None))
+        except BaseException:
+            self.registry.discard(session_id)
+            raise
         endpoint = f"{root_path}{self.config.messages_path}?session_id={quote(session_id)}"
         try:
             await start_event_stream(send)
@@ -170,9 +180,12 @@ class LegacySseEndpoints:
             await respond_error(send, 415, "Unsupported Media Type: send application/json")
             return
         try:
-            body = await read_body(receive, self.config.max_body_size)
+            body = await read_body(receive, self.config.max_body_size, self.config.body_timeout)
         except BodyTooLarge:
             await respond_error(send, 413, "Payload Too Large")
+            return
+        except BodyTimeout:
+            await respond_body_timeout(send)
             return
         except ClientGone:
             return

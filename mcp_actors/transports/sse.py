@@ -54,6 +54,19 @@ def encode_event(
     retry: int | None = None,
 ) -> bytes:
     """One event, ready to write. ``data`` may hold newlines (each line gets a ``data:``)."""
+    return b"".join(encode_event_parts(data, id=id, event=event, retry=retry))
+
+
+def encode_event_parts(
+    data: bytes,
+    *,
+    id: str | None = None,
+    event: str | None = None,
+    retry: int | None = None,
+) -> tuple[bytes, ...]:
+    """:func:`encode_event` in parts whose concatenation is the event. Single-line ``data``
+    (any compact JSON) is one of the parts as it is: written part by part, a large
+    message is not copied."""
     head = b""
     if id is not None:
         head += b"id: " + id.encode() + b"\n"
@@ -63,8 +76,8 @@ def encode_event(
         head += b"retry: " + str(retry).encode() + b"\n"
     if b"\n" in data or b"\r" in data:
         lines = _LINE_END.split(data)
-        return head + b"".join(b"data: " + line + b"\n" for line in lines) + b"\n"
-    return head + b"data: " + data + b"\n\n"
+        return (head + b"".join(b"data: " + line + b"\n" for line in lines) + b"\n",)
+    return (head + b"data: ", data, b"\n\n")
 
 
 def encode_comment(text: str = "") -> bytes:

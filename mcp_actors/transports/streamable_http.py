@@ -7,8 +7,9 @@
   ``application/json`` body). Errors: no acceptable ``Accept`` → 406, not
   ``Content-Type: application/json`` → 415, not JSON → 400 with a JSON-RPC parse
   error, too large → 413.
-- **Sessions.** ``initialize`` without ``Mcp-Session-Id`` creates a session (503
-  past ``max_sessions``) and the response carries its new id; every later request
+- **Sessions.** ``initialize`` without ``Mcp-Session-Id`` creates a session (or
+  503 with ``Retry-After`` when the session table is full of busy sessions, see
+  :mod:`.http_sessions`) and the response carries its new id; every later request
   must send it (400 without, 404 for an unknown or ended one). A known
   ``MCP-Protocol-Version`` header is accepted even if it is not the negotiated
   one; an unknown one is 400.
@@ -45,6 +46,7 @@ from .abc import MessageStream, TransportClosed
 from .asgi import (
     EVENT_STREAM,
     JSON,
+    BodyTimeout,
     BodyTooLarge,
     ClientGone,
     Receive,
@@ -55,13 +57,15 @@ from .asgi import (
     media_types,
     read_body,
     respond,
+    respond_body_timeout,
     respond_error,
+    respond_too_many_sessions,
     send_chunk,
     send_last,
     start_event_stream,
     watch_disconnect,
 )
-from .event_store import InMemoryEventStore
+from .event_store import EventMemory, EventStore, InMemoryEventStore
 from .http_config import HttpConfig
 from .http_sessions import CloseSession, SessionRegistry, mint_session_id
 from .streamable_http_stream import HttpSessionStream, ResponseStream
@@ -84,15 +88,21 @@ class _CancelledParams(msgspec.Struct, rename="camel"):
 _cancelled_params = msgspec.json.Decoder(_CancelledParams).decode
 
 
-@attrs.frozen
+@attrs.define
 class _Post:
-    """What the endpoint needs to know about a POST body."""
+    """What the endpoint needs to know about a POST body, and the body until delivered."""
 
     body: bytes
     batch: bool
     request_ids: list[RequestId]
     cancelled: list[RequestId]
     initialize: bool
+
+    def take_body(self) -> bytes:
+        """The body, forgotten here: once the session has it, a POST waiting on a long
+        reply (or a client that does not read it) must not keep it alive."""
+        body, self.body = self.body, b""
+        return body
 
 
 @attrs.define(eq=False)
@@ -102,6 +112,17 @@ class StreamableHttpEndpoint:
     config: HttpConfig
     registry: SessionRegistry
     start_session: StartSession
+    #: The memory the sessions' in-memory event stores share (None: a custom factory).
+    event_memory: EventMemory | None = attrs.field(init=False)
+    _new_store: Callable[[str], EventStore] = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        config = self.config
+        if config.event_store_factory is not None:
+            self.event_memory, self._new_store = None, config.event_store_factory
+        else:
+            memory = EventMemory(config.event_store_max_bytes, config.event_stream_max_bytes)
+            self.event_memory, self._new_store = memory, memory.new_store
 
     async def __call__(self, request: Request, receive: Receive, send: Send) -> None:
         if request.method == "POST":
@@ -131,11 +152,14 @@ class StreamableHttpEndpoint:
             await respond_error(send, 415, "Unsupported Media Type: send application/json")
             return
         try:
-            body = await read_body(receive, config.max_body_size)
+            body = await read_body(receive, config.max_body_size, config.body_timeout)
         except BodyTooLarge:
             await respond_error(
                 send, 413, f"Payload Too Large: the limit is {config.max_body_size} bytes"
             )
+            return
+        except BodyTimeout:
+            await respond_body_timeout(send)
             return
         except ClientGone:
             return
@@ -146,6 +170,7 @@ class StreamableHttpEndpoint:
                 send, 400, invalid.message, code=invalid.code, request_id=invalid.request_id
             )
             return
+        del body  # post holds it until delivered (see _Post.take_body)
         json_mode = not sse_ok or (config.json_response and json_ok)
         if config.stateless:
             await self._post_stateless(request, post, json_mode, receive, send)
@@ -156,10 +181,11 @@ class StreamableHttpEndpoint:
             if not post.initialize:
                 await respond_error(send, 400, "Bad Request: Mcp-Session-Id header is required")
                 return
-            if self.registry.full:
-                await respond_error(send, 503, "Service Unavailable: too many sessions")
+            created = await self._create_session(request.client)
+            if created is None:
+                await respond_too_many_sessions(send)
                 return
-            session_id, transport = await self._create_session()
+            session_id, transport = created
         else:
             found = await self._session(request, send, session_id)
             if found is None:
@@ -188,7 +214,7 @@ class StreamableHttpEndpoint:
                 headers = []
         await self._reply(transport, stream, post, json_mode, receive, send, headers)
         if failed is not None:
-            failed.close()
+            failed.end()
 
     async def _post_stateless(
         self, request: Request, post: _Post, json_mode: bool, receive: Receive, send: Send
@@ -202,7 +228,11 @@ class StreamableHttpEndpoint:
                 )
                 return
         transport = HttpSessionStream(
-            None, self.config, InMemoryEventStore(), stateless=True, version=version
+            None,
+            self.config,
+            InMemoryEventStore(self.event_memory),
+            stateless=True,
+            version=version,
         )
         if not await self._admissible(transport, request, post, send):
             return
@@ -224,13 +254,19 @@ class StreamableHttpEndpoint:
             else:
                 close()
 
-    async def _create_session(self) -> tuple[str, HttpSessionStream]:
+    async def _create_session(self, client: str | None) -> tuple[str, HttpSessionStream] | None:
+        """A new session for ``client``, or None if the session table has no room for it."""
         session_id = mint_session_id()
         config = self.config
-        transport = HttpSessionStream(session_id, config, config.event_store_factory(session_id))
-        close = await self.start_session(transport, None)
-        self.registry.add(session_id, transport, close)
+        transport = HttpSessionStream(session_id, config, self._new_store(session_id))
         registry = self.registry
+        if not registry.admit(session_id, transport, client):
+            return None
+        try:
+            registry.started(session_id, await self.start_session(transport, None))
+        except BaseException:
+            registry.discard(session_id)
+            raise
 
         def forget() -> None:
             registry.discard(session_id)
@@ -264,7 +300,7 @@ class StreamableHttpEndpoint:
 
     async def _deliver(self, transport: HttpSessionStream, post: _Post, send: Send) -> bool:
         try:
-            await transport.deliver(post.body)
+            await transport.deliver(post.take_body())
         except TransportClosed:
             await respond_error(send, 404, "Not Found: the session has ended")
             return False
@@ -323,7 +359,7 @@ class StreamableHttpEndpoint:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(watch_disconnect, receive, nursery.cancel_scope)
             ended = await transport.pump(
-                stream, partial(send_chunk, send), after, partial(send_last, send)
+                stream, partial(send_chunk, send), after, partial(_send_last_shielded, send)
             )
             pumped = True
             nursery.cancel_scope.cancel()
@@ -384,6 +420,7 @@ class StreamableHttpEndpoint:
                 )
                 return
             after: str | None = last_event_id
+            await transport.store.acknowledge(stream.key, last_event_id)
         else:
             stream = transport.standalone
             if stream.connection is not None:
@@ -451,6 +488,19 @@ def _inspect(body: bytes) -> _Post:
         raise InvalidMessage(errors.INVALID_REQUEST, "Invalid request: duplicate request ids")
     initialize = not isinstance(parsed, list) and methods == ["initialize"]
     return _Post(body, isinstance(parsed, list), request_ids, cancelled, initialize)
+
+
+async def _send_last_shielded(send: Send, data: bytes) -> None:
+    """End a streamed body with its last chunk, safe from the disconnect watcher beside it.
+
+    Ending the body makes hypercorn finish the request there and then, inside this
+    ``send``: it tells the application the exchange is over (``http.disconnect``,
+    which wakes :func:`watch_disconnect`) and then closes the connection
+    (``Connection: close``) or arms its keep-alive timer. Cancelled midway by the
+    watcher, it would do neither, leaving the connection open forever.
+    """
+    with trio.CancelScope(shield=True):
+        await send_last(send, data)
 
 
 def _json_body(responses: list[bytes], batch: bool) -> bytes:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 
 import msgspec
 import trio
@@ -41,9 +41,9 @@ from ..protocol import types as t
 from ..protocol.jsonrpc import JSONRPC_VERSION, NotificationMessage, RequestId
 from ..protocol.versions import REVISIONS
 from .abc import MessageStream, Outgoing, TransportClosed
-from .event_store import EventStore
+from .event_store import EventStore, StoredEvent
 from .http_config import HttpConfig
-from .sse import encode_comment, encode_event
+from .sse import encode_comment, encode_event, encode_event_parts
 
 log = logging.getLogger("mcp_actors.http")
 
@@ -80,6 +80,39 @@ def _cancellation(request_id: RequestId) -> bytes:
     """What a client that closes a request's response stream means: its cancellation."""
     params = t.CancelledParams(request_id=request_id, reason="the client closed the connection")
     return _encode(NotificationMessage(JSONRPC_VERSION, "notifications/cancelled", params))
+
+#: The most bytes one write hands the HTTP server. Larger data is written a slice at a
+#: time, so that a connection whose client does not read holds one slice in the HTTP
+#: server's buffers, not a copy of the whole message (the store keeps the one copy).
+WRITE_SIZE = 64 * 1024
+
+
+def _pieces(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """``chunks`` cut into writes of at most :data:`WRITE_SIZE` bytes, sliced as written."""
+    for chunk in chunks:
+        for start in range(0, len(chunk), WRITE_SIZE):
+            yield chunk[start : start + WRITE_SIZE]
+
+
+def _chunks(events: Sequence[StoredEvent], retry: int | None) -> list[bytes]:
+    """The encoded events: small parts joined, large payloads as they are (not copied)."""
+    chunks: list[bytes] = []
+    small: list[bytes] = []
+    for event in events:
+        if not event.payload:  # a priming event
+            small.append(encode_event(b"", id=event.id, retry=retry))
+            continue
+        for part in encode_event_parts(event.payload, id=event.id):
+            if len(part) < WRITE_SIZE:
+                small.append(part)
+                continue
+            if small:
+                chunks.append(b"".join(small))
+                small = []
+            chunks.append(part)
+    if small:
+        chunks.append(b"".join(small))
+    return chunks
 
 
 class ResponseStream:
@@ -145,6 +178,8 @@ class HttpSessionStream(MessageStream):
         self._owners: dict[RequestId, ResponseStream] = {}
         self._streams: dict[str, ResponseStream] = {}
         self._finished: deque[str] = deque()
+        #: Streams written out to their end: (when their events go, stream key).
+        self._written: deque[tuple[float, str]] = deque()
         self._next_stream = 0
         self._live = 0
         self.standalone = self._add(ResponseStream(STANDALONE))
@@ -155,6 +190,11 @@ class HttpSessionStream(MessageStream):
     def busy(self) -> bool:
         """Whether a connection is open on one of the streams (the session is not idle)."""
         return self._live > 0
+
+    @property
+    def evictable(self) -> bool:
+        """Nothing in flight: no connection open, no request waiting for its response."""
+        return self._live == 0 and not self._owners
 
     @property
     def resumable(self) -> bool:
@@ -187,6 +227,7 @@ class HttpSessionStream(MessageStream):
 
         A resumable stream starts with its priming event: an id, empty data.
         """
+        await self._drop_written_streams()
         self._next_stream += 1
         stream = self._add(ResponseStream(f"p{self._next_stream}", request_ids, json=json))
         for request_id in request_ids:
@@ -194,6 +235,20 @@ class HttpSessionStream(MessageStream):
         if not json:
             await self.prime(stream)
         return stream
+
+    def _written_out(self, stream: ResponseStream) -> None:
+        """``stream`` ended normally, response and all: its events go once the client has
+        had ``finished_stream_retention`` seconds to resume a connection broken in that
+        last write."""
+        retention = self.config.finished_stream_retention
+        if retention is not None:
+            self._written.append((trio.current_time() + retention, stream.key))
+
+    async def _drop_written_streams(self) -> None:
+        now = trio.current_time()
+        while self._written and self._written[0][0] <= now:
+            _, key = self._written.popleft()
+            await self.store.discard(key)
 
     async def prime(self, stream: ResponseStream) -> None:
         """Start a connection of a resumable stream with a priming event (an id, no data):
@@ -288,19 +343,17 @@ class HttpSessionStream(MessageStream):
             final = last is not None and stream.finished
             events = await read(stream.key, cursor)
             if events:
-                chunk = b"".join(
-                    [
-                        encode_event(event.payload, id=event.id)
-                        if event.payload
-                        else encode_event(b"", id=event.id, retry=retry)
-                        for event in events
-                    ]
-                )
+                final_chunk = b""
+                for chunk in _pieces(_chunks(events, retry)):
+                    if final_chunk:
+                        await write(final_chunk)
+                    final_chunk = chunk
                 if final and last is not None:
-                    await last(chunk)
+                    await last(final_chunk)
                     stream.delivered = events[-1].id
+                    self._written_out(stream)
                     return True
-                await write(chunk)
+                await write(final_chunk)
                 cursor = stream.delivered = events[-1].id
                 continue
             if stream.finished or self.closed.is_set():

@@ -24,7 +24,6 @@ from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
-import attrs
 import trio
 import trio_websocket
 from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketRequest
@@ -88,8 +87,9 @@ async def accept_mcp_websocket(
     """Accept a WebSocket handshake as an MCP connection, or refuse it (returns None)."""
     headers = {name.decode().lower(): value.decode() for name, value in request.headers}
     # trio_websocket does not show the Host header; browsers, the only DNS-rebinding
-    # vector, always send Origin on a WebSocket handshake, so Origin is what we check.
-    refused = attrs.evolve(policy, allowed_hosts=None).check(None, headers.get("origin"))
+    # vector, always send Origin on a WebSocket handshake, so Origin is what we check
+    # (``policy`` is an Origin-only one: see HostPolicy.origins_for_bind).
+    refused = policy.check(None, headers.get("origin"))
     if refused is not None:
         await request.reject(403, body=f"Forbidden: {refused}".encode())
         return None
