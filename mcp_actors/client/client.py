@@ -197,6 +197,29 @@ class Client:
             subscription.cancel()
             send.close()
 
+    @asynccontextmanager
+    async def forward_updates(
+        self,
+        uri: str,
+        deliver: Callable[[t.ResourceUpdatedParams], None],
+        *,
+        timeout: Timeout = UNSET,
+    ) -> AsyncIterator[None]:
+        """Subscribe to ``uri`` and call ``deliver(update)`` for each update during the block.
+
+        For code outside Trio (the asyncio and sync fronts): ``deliver`` must not
+        block; it hands the update over to another thread.
+        """
+        async with self.subscribe(uri, timeout=timeout) as updates, trio.open_nursery() as nursery:
+
+            async def pump() -> None:
+                async for update in updates:
+                    deliver(update)
+
+            nursery.start_soon(pump)
+            yield
+            nursery.cancel_scope.cancel()
+
     async def _unsubscribe_quietly(self, uri: str) -> None:
         if self.session.state.phase is Phase.CLOSED:
             return

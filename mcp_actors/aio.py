@@ -1,0 +1,298 @@
+"""mcp_actors from asyncio: a client and a hosted server, with Trio underneath in a thread.
+
+::
+
+    import asyncio
+    from mcp_actors import aio
+
+    async def main() -> None:
+        async with aio.open_client("stdio:python -m my_server") as client:
+            result = await client.call_tool("add", {"a": 1, "b": 2}, timeout=5)
+            print(result.structured_content)
+
+    asyncio.run(main())
+
+:func:`open_client` starts a :class:`~mcp_actors.trio_thread.TrioThread` (one per
+client), opens the Trio :func:`~mcp_actors.client.client.open_client` in it and
+yields an :class:`AsyncClient` whose methods mirror the Trio
+:class:`~mcp_actors.client.client.Client`. Each call runs as a Trio task; awaiting
+it from asyncio waits without blocking the event loop. **Cancelling the asyncio
+task cancels the call**: its Trio task is cancelled, which sends the server
+``notifications/cancelled``, and the awaiting task sees ``CancelledError`` once
+that happened. Progress callbacks (sync or async functions) and subscription
+updates are delivered on the asyncio loop.
+
+:func:`serve` hosts a Server from asyncio the same way: its Trio run lives in a
+thread; leaving the ``async with`` block stops it.
+
+Why a thread rather than Trio's guest mode: see :mod:`mcp_actors.trio_thread`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, TypeVar
+
+from msgspec import UNSET, UnsetType
+
+from .client.client import Client
+from .client.client import open_client as open_trio_client
+from .client.handlers import ProgressHandler
+from .client.targets import Target
+from .held import Held
+from .protocol import types as t
+from .server.app import Server
+from .server.hosting import Endpoint, TransportName, open_hosted
+from .trio_thread import TrioCall, TrioThread
+
+__all__ = ["AsyncClient", "Endpoint", "Updates", "open_client", "serve"]
+
+T = TypeVar("T")
+Timeout = float | UnsetType | None
+
+
+async def wait_for(future: concurrent.futures.Future[T]) -> T:
+    """Await a ``concurrent.futures.Future`` settled by another thread."""
+    return await asyncio.wrap_future(future)
+
+
+async def run_call(call: TrioCall[T]) -> T:
+    """Await a call running in a Trio thread; cancelling the awaiting task cancels the call.
+
+    On cancellation the Trio task is cancelled and awaited (so whatever it does on
+    the way out — sending ``notifications/cancelled`` — has happened) before
+    ``CancelledError`` propagates.
+    """
+    outcome = asyncio.wrap_future(call.future)
+    try:
+        return await asyncio.shield(outcome)
+    except asyncio.CancelledError:
+        call.cancel()
+        await asyncio.wait([outcome])
+        if not outcome.cancelled():
+            outcome.exception()  # retrieved: a cancelled caller does not want it
+        raise
+
+
+class Updates:
+    """The updates of one subscription, as an async iterator on the asyncio loop.
+
+    Coalescing, like the Trio channel it mirrors: updates that arrive while you are
+    busy collapse into the latest one (an update says "it changed"; nothing is
+    lost). Iteration ends when the subscription or the connection ends.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._latest: t.ResourceUpdatedParams | None = None
+        self._ended = False
+        self._wakeup = asyncio.Event()
+
+    def put_threadsafe(self, update: t.ResourceUpdatedParams) -> None:
+        """Deliver ``update`` from any thread (replaces one not yet taken)."""
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is listening
+            self._loop.call_soon_threadsafe(self._put, update)
+
+    def end_threadsafe(self) -> None:
+        with contextlib.suppress(RuntimeError):
+            self._loop.call_soon_threadsafe(self._end)
+
+    def _put(self, update: t.ResourceUpdatedParams) -> None:
+        self._latest = update
+        self._wakeup.set()
+
+    def _end(self) -> None:
+        self._ended = True
+        self._wakeup.set()
+
+    def __aiter__(self) -> Updates:
+        return self
+
+    async def __anext__(self) -> t.ResourceUpdatedParams:
+        while self._latest is None:
+            if self._ended:
+                raise StopAsyncIteration
+            self._wakeup.clear()
+            await self._wakeup.wait()
+        update, self._latest = self._latest, None
+        return update
+
+
+class AsyncClient:
+    """A connected MCP client for asyncio code; every method mirrors :class:`Client`'s."""
+
+    def __init__(self, client: Client, thread: TrioThread, loop: asyncio.AbstractEventLoop) -> None:
+        self._client = client
+        self._thread = thread
+        self._loop = loop
+        self._callbacks: set[asyncio.Task[Any]] = set()
+
+    @property
+    def server_info(self) -> t.Implementation:
+        return self._client.server_info
+
+    @property
+    def server_capabilities(self) -> t.ServerCapabilities:
+        return self._client.server_capabilities
+
+    @property
+    def protocol_version(self) -> str:
+        return self._client.protocol_version
+
+    @property
+    def instructions(self) -> str | None:
+        return self._client.instructions
+
+    async def _run(self, function: Callable[[], Awaitable[T]]) -> T:
+        return await run_call(self._thread.submit(function))
+
+    async def ping(self, *, timeout: Timeout = UNSET) -> None:
+        await self._run(lambda: self._client.ping(timeout=timeout))
+
+    async def list_tools(self, *, timeout: Timeout = UNSET) -> list[t.Tool]:
+        return await self._run(lambda: self._client.list_tools(timeout=timeout))
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        timeout: Timeout = UNSET,
+        on_progress: ProgressHandler | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> t.CallToolResult:
+        """Call a tool; ``on_progress(progress, total, message)`` runs on this loop."""
+        progress = self._on_loop(on_progress) if on_progress is not None else None
+        return await self._run(
+            lambda: self._client.call_tool(
+                name, arguments, timeout=timeout, on_progress=progress, meta=meta
+            )
+        )
+
+    async def list_resources(self, *, timeout: Timeout = UNSET) -> list[t.Resource]:
+        return await self._run(lambda: self._client.list_resources(timeout=timeout))
+
+    async def list_resource_templates(
+        self, *, timeout: Timeout = UNSET
+    ) -> list[t.ResourceTemplate]:
+        return await self._run(lambda: self._client.list_resource_templates(timeout=timeout))
+
+    async def read_resource(self, uri: str, *, timeout: Timeout = UNSET) -> t.ReadResourceResult:
+        return await self._run(lambda: self._client.read_resource(uri, timeout=timeout))
+
+    @asynccontextmanager
+    async def subscribe(self, uri: str, *, timeout: Timeout = UNSET) -> AsyncIterator[Updates]:
+        """Subscribe to ``uri``; yields its updates as an async iterator (see :class:`Updates`)."""
+        updates = Updates(self._loop)
+        client = self._client
+
+        def forwarding() -> AbstractAsyncContextManager[None]:
+            return client.forward_updates(uri, updates.put_threadsafe, timeout=timeout)
+
+        held = Held(forwarding, self._thread, owns_thread=False)
+        held.closed.add_done_callback(lambda _: updates.end_threadsafe())
+        await wait_for(held.opened)
+        try:
+            yield updates
+        finally:
+            await wait_for(held.release())
+
+    async def list_prompts(self, *, timeout: Timeout = UNSET) -> list[t.Prompt]:
+        return await self._run(lambda: self._client.list_prompts(timeout=timeout))
+
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, object] | None = None,
+        *,
+        timeout: Timeout = UNSET,
+    ) -> t.GetPromptResult:
+        return await self._run(lambda: self._client.get_prompt(name, arguments, timeout=timeout))
+
+    async def complete(
+        self,
+        ref: t.PromptReference | t.ResourceTemplateReference,
+        argument: str,
+        value: str = "",
+        *,
+        context: Mapping[str, str] | None = None,
+        timeout: Timeout = UNSET,
+    ) -> t.Completion:
+        return await self._run(
+            lambda: self._client.complete(ref, argument, value, context=context, timeout=timeout)
+        )
+
+    async def set_logging_level(self, level: t.LoggingLevel, *, timeout: Timeout = UNSET) -> None:
+        await self._run(lambda: self._client.set_logging_level(level, timeout=timeout))
+
+    async def request(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        result_type: type[Any] | None = None,
+        timeout: Timeout = UNSET,
+    ) -> Any:
+        return await self._run(
+            lambda: self._client.request(method, params, result_type=result_type, timeout=timeout)
+        )
+
+    def _on_loop(self, callback: ProgressHandler) -> ProgressHandler:
+        """A progress handler for the Trio side that runs ``callback`` on this loop."""
+
+        def invoke(progress: float, total: float | None, message: str | None) -> None:
+            value = callback(progress, total, message)
+            if inspect.isawaitable(value):
+                task = asyncio.ensure_future(value)
+                self._callbacks.add(task)
+                task.add_done_callback(self._callbacks.discard)
+
+        def deliver(progress: float, total: float | None, message: str | None) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is closed
+                self._loop.call_soon_threadsafe(invoke, progress, total, message)
+
+        return deliver
+
+
+@asynccontextmanager
+async def open_client(target: Target, **options: Any) -> AsyncIterator[AsyncClient]:
+    """Connect to ``target`` from asyncio; yields an :class:`AsyncClient`.
+
+    ``target`` and ``options`` are those of the Trio
+    :func:`~mcp_actors.client.client.open_client` (``name``, ``version``,
+    ``protocol_version``, ``config``, ``initialize_timeout``...). Leaving the block
+    closes the session (a launched server process is shut down) and the thread.
+    """
+    held = Held.in_new_thread(lambda: open_trio_client(target, **options), name="mcp-actors-aio")
+    try:
+        client = await wait_for(held.opened)
+        yield AsyncClient(client, held.thread, asyncio.get_running_loop())
+    finally:
+        await wait_for(held.release())
+
+
+@asynccontextmanager
+async def serve(
+    server: Server, transport: TransportName = "http", **options: Any
+) -> AsyncIterator[Endpoint]:
+    """Host ``server`` from asyncio: it serves in a Trio thread until the block ends.
+
+    ``transport`` is ``"http"`` (Streamable HTTP, and legacy SSE at ``/sse``),
+    ``"sse"`` or ``"ws"``; ``options`` (``host``, ``port`` — 0 picks a free one —,
+    ``path``, ``stateless``...) are those of :func:`mcp_actors.server.hosting.serve`.
+    Yields the :class:`Endpoint`, whose ``url`` clients connect to.
+    """
+    if transport == "stdio":
+        raise ValueError("aio.serve hosts network transports; for stdio use server.run()")
+    held = Held.in_new_thread(
+        lambda: open_hosted(server, transport, **options), name="mcp-actors-aio-serve"
+    )
+    try:
+        yield await wait_for(held.opened)
+    finally:
+        await wait_for(held.release())

@@ -1,0 +1,206 @@
+"""The asyncio and sync fronts, used as asyncio and synchronous programs use them.
+
+These tests are plain functions (no Trio run of their own): each runs a real
+``asyncio.run`` program or plain blocking code. The server is the suite's sample
+server as a child process over stdio, so "the server observed the cancel" is read
+from the events file its handler writes — across a real process boundary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from mcp import Client as SdkClient
+
+from mcp_actors import StdioTarget, aio, open_client, sync
+from mcp_actors.client.targets import load_server
+
+from conftest import SAMPLE, TESTS
+
+SDK_CLIENT_LEAKS = pytest.mark.filterwarnings(
+    "ignore:Exception ignored in. <async_generator object"
+    " (EventSource.__aiter__|PoolByteStream.__aiter__|Response.aiter_(text|bytes|raw))"
+    ":pytest.PytestUnraisableExceptionWarning"
+)
+
+
+def sample_process() -> StdioTarget:
+    return StdioTarget(sys.executable, ("-m", "mcp_actors.cli", "run", SAMPLE), cwd=str(TESTS))
+
+
+def seen(events_file: Path, line: str) -> bool:
+    return line in events_file.read_text().splitlines()
+
+
+def wait_for_line(events_file: Path, line: str, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not seen(events_file, line):
+        assert time.monotonic() < deadline, f"{line!r} never appeared"
+        time.sleep(0.01)
+
+
+Progress = tuple[float, float | None, str | None]
+
+
+def check_progress(reports: list[Progress]) -> None:
+    """Progress arrived, in order, ending with the last step (reports may coalesce)."""
+    assert reports, "no progress reported"
+    assert [p for p, _, _ in reports] == sorted(p for p, _, _ in reports)
+    assert reports[-1] == (3, 3, "step 3")
+
+
+# -- asyncio ---------------------------------------------------------------------------
+
+
+def test_an_asyncio_program_calls_with_progress_and_cancels_a_slow_call(
+    events_file: Path,
+) -> None:
+    async def program() -> tuple[Any, list[Progress], list[Progress]]:
+        sync_reports: list[Progress] = []
+        async_reports: list[Progress] = []
+
+        async def on_progress_async(p: float, total: float | None, message: str | None) -> None:
+            await asyncio.sleep(0)
+            async_reports.append((p, total, message))
+
+        async with aio.open_client(sample_process()) as client:
+            assert client.server_info.name == "sample"
+            result = await client.call_tool(
+                "slow",
+                {"steps": 3},
+                on_progress=lambda *report: sync_reports.append(report),
+                timeout=10,
+            )
+            await client.call_tool("slow", {"steps": 3}, on_progress=on_progress_async)
+
+            slow = asyncio.create_task(
+                client.call_tool("wait_forever", {"tag": "aio"}, timeout=None)
+            )
+            while not seen(events_file, "started aio"):
+                await asyncio.sleep(0.01)
+            slow.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await asyncio.wait_for(slow, 10)
+            # the handler saw its cancel scope fire while the session goes on
+            await asyncio.to_thread(wait_for_line, events_file, "cancelled aio")
+            await asyncio.wait_for(client.ping(), 10)
+            return result, sync_reports, async_reports
+
+    result, sync_reports, async_reports = asyncio.run(program())
+    assert result.content[0].text == "done after 3 steps"
+    check_progress(sync_reports)
+    check_progress(async_reports)
+
+
+def test_asyncio_timeouts_and_lists_mirror_the_trio_client(events_file: Path) -> None:
+    async def program() -> tuple[list[str], Any]:
+        async with aio.open_client(load_server(SAMPLE)) as client:  # in-process, in the thread
+            names = [tool.name for tool in await client.list_tools()]
+            with pytest.raises(TimeoutError):
+                await client.call_tool("wait_forever", {"tag": "timeout"}, timeout=0.2)
+            await asyncio.to_thread(wait_for_line, events_file, "cancelled timeout")
+            return names, await client.call_tool("add", {"a": 2, "b": 3})
+
+    names, added = asyncio.run(program())
+    assert {"add", "slow", "wait_forever"} <= set(names)
+    assert added.structured_content == {"result": 5}
+
+
+def test_asyncio_task_cancelled_by_wait_for_cancels_the_call(events_file: Path) -> None:
+    async def program() -> None:
+        async with aio.open_client(sample_process()) as client:
+            with pytest.raises(TimeoutError):
+                call = client.call_tool("wait_forever", {"tag": "wf"}, timeout=None)
+                await asyncio.wait_for(call, 1.0)
+            await asyncio.to_thread(wait_for_line, events_file, "cancelled wf")
+
+    asyncio.run(program())
+
+
+# -- sync ------------------------------------------------------------------------------
+
+
+def test_a_sync_program_calls_with_progress_and_cancels_a_slow_call(events_file: Path) -> None:
+    reports: list[Progress] = []
+    with sync.open_client(sample_process()) as client:
+        assert client.server_info.name == "sample"
+        result = client.call_tool(
+            "slow", {"steps": 3}, on_progress=lambda *report: reports.append(report)
+        )
+        assert result.content[0].text == "done after 3 steps"
+
+        pending = client.start_call_tool("wait_forever", {"tag": "sync"}, timeout=None)
+        wait_for_line(events_file, "started sync")
+        assert not pending.done()
+        pending.cancel()  # returns once the server was sent notifications/cancelled
+        assert pending.cancelled()
+        wait_for_line(events_file, "cancelled sync")
+
+        with pytest.raises(TimeoutError):
+            client.call_tool("wait_forever", {"tag": "sync-timeout"}, timeout=0.2)
+        wait_for_line(events_file, "cancelled sync-timeout")
+        client.ping()
+    check_progress(reports)
+
+
+def test_a_sync_client_serves_several_threads_at_once() -> None:
+    with sync.open_client(load_server(SAMPLE)) as client:
+        sums: list[int] = []
+
+        def work(a: int) -> None:
+            result = client.call_tool("add", {"a": a, "b": 1})
+            assert isinstance(result.structured_content, dict)
+            sums.append(result.structured_content["result"])
+
+        threads = [threading.Thread(target=work, args=(a,)) for a in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+    assert sorted(sums) == list(range(1, 9))
+
+
+def test_a_failed_connection_raises_from_open_client() -> None:
+    dying = StdioTarget(sys.executable, ("-c", "import sys; sys.exit(3)"))
+    with pytest.raises(Exception, match="connection closed before initialize"):
+        with sync.open_client(dying):
+            pass
+
+
+# -- hosting a server from asyncio -----------------------------------------------------
+
+
+@SDK_CLIENT_LEAKS
+def test_an_asyncio_program_hosts_a_server_for_the_sdk_and_the_trio_client() -> None:
+    async def with_trio_client(url: str) -> int:
+        async with open_client(url) as client:
+            result = await client.call_tool("add", {"a": 20, "b": 22})
+            assert isinstance(result.structured_content, dict)
+            value: int = result.structured_content["result"]
+            return value
+
+    async def program() -> tuple[Any, int]:
+        async with aio.serve(load_server(SAMPLE), "http", port=0) as endpoint:
+            assert endpoint.url is not None and endpoint.url.startswith("http://127.0.0.1:")
+            async with SdkClient(endpoint.url, mode="legacy") as sdk:
+                sdk_result = await sdk.call_tool("add", {"a": 1, "b": 2})
+            trio_value = await asyncio.to_thread(trio.run, with_trio_client, endpoint.url)
+            return sdk_result, trio_value
+
+    sdk_result, trio_value = asyncio.run(program())
+    assert sdk_result.structured_content == {"result": 3}
+    assert trio_value == 42
+
+
+def test_a_sync_program_hosts_a_websocket_server() -> None:
+    with sync.serve(load_server(SAMPLE), "ws", port=0) as endpoint:
+        assert endpoint.url is not None and endpoint.url.startswith("ws://")
+        with sync.open_client(endpoint.url) as client:
+            assert client.call_tool("add", {"a": 1, "b": 1}).structured_content == {"result": 2}
