@@ -169,9 +169,11 @@ def test_a_sync_client_serves_several_threads_at_once() -> None:
 
 def test_a_failed_connection_raises_from_open_client() -> None:
     dying = StdioTarget(sys.executable, ("-c", "import sys; sys.exit(3)"))
-    with pytest.raises(Exception, match="connection closed before initialize"):
-        with sync.open_client(dying):
-            pass
+    with (
+        pytest.raises(Exception, match="connection closed before initialize"),
+        sync.open_client(dying),
+    ):
+        pass
 
 
 # -- hosting a server from asyncio -----------------------------------------------------
