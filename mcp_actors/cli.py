@@ -1,22 +1,29 @@
 """The ``mcp-actors`` command: serve a server, or poke one from the shell.
 
-- ``mcp-actors run MODULE:ATTR`` serves a Server over stdio, or with
+- ``mcp-actors run TARGET`` serves a Server over stdio, or with
   ``--transport http|sse|ws --host 127.0.0.1 --port N [--path /mcp]`` over the network
   (``http`` serves Streamable HTTP at ``--path`` and legacy SSE at ``/sse``; ``sse``
   is the same server, announced by its legacy URL);
 - ``mcp-actors call TARGET TOOL ['{"json": "args"}']`` prints a tool's result as JSON;
-- ``mcp-actors inspect TARGET`` prints a server's info, capabilities and offerings.
+- ``mcp-actors inspect TARGET`` prints a server's info, capabilities and offerings;
+- ``mcp-actors config TARGET --client claude|cursor|vscode`` prints the entry to paste
+  into a desktop client's configuration (:mod:`.cli_config`).
 
-TARGET is ``stdio:COMMAND ARGS...`` (a server to launch), ``MODULE:ATTR`` (run
-in-process) or a URL (``http://HOST:PORT/mcp``, ``http://HOST:PORT/sse``, ``ws://...``).
-Exit codes: 0 success, 1 the tool reported an error, 2 the server or the target failed
-(with the reason on stderr).
+A server TARGET is ``MODULE[:ATTR]``, ``path/to/file.py[:ATTR]`` (without ``:ATTR``:
+its ``server``, ``mcp`` or ``app``) or an installed plugin's name; ``call`` and
+``inspect`` also take ``stdio:COMMAND ARGS...`` (a server to launch) or a URL
+(``http://HOST:PORT/mcp``, ``http://HOST:PORT/sse``, ``ws://...``). ``--log-level``
+sets what is logged to stderr (default warning: a tool's exception is logged with
+its traceback). A failure is one line on stderr and an exit code: see
+:mod:`.cli_errors` (0 success, 1 tool error, 2 target or server failed, 3 missing
+extra, 4 cannot listen, 130 interrupted).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import math
 import os
 import sys
@@ -30,30 +37,53 @@ import trio
 from . import plugins
 from ._version import __version__
 from .bench.command import add_parser as add_bench_parser
+from .cli_config import add_parser as add_config_parser
+from .cli_errors import EXIT_FAILURE, EXIT_TOOL_ERROR, explain
 from .client.client import Client, open_client
-from .client.targets import TargetError, parse_target
+from .client.targets import parse_target
 from .plugins import load_server_or_plugin
 from .protocol.errors import McpError
 from .runtime.outbound import ConnectionClosed, RequestTimeout
 from .server.serve import run_stdio
 from .transports.abc import TransportClosed
 
-EXIT_TOOL_ERROR = 1
-EXIT_FAILURE = 2
-
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mcp-actors`` console script."""
     parser = _parser()
     options = parser.parse_args(argv)
+    _configure_logging(options.log_level)
     if "" not in sys.path and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())  # MODULE:ATTR resolves from here, as with `python -m`
     try:
         result: int = options.action(options)
         return result
-    except (TargetError, plugins.PluginError) as error:
-        print(f"mcp-actors: {error}", file=sys.stderr)
-        return EXIT_FAILURE
+    except BaseException as error:  # one line and a documented exit code: cli_errors
+        failure = explain(error, options)
+        if failure is None:
+            raise
+        code, message = failure
+        print(f"mcp-actors: {message}", file=sys.stderr)
+        return code
+
+
+def _configure_logging(level: str) -> None:
+    """Log records (a tool's exception with its traceback, say) go to stderr from ``level`` up."""
+    logging.basicConfig(
+        level=level.upper(),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+
+
+def _add_common_options(parser: argparse.ArgumentParser, commands: Any) -> None:
+    """``--log-level`` before or after the command (``mcp-actors run --log-level info X``)."""
+    choices = ["debug", "info", "warning", "error", "critical"]
+    parser.add_argument("--log-level", choices=choices, default="warning", help="default warning")
+    for command in commands.choices.values():
+        command.add_argument(
+            "--log-level", choices=choices, default=argparse.SUPPRESS, help="default warning"
+        )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -61,8 +91,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"mcp-actors {__version__}")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
-    run = commands.add_parser("run", help="serve MODULE:ATTR or an installed plugin")
-    run.add_argument("server", metavar="MODULE:ATTR|PLUGIN")
+    run = commands.add_parser("run", help="serve a module's, a file's or a plugin's server")
+    run.add_argument("server", metavar="MODULE[:ATTR]|FILE.py[:ATTR]|PLUGIN")
     run.add_argument("--config", type=Path, default=None, help="TOML file with plugin settings")
     run.add_argument("--transport", choices=["stdio", "http", "sse", "ws"], default="stdio")
     run.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
@@ -125,6 +155,8 @@ def _parser() -> argparse.ArgumentParser:
     listing.set_defaults(action=_list)
 
     add_bench_parser(commands)  # `mcp-actors bench`: mcp_actors/bench/command.py
+    add_config_parser(commands)  # `mcp-actors config`: mcp_actors/cli_config.py
+    _add_common_options(parser, commands)
     return parser
 
 

@@ -23,6 +23,7 @@ still load.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
@@ -133,12 +134,23 @@ def installed() -> dict[str, InstalledPlugin]:
 
 
 def load_server_or_plugin(spec: str, *, config_file: Path | None = None) -> Server:
-    """``MODULE:ATTR`` names a Server to import; any other name, an installed plugin."""
-    if ":" in spec:
-        from .client.targets import load_server
+    """An installed plugin's server, or the Server ``MODULE[:ATTR]`` / ``FILE.py[:ATTR]`` names.
 
+    A bare name is a plugin when one is installed by that name, else a module.
+    """
+    from .client.targets import load_server
+
+    if ":" in spec or spec.endswith(".py") or "/" in spec:
         return load_server(spec)
-    return find(spec).build(config_file=config_file)
+    plugins = installed()
+    if spec in plugins:
+        return plugins[spec].build(config_file=config_file)
+    if importlib.util.find_spec(spec.split(".")[0]) is None:
+        known = ", ".join(sorted(plugins)) or "none"
+        raise PluginError(
+            f"no plugin named {spec!r} is installed (installed: {known}), nor a module by that name"
+        )
+    return load_server(spec)
 
 
 def find(name: str) -> InstalledPlugin:

@@ -17,9 +17,15 @@ A target is one of:
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import os
 import shlex
+import sys
+import traceback
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
+from pathlib import Path
+from types import ModuleType
 from typing import Any, Literal
 
 import attrs
@@ -80,24 +86,107 @@ def parse_target(target: str) -> StdioTarget | UrlTarget | Server:
     return load_server(target)
 
 
+#: Attributes looked up, in order, when a target names a module or file but no attribute.
+DEFAULT_ATTRIBUTES = ("server", "mcp", "app")
+
+
 def load_server(spec: str) -> Server:
-    """Import ``MODULE:ATTR`` and return the Server it names."""
-    module_name, _, attribute = spec.partition(":")
-    if not module_name or not attribute:
-        raise TargetError(f"{spec!r}: expected MODULE:ATTR, stdio:COMMAND or a URL")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise TargetError(f"cannot import {module_name!r}: {error}") from error
-    try:
+    """Import the Server that ``MODULE[:ATTR]`` or ``path/to/file.py[:ATTR]`` names.
+
+    Without ``:ATTR`` the module's ``server``, ``mcp`` or ``app`` is taken. The
+    attribute may be a Server or a function returning one. A file is imported as a
+    script would run (its folder first on ``sys.path``). Whatever goes wrong —
+    no such module, an exception while importing it (a tool with an unsupported
+    parameter type, say), no Server there — is a :class:`TargetError` with a
+    one-line reason.
+    """
+    source, attribute = _split_spec(spec)
+    if not source:
+        raise TargetError(
+            f"{spec!r}: expected MODULE[:ATTR], FILE.py[:ATTR], stdio:COMMAND or a URL"
+        )
+    module = _import_file(source) if _is_file(source) else _import_module(source)
+    if attribute:
+        try:
+            server = getattr(module, attribute)
+        except AttributeError:
+            raise TargetError(f"{source} has no attribute {attribute!r}") from None
+    else:
+        found = [name for name in DEFAULT_ATTRIBUTES if hasattr(module, name)]
+        if not found:
+            raise TargetError(
+                f"{source} has none of {', '.join(DEFAULT_ATTRIBUTES)}; name the server as"
+                f" {source}:ATTR"
+            )
+        attribute = found[0]
         server = getattr(module, attribute)
-    except AttributeError:
-        raise TargetError(f"module {module_name!r} has no attribute {attribute!r}") from None
     if callable(server) and not isinstance(server, Server):
-        server = server()
+        try:
+            server = server()
+        except Exception as error:
+            raise TargetError(f"{source}:{attribute}() failed: {_one_line(error)}") from error
     if not isinstance(server, Server):
-        raise TargetError(f"{spec} is a {type(server).__name__}, not an mcp_actors Server")
+        raise TargetError(
+            f"{source}:{attribute} is a {type(server).__name__}, not an mcp_actors Server"
+        )
     return server
+
+
+def _split_spec(spec: str) -> tuple[str, str]:
+    source, colon, attribute = spec.rpartition(":")
+    if not colon or "/" in attribute or "\\" in attribute or attribute.endswith(".py"):
+        return spec, ""  # no attribute (or the colon belongs to a path)
+    return source, attribute
+
+
+def _is_file(source: str) -> bool:
+    return source.endswith(".py") or os.sep in source or "/" in source
+
+
+def _import_module(name: str) -> ModuleType:
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as error:
+        if error.name is not None and name.startswith(error.name):
+            raise TargetError(f"cannot import {name!r}: no module named {error.name!r}") from error
+        raise TargetError(f"cannot import {name!r}: {_one_line(error)}") from error
+    except Exception as error:
+        raise TargetError(f"cannot import {name!r}: {_one_line(error)}") from error
+
+
+def _import_file(source: str) -> ModuleType:
+    path = Path(source).resolve()
+    if not path.is_file():
+        raise TargetError(f"no such file: {source}")
+    name = path.stem
+    specification = importlib.util.spec_from_file_location(name, path)
+    if specification is None or specification.loader is None:
+        raise TargetError(f"cannot import {source}: not a Python file")
+    module = importlib.util.module_from_spec(specification)
+    folder = str(path.parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)  # as `python FILE` does: its neighbours import
+    sys.modules[name] = module  # type hints resolve through the module's entry
+    try:
+        specification.loader.exec_module(module)
+    except Exception as error:
+        del sys.modules[name]
+        raise TargetError(f"cannot import {source}: {_one_line(error)}") from error
+    return module
+
+
+def _one_line(error: BaseException) -> str:
+    """An exception as one line, with the place in the user's code it came from."""
+    text = " ".join(str(error).split())
+    description = f"{type(error).__name__}: {text}" if text else type(error).__name__
+    if isinstance(error, SyntaxError) and error.filename:
+        return f"{description} ({error.filename}:{error.lineno})"
+    frames = traceback.extract_tb(error.__traceback__)
+    ours = Path(__file__).resolve().parents[1]
+    theirs = [frame for frame in frames if not frame.filename.startswith((str(ours), "<frozen"))]
+    if theirs:
+        return f"{description} ({theirs[-1].filename}:{theirs[-1].lineno})"
+    return description
 
 
 @asynccontextmanager

@@ -46,3 +46,7 @@ class Forecast(msgspec.Struct):
 async def forecast(city: str) -> Forecast:
     """A made-up weather forecast, returned as structured content."""
     return Forecast(city=city, temperature_c=21.5, conditions="sunny")
+
+
+if __name__ == "__main__":
+    server.run()  # python -m mcp_actors.examples.demo: stdio

@@ -18,8 +18,8 @@ with ``notifications/*/list_changed`` (when their session declared that kind).
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TypeVar, overload
+from collections.abc import Awaitable, Callable, Container, Mapping
+from typing import Any, Literal, TypeVar, overload
 
 import attrs
 import trio
@@ -28,7 +28,7 @@ from msgspec import UNSET, UnsetType
 from .._version import __version__
 from ..protocol import errors
 from ..protocol import types as t
-from ..protocol.errors import ProtocolViolation
+from ..protocol.errors import McpError, ProtocolViolation
 from ..protocol.jsonrpc import RequestId
 from ..protocol.lifecycle import Phase, SessionState
 from ..protocol.versions import LATEST, REVISIONS, SUPPORTED, Revision
@@ -46,7 +46,7 @@ from .log_bridge import McpLogHandler
 from .prompts import RegisteredPrompt, argument_choices, prompt_arguments
 from .resources import RegisteredResource, ResourceRegistry
 from .signature import describe, inspect_tool
-from .tools import RegisteredTool, serves_inline
+from .tools import MASKED_ERROR, RegisteredTool, serves_inline
 from .uri_template import UriTemplate
 
 log = logging.getLogger("mcp_actors.server")
@@ -79,6 +79,9 @@ class Server:
     page_size: int | None = None
     supported_versions: tuple[str, ...] = SUPPORTED
     config: SessionConfig = attrs.field(factory=SessionConfig)
+    #: Tell clients only "internal error" for an exception in a tool, resource or prompt
+    #: (it is logged with its traceback either way); off, the exception's text is sent.
+    mask_errors: bool = False
     _tools: dict[str, RegisteredTool] = attrs.field(init=False, factory=dict)
     _resources: ResourceRegistry = attrs.field(init=False, factory=ResourceRegistry)
     _prompts: dict[str, RegisteredPrompt] = attrs.field(init=False, factory=dict)
@@ -128,7 +131,7 @@ class Server:
         """
 
         def register(function: F) -> F:
-            signature = inspect_tool(function, Context)
+            signature = inspect_tool(function, Context, name=name)
             definition = t.Tool(
                 name=name or function.__name__,
                 title=_unset(title),
@@ -144,8 +147,12 @@ class Server:
 
         return register(function) if function is not None else register
 
-    def add_tool(self, tool: RegisteredTool) -> None:
-        """Add (or replace) a tool; connected clients are told the list changed."""
+    def add_tool(self, tool: RegisteredTool, *, replace: bool = False) -> None:
+        """Add a tool; connected clients are told the list changed.
+
+        A second tool of the same name raises ValueError, unless ``replace``.
+        """
+        _check_unique("tool", tool.name, self._tools, replace)
         self._tools[tool.name] = tool
         self._list_changed("notifications/tools/list_changed")
 
@@ -187,7 +194,7 @@ class Server:
             raise TypeError(f"resource template {uri!r}: size applies to fixed resources only")
 
         def register(function: F) -> F:
-            signature = inspect_tool(function, Context)
+            signature = inspect_tool(function, Context, kind="resource", name=uri)
             common: dict[str, Any] = {
                 "name": name or function.__name__,
                 "title": _unset(title),
@@ -216,8 +223,12 @@ class Server:
 
         return register
 
-    def add_resource(self, resource: RegisteredResource) -> None:
-        """Add (or replace) a resource or template; clients are told the list changed."""
+    def add_resource(self, resource: RegisteredResource, *, replace: bool = False) -> None:
+        """Add a resource or template; clients are told the list changed.
+
+        A second one with the same URI (or URI template) raises ValueError, unless ``replace``.
+        """
+        _check_unique("resource", resource.key, self._resources, replace)
         self._resources.add(resource)
         self._list_changed("notifications/resources/list_changed")
 
@@ -277,7 +288,7 @@ class Server:
         """
 
         def register(function: F) -> F:
-            signature = inspect_tool(function, Context)
+            signature = inspect_tool(function, Context, kind="prompt", name=name)
             prompt_name = name or function.__name__
             arguments = prompt_arguments(signature, function)
             definition = t.Prompt(
@@ -303,8 +314,12 @@ class Server:
 
         return register(function) if function is not None else register
 
-    def add_prompt(self, prompt: RegisteredPrompt) -> None:
-        """Add (or replace) a prompt; connected clients are told the list changed."""
+    def add_prompt(self, prompt: RegisteredPrompt, *, replace: bool = False) -> None:
+        """Add a prompt; connected clients are told the list changed.
+
+        A second prompt of the same name raises ValueError, unless ``replace``.
+        """
+        _check_unique("prompt", prompt.name, self._prompts, replace)
         self._prompts[prompt.name] = prompt
         self._list_changed("notifications/prompts/list_changed")
 
@@ -411,9 +426,43 @@ class Server:
         session = self.create_session(transport)
         await session.run(task_status=task_status)
 
+    def run(
+        self,
+        transport: Literal["stdio", "http", "sse", "ws"] = "stdio",
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        **options: Any,
+    ) -> None:
+        """Serve until stdin closes (stdio) or Ctrl-C: what ``python my_server.py`` calls.
+
+        ::
+
+            if __name__ == "__main__":
+                server.run()  # stdio; or server.run("http", port=8000)
+
+        ``transport="http"`` serves Streamable HTTP at ``http://HOST:PORT/mcp`` (and
+        legacy SSE at ``/sse``), ``"ws"`` WebSocket; the URL is printed to stderr.
+        ``options`` are those of :func:`~mcp_actors.server.serve_http.serve_http`
+        (``path``, ``stateless``, ``json_response``...). See :mod:`.hosting`.
+        """
+        from .hosting import run  # hosting imports this module
+
+        if transport == "stdio":
+            run(self, "stdio")
+        else:
+            run(self, transport, host=host, port=port, **options)
+
     def _list_changed(self, method: str) -> None:
         for server_session in list(self._sessions):
             server_session.notify_soon(method)
+
+
+def _check_unique(kind: str, key: str, registered: Container[str], replace: bool) -> None:
+    if key in registered and not replace:
+        raise ValueError(
+            f"{kind} {key!r} is already registered (remove it first, or add it with replace=True)"
+        )
 
 
 def _completion_key(argument: str, prompt: str | None, resource: str | None) -> CompletionKey:
@@ -465,7 +514,15 @@ class ServerSession:
         handler = HANDLERS.get(request.method)
         if handler is None:
             raise errors.method_not_found(request.method)
-        return await handler(self, request, params)
+        if not self.server.mask_errors:
+            return await handler(self, request, params)
+        try:
+            return await handler(self, request, params)
+        except (McpError, ProtocolViolation):
+            raise
+        except Exception:
+            log.exception("handler for %s (id %r) failed", request.method, request.id)
+            raise McpError(errors.INTERNAL_ERROR, MASKED_ERROR.capitalize()) from None
 
     def runs_inline(self, request: InboundRequest) -> bool:
         """Whether the session may serve ``request`` in its reader (a never-waiting tool)."""

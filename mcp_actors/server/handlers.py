@@ -92,7 +92,10 @@ async def call_tool(
     tool = server_session.server._tools.get(params.name)
     if tool is None:
         raise McpError(errors.INVALID_PARAMS, f"Unknown tool: {params.name}", {"tool": params.name})
-    result = await tool.call(params.arguments, server_session.context(request))
+    server = server_session.server
+    result = await tool.call(
+        params.arguments, server_session.context(request), mask_errors=server.mask_errors
+    )
     revision = server_session.state.revision
     check_content(result.content, revision, f"tool {params.name!r}")
     if not revision.structured_output and result.structured_content:

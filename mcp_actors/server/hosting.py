@@ -13,6 +13,7 @@ when chosen.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
@@ -22,7 +23,7 @@ import attrs
 import trio
 
 from .app import Server
-from .serve import serve_stdio
+from .serve import run_until_interrupted, serve_stdio
 
 TransportName = Literal["stdio", "http", "sse", "ws"]
 TRANSPORTS: tuple[str, ...] = get_args(TransportName)
@@ -91,3 +92,26 @@ async def open_hosted(
         endpoint: Endpoint = await nursery.start(partial(serve, server, transport, **options))
         yield endpoint
         nursery.cancel_scope.cancel()
+
+
+def run(
+    server: Server, transport: TransportName = "stdio", *, announce: bool = True, **options: Any
+) -> None:
+    """Blocking: serve ``server`` until stdin closes (stdio) or Ctrl-C; quiet on Ctrl-C.
+
+    Over a network transport, ``announce`` prints the URL to stderr once listening
+    (how a caller learns the port picked for ``port=0``).
+    """
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            endpoint: Endpoint = await nursery.start(partial(serve, server, transport, **options))
+            if announce and endpoint.url is not None:
+                print(
+                    f"mcp-actors: serving {server.name} at {endpoint.url}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+
+    check_transport(transport)
+    run_until_interrupted(main)

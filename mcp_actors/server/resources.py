@@ -171,6 +171,10 @@ class ResourceRegistry:
     def __len__(self) -> int:
         return len(self.fixed) + len(self.templates)
 
+    def __contains__(self, key: object) -> bool:
+        """Whether a fixed resource with URI ``key``, or a template ``key``, is registered."""
+        return key in self.fixed or key in self.templates
+
     def resolve(self, uri: str) -> tuple[RegisteredResource, dict[str, str]]:
         """The resource serving ``uri`` and its variables; -32002 if there is none.
 

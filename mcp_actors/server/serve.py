@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
+from collections.abc import Awaitable, Callable
 
 import trio
 
+from ..runtime.groups import unwrapped
 from ..runtime.supervisor import open_supervisor
 from ..transports.stdio import open_stdio_server_stream
 from .app import Server
@@ -20,5 +21,18 @@ async def serve_stdio(server: Server) -> None:
 
 def run_stdio(server: Server) -> None:
     """Blocking entry point: ``trio.run(serve_stdio, server)``, quiet on Ctrl-C."""
-    with contextlib.suppress(KeyboardInterrupt):
-        trio.run(serve_stdio, server)
+    run_until_interrupted(lambda: serve_stdio(server))
+
+
+def run_until_interrupted(main: Callable[[], Awaitable[None]]) -> None:
+    """``trio.run(main)``; Ctrl-C (SIGINT) ends it quietly.
+
+    Trio delivers ``KeyboardInterrupt`` wherever the program was waiting, often
+    inside a nursery, which wraps it in an exception group: unwrapped here, so a
+    server stopped with Ctrl-C exits without a traceback.
+    """
+    try:
+        with unwrapped():
+            trio.run(main)
+    except KeyboardInterrupt:
+        pass

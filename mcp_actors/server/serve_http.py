@@ -12,7 +12,6 @@ Importing this module imports hypercorn; ``import mcp_actors`` does not.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import sys
 from collections.abc import Sequence
@@ -33,6 +32,7 @@ from ..transports.http_config import HttpConfig
 from ..transports.http_security import HostPolicy
 from ..transports.http_sessions import CloseSession
 from .app import Server
+from .serve import run_until_interrupted
 
 log = logging.getLogger("mcp_actors.http")
 
@@ -167,5 +167,4 @@ def run_http(
                 url = handle.sse_url if announce == "sse" else handle.url
                 print(f"mcp-actors: serving {server.name} at {url}", file=sys.stderr, flush=True)
 
-    with contextlib.suppress(KeyboardInterrupt):
-        trio.run(main)
+    run_until_interrupted(main)

@@ -8,7 +8,6 @@ closes a connection when its handler returns). Importing this module imports
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import sys
 from collections.abc import Sequence
@@ -29,6 +28,7 @@ from ..transports.http_sessions import (
 )
 from ..transports.websocket import accept_mcp_websocket
 from .app import Server
+from .serve import run_until_interrupted
 
 log = logging.getLogger("mcp_actors.websocket")
 
@@ -138,5 +138,4 @@ def run_websocket(server: Server, *, announce: bool = False, **options: Any) -> 
                     flush=True,
                 )
 
-    with contextlib.suppress(KeyboardInterrupt):
-        trio.run(main)
+    run_until_interrupted(main)

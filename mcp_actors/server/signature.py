@@ -10,6 +10,15 @@ fields of a msgspec Struct made for it, so that:
 - a parameter annotated with the server's ``Context`` type is not an argument: it is
   injected.
 
+Argument types: what msgspec decodes — ``str``, ``int``, ``float``, ``bool``,
+``None``, lists, tuples, sets, dicts, unions, msgspec Structs, dataclasses, attrs
+classes, TypedDicts, NamedTuples, enums, ``Literal``, ``datetime``/``UUID``/
+``Decimal``, and ``Annotated[T, msgspec.Meta(ge=0, max_length=10, description=...)]``
+for constraints — plus, for tools, Pydantic models when pydantic is installed
+(validated with ``model_validate`` after decoding; pydantic is not a dependency).
+Anything else is refused when the function is registered, with a ``TypeError``
+naming the tool (or prompt, or resource) and the parameter.
+
 The return annotation decides the output: ``str``, content blocks or a
 ``CallToolResult`` are unstructured; an object type (a Struct, dataclass,
 TypedDict, attrs class, ``dict``) gives ``outputSchema``/``structuredContent``;
@@ -20,8 +29,9 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import sys
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, get_args, get_origin, get_type_hints
 
 import attrs
@@ -52,20 +62,52 @@ class ToolSignature:
     #: True when the output is wrapped as ``{"result": value}``.
     wraps_output: bool
     decoder: msgspec.json.Decoder[Any] = attrs.field(eq=False, repr=False)
+    #: Arguments validated after decoding (Pydantic models): name -> validator.
+    validators: Mapping[str, Callable[[Any], Any]] = attrs.field(factory=dict, eq=False)
 
 
-def inspect_tool(function: Callable[..., Any], context_type: type) -> ToolSignature:
-    """Build the :class:`ToolSignature` of ``function``; ``context_type`` marks injected params."""
-    hints = get_type_hints(function, include_extras=True)
+SUPPORTED_TYPES = (
+    "str, int, float, bool, None, list, tuple, set, dict, unions, msgspec Structs,"
+    " dataclasses, attrs classes, TypedDicts, NamedTuples, enums, Literal, datetime, UUID,"
+    " Decimal, Annotated[T, msgspec.Meta(...)]"
+)
+
+
+def inspect_tool(
+    function: Callable[..., Any],
+    context_type: type,
+    *,
+    kind: str = "tool",
+    name: str | None = None,
+) -> ToolSignature:
+    """Build the :class:`ToolSignature` of ``function``; ``context_type`` marks injected params.
+
+    ``kind`` and ``name`` (default: the function's name) say what is being
+    registered, for the error raised when a parameter's type is not supported.
+    """
+    label = f"{kind} {name or function.__name__!r}"
+    try:
+        hints = get_type_hints(function, include_extras=True)
+    except Exception as error:
+        raise TypeError(f"{label}: cannot resolve its type hints: {error}") from error
     fields: list[tuple[str, Any] | tuple[str, Any, Any]] = []
+    validators: dict[str, Callable[[Any], Any]] = {}
+    schemas: dict[str, dict[str, Any]] = {}
     context_parameter = None
     for name, parameter in inspect.signature(function).parameters.items():
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
-            raise TypeError(f"{function.__qualname__}: *args/**kwargs cannot become tool arguments")
+            raise TypeError(f"{label}: *args/**kwargs cannot become arguments")
         annotation = hints.get(name, Any)
         if _is_context(annotation, context_type):
             context_parameter = name
             continue
+        model = _pydantic_model(annotation) if kind == "tool" else None
+        if model is not None:
+            annotation = dict[str, Any]
+            validators[name] = model.model_validate
+            schemas[name] = model.model_json_schema()
+        else:
+            _check_argument_type(annotation, label, name)
         if parameter.default is parameter.empty:
             fields.append((name, annotation))
         else:
@@ -73,15 +115,52 @@ def inspect_tool(function: Callable[..., Any], context_type: type) -> ToolSignat
     struct_name = "".join(part.title() for part in function.__name__.split("_")) + "Arguments"
     arguments = msgspec.defstruct(struct_name, fields, kw_only=True, forbid_unknown_fields=False)
     output_schema, wraps = _output_schema(hints.get("return", inspect.Signature.empty))
+    input_schema = object_schema(arguments)
+    for name, schema in schemas.items():
+        _put_property_schema(input_schema, name, schema)
     return ToolSignature(
         arguments=arguments,
         argument_names=tuple(field[0] for field in fields),
         context_parameter=context_parameter,
-        input_schema=object_schema(arguments),
+        input_schema=input_schema,
         output_schema=output_schema,
         wraps_output=wraps,
         decoder=msgspec.json.Decoder(arguments),
+        validators=validators,
     )
+
+
+def _check_argument_type(annotation: Any, label: str, parameter: str) -> None:
+    """Raise a TypeError naming ``label`` and ``parameter`` if msgspec cannot decode the type."""
+    try:
+        msgspec.json.Decoder(annotation)
+        msgspec.json.schema(annotation)
+    except (TypeError, ValueError) as error:
+        shown = getattr(annotation, "__qualname__", None) or repr(annotation)
+        raise TypeError(
+            f"{label}, parameter {parameter!r}: {shown} is not a supported argument type"
+            f" ({error}); supported: {SUPPORTED_TYPES}"
+            + (", Pydantic models (tools only)" if "pydantic" in sys.modules else "")
+        ) from None
+
+
+def _pydantic_model(annotation: Any) -> Any:
+    """``annotation`` if it is a Pydantic model class (pydantic already imported), else None."""
+    pydantic = sys.modules.get("pydantic")
+    if pydantic is None or not isinstance(annotation, type):
+        return None
+    return annotation if issubclass(annotation, pydantic.BaseModel) else None
+
+
+def _put_property_schema(
+    schema: dict[str, Any], name: str, property_schema: dict[str, Any]
+) -> None:
+    """Replace the schema of property ``name``, moving its ``$defs`` to the top level."""
+    property_schema = dict(property_schema)
+    definitions = property_schema.pop("$defs", None)
+    if definitions:
+        schema.setdefault("$defs", {}).update(definitions)
+    schema["properties"][name] = property_schema
 
 
 def object_schema(type_: Any) -> dict[str, Any]:

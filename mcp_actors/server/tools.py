@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mcp_actors.tools")
 
+#: What a client is told of an exception when the server masks errors.
+MASKED_ERROR = "internal error (details are in the server's log)"
 _to_json = msgspec.json.Encoder().encode
 _CONTENT = (t.TextContent, t.ImageContent, t.AudioContent, t.ResourceLink, t.EmbeddedResource)
 
@@ -55,14 +57,27 @@ class RegisteredTool:
     def name(self) -> str:
         return self.definition.name
 
-    async def call(self, arguments: msgspec.Raw | UnsetType, context: Context) -> t.CallToolResult:
-        """Validate ``arguments``, run the tool, and convert its outcome into a result."""
+    async def call(
+        self, arguments: msgspec.Raw | UnsetType, context: Context, *, mask_errors: bool = False
+    ) -> t.CallToolResult:
+        """Validate ``arguments``, run the tool, and convert its outcome into a result.
+
+        An exception the tool raises is logged (ERROR, with its traceback) and becomes
+        an ``isError`` result carrying its text — or, with ``mask_errors``, only
+        :data:`MASKED_ERROR` (the text may hold what the client should not see).
+        """
         signature = self.signature
         try:
             decoded = signature.decoder.decode(arguments if arguments is not UNSET else b"{}")
         except msgspec.ValidationError as invalid:
             return error_result(f"Invalid arguments for tool {self.name!r}: {invalid}")
         kwargs = msgspec.structs.asdict(decoded)  # the Struct's fields are the arguments
+        for name, validate in signature.validators.items():  # Pydantic models
+            try:
+                kwargs[name] = validate(kwargs[name])
+            except ValueError as invalid:
+                message = " ".join(str(invalid).split())
+                return error_result(f"Invalid arguments for tool {self.name!r}: {name}: {message}")
         if signature.context_parameter is not None:
             kwargs[signature.context_parameter] = context
         try:
@@ -73,7 +88,9 @@ class RegisteredTool:
         except McpError:
             raise
         except Exception as error:
-            log.info("tool %s raised %r", self.name, error)
+            log.error("tool %r failed", self.name, exc_info=error)
+            if mask_errors:
+                return error_result(f"Tool {self.name!r} failed: {MASKED_ERROR}")
             return error_result(f"Tool {self.name!r} failed: {describe(error)}")
         return self.to_result(value)
 

@@ -129,7 +129,7 @@ async def toggle_extra_tool(present: bool) -> str:
     async def extra() -> str:
         return "extra"
 
-    if present:
+    if present and "extra" not in server.tools:
         server.tool(name="extra", description="Added at run time.")(extra)
     elif "extra" in server.tools:
         server.remove_tool("extra")

@@ -1,0 +1,78 @@
+"""How the ``mcp-actors`` command fails: one line on stderr, and an exit code that says why.
+
+============  ================================================================
+exit code     meaning
+============  ================================================================
+0             success (a server stopped with Ctrl-C too)
+1             the tool returned an error result (``mcp-actors call``)
+2             the target or its server failed: a target that cannot be loaded
+              (no such module or file, an exception while importing it, a tool
+              parameter of an unsupported type, no Server there), bad plugin
+              settings, a server that cannot be reached or answers with an error
+3             an optional dependency is missing; the line says which extra to
+              install (``pip install 'mcp-actors[http]'``)
+4             the server cannot listen on the address (port in use, no permission)
+130           interrupted (Ctrl-C) while calling a server
+============  ================================================================
+
+:func:`explain` maps an exception to its code and line; the CLI catches in one
+place (``cli.main``) and everything it does not recognise stays a traceback (a
+bug of ours should be reported as one).
+"""
+
+from __future__ import annotations
+
+import errno
+from typing import Any
+
+from .client.targets import TargetError
+from .plugins import PluginError
+from .runtime.groups import sole_exception
+
+EXIT_OK = 0
+EXIT_TOOL_ERROR = 1
+EXIT_FAILURE = 2
+EXIT_MISSING_EXTRA = 3
+EXIT_CANNOT_LISTEN = 4
+EXIT_INTERRUPTED = 130
+
+#: Optional dependencies, by top-level module name: the extra that installs them.
+EXTRAS = {"hypercorn": "http", "httpx": "http", "trio_websocket": "ws"}
+_LISTEN_ERRORS = {errno.EADDRINUSE: "address already in use", errno.EACCES: "permission denied"}
+
+
+class CliFailure(Exception):
+    """A failure a command reports itself, with its exit code."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def explain(error: BaseException, options: Any) -> tuple[int, str] | None:
+    """The exit code and the one line (without the ``mcp-actors:`` prefix) for ``error``.
+
+    None when the error is not a known failure (it is then raised as it is).
+    ``options`` are the parsed arguments (for the address a server tried to use).
+    """
+    error = sole_exception(error)
+    if isinstance(error, CliFailure):
+        return error.code, str(error)
+    if isinstance(error, (TargetError, PluginError)):
+        return EXIT_FAILURE, str(error)
+    if isinstance(error, KeyboardInterrupt):
+        return EXIT_INTERRUPTED, "interrupted"
+    if isinstance(error, ModuleNotFoundError) and error.name is not None:
+        extra = EXTRAS.get(error.name.split(".")[0])
+        if extra is not None:
+            return EXIT_MISSING_EXTRA, (
+                f"the {extra} transport needs {error.name!r}, which is not installed:"
+                f" pip install 'mcp-actors[{extra}]'"
+            )
+    if isinstance(error, OSError) and error.errno in _LISTEN_ERRORS and hasattr(options, "port"):
+        host = getattr(options, "host", "127.0.0.1")
+        return EXIT_CANNOT_LISTEN, (
+            f"cannot listen on {host}:{options.port}: {_LISTEN_ERRORS[error.errno]}"
+            " (choose another --port, or --port 0 for any free one)"
+        )
+    return None
