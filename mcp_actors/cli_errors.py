@@ -63,10 +63,11 @@ def explain(error: BaseException, options: Any) -> tuple[int, str] | None:
     if isinstance(error, KeyboardInterrupt):
         return EXIT_INTERRUPTED, "interrupted"
     if isinstance(error, ModuleNotFoundError) and error.name is not None:
-        extra = EXTRAS.get(error.name.split(".")[0])
+        package = error.name.split(".")[0]
+        extra = EXTRAS.get(package)
         if extra is not None:
             return EXIT_MISSING_EXTRA, (
-                f"the {extra} transport needs {error.name!r}, which is not installed:"
+                f"the {extra} transport needs {package!r}, which is not installed:"
                 f" pip install 'mcp-actors[{extra}]'"
             )
     if isinstance(error, OSError) and error.errno in _LISTEN_ERRORS and hasattr(options, "port"):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import os
 import shlex
 import sys
@@ -121,10 +122,18 @@ def load_server(spec: str) -> Server:
         attribute = found[0]
         server = getattr(module, attribute)
     if callable(server) and not isinstance(server, Server):
+        if inspect.iscoroutinefunction(server):
+            raise TargetError(
+                f"{source}:{attribute} is an async function, not a Server"
+                " (nor a function returning one)"
+            )
         try:
             server = server()
         except Exception as error:
-            raise TargetError(f"{source}:{attribute}() failed: {_one_line(error)}") from error
+            raise TargetError(
+                f"{source}:{attribute} is not a Server, and calling it to make one failed:"
+                f" {_one_line(error)}"
+            ) from error
     if not isinstance(server, Server):
         raise TargetError(
             f"{source}:{attribute} is a {type(server).__name__}, not an mcp_actors Server"

@@ -69,7 +69,7 @@ class ToolSignature:
 SUPPORTED_TYPES = (
     "str, int, float, bool, None, list, tuple, set, dict, unions, msgspec Structs,"
     " dataclasses, attrs classes, TypedDicts, NamedTuples, enums, Literal, datetime, UUID,"
-    " Decimal, Annotated[T, msgspec.Meta(...)]"
+    " Decimal, Annotated[T, msgspec.Meta(...)], Pydantic models (tools)"
 )
 
 
@@ -135,12 +135,11 @@ def _check_argument_type(annotation: Any, label: str, parameter: str) -> None:
     try:
         msgspec.json.Decoder(annotation)
         msgspec.json.schema(annotation)
-    except (TypeError, ValueError) as error:
+    except (TypeError, ValueError):
         shown = getattr(annotation, "__qualname__", None) or repr(annotation)
         raise TypeError(
             f"{label}, parameter {parameter!r}: {shown} is not a supported argument type"
-            f" ({error}); supported: {SUPPORTED_TYPES}"
-            + (", Pydantic models (tools only)" if "pydantic" in sys.modules else "")
+            f" (supported: {SUPPORTED_TYPES})"
         ) from None
 
 

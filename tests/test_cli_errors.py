@@ -1,0 +1,194 @@
+"""Every way the ``mcp-actors`` command fails: exactly one line on stderr, a documented exit code.
+
+The codes are those of :mod:`mcp_actors.cli_errors`. A tool's exception is logged
+by the server with its traceback (``--log-level`` sets the threshold), and
+``Server(mask_errors=True)`` keeps its text from the client.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mcp_actors import Server, open_client
+from mcp_actors.cli_errors import (
+    EXIT_CANNOT_LISTEN,
+    EXIT_FAILURE,
+    EXIT_MISSING_EXTRA,
+    EXIT_TOOL_ERROR,
+)
+
+from conftest import TESTS
+
+INSTALLED = "everything, filesystem"
+
+
+def cli(*args: str, python: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the command from tests/ (``python``: code run before ``main``, e.g. hiding a module)."""
+    prelude = f"import sys; {python}; from mcp_actors.cli import main; sys.exit(main())"
+    command = ["-c", prelude] if python else ["-m", "mcp_actors.cli"]
+    return subprocess.run(
+        [sys.executable, *command, *args],
+        cwd=str(TESTS),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def fails(result: subprocess.CompletedProcess[str], code: int, line: str) -> None:
+    assert (result.returncode, result.stderr) == (code, f"mcp-actors: {line}\n")
+    assert result.stdout == ""
+
+
+@pytest.fixture
+def busy_port() -> Iterator[int]:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        yield listener.getsockname()[1]
+
+
+@pytest.mark.parametrize("transport", ["http", "ws"])
+def test_a_port_in_use(busy_port: int, transport: str) -> None:
+    result = cli("run", "servers.sample", "--transport", transport, "--port", str(busy_port))
+    fails(
+        result,
+        EXIT_CANNOT_LISTEN,
+        f"cannot listen on 127.0.0.1:{busy_port}: address already in use"
+        " (choose another --port, or --port 0 for any free one)",
+    )
+
+
+@pytest.mark.parametrize(
+    ("hidden", "args", "extra", "package"),
+    [
+        ("hypercorn", ("run", "servers.sample", "--transport", "http"), "http", "hypercorn"),
+        ("trio_websocket", ("run", "servers.sample", "--transport", "ws"), "ws", "trio_websocket"),
+        ("httpx", ("call", "http://127.0.0.1:9/mcp", "add"), "http", "httpx"),
+    ],
+)
+def test_a_missing_extra_names_what_to_install(
+    hidden: str, args: tuple[str, ...], extra: str, package: str
+) -> None:
+    result = cli(*args, python=f"sys.modules[{hidden!r}] = None")
+    fails(
+        result,
+        EXIT_MISSING_EXTRA,
+        f"the {extra} transport needs {package!r}, which is not installed:"
+        f" pip install 'mcp-actors[{extra}]'",
+    )
+
+
+@pytest.mark.parametrize(
+    ("target", "line"),
+    [
+        (
+            "nosuch",
+            f"no plugin named 'nosuch' is installed (installed: {INSTALLED}),"
+            " nor a module by that name",
+        ),
+        ("nosuch:server", "cannot import 'nosuch': no module named 'nosuch'"),
+        ("nosuch.py", "no such file: nosuch.py"),
+        ("servers.sample:nope", "servers.sample has no attribute 'nope'"),
+        ("servers", "servers has none of server, mcp, app; name the server as servers:ATTR"),
+        (
+            "mcp_actors.examples.demo:add",
+            "mcp_actors.examples.demo:add is an async function, not a Server"
+            " (nor a function returning one)",
+        ),
+        (
+            "mcp_actors.examples.demo:Forecast",
+            "mcp_actors.examples.demo:Forecast is not a Server, and calling it to make one"
+            " failed: TypeError: Missing required argument 'city'",
+        ),
+        ("mcp_actors.examples.demo:LATER", "mcp_actors.examples.demo has no attribute 'LATER'"),
+        (
+            "servers.sample:Point",
+            "servers.sample:Point is not a Server, and calling it to make"
+            " one failed: TypeError: Missing required argument 'x'",
+        ),
+    ],
+)
+def test_a_bad_target(target: str, line: str) -> None:
+    fails(cli("run", target), EXIT_FAILURE, line)
+
+
+def test_a_parameter_type_we_cannot_decode_names_tool_and_parameter(tmp_path: Path) -> None:
+    script = tmp_path / "bad_hint.py"
+    script.write_text(
+        "from mcp_actors import Server\n"
+        "server = Server('bad')\n"
+        "class Thing:\n"
+        "    pass\n"
+        "@server.tool\n"
+        "async def use(thing: Thing) -> str:\n"
+        "    return 'never'\n"
+    )
+    result = cli("run", str(script))
+    assert result.returncode == EXIT_FAILURE
+    assert result.stderr.startswith(
+        f"mcp-actors: cannot import {script}: TypeError: tool 'use', parameter 'thing':"
+        " Thing is not a supported argument type (supported: str, int,"
+    )
+    assert result.stderr.endswith(f" ({script}:5)\n")
+    assert result.stderr.count("\n") == 1
+
+
+def test_an_exception_while_importing_points_at_the_line(tmp_path: Path) -> None:
+    script = tmp_path / "broken.py"
+    script.write_text("import os\n\nundefined_name + 1\n")
+    fails(
+        cli("run", str(script)),
+        EXIT_FAILURE,
+        f"cannot import {script}: NameError: name 'undefined_name' is not defined ({script}:3)",
+    )
+
+
+def test_a_tool_exception_is_logged_with_its_traceback() -> None:
+    result = cli("call", "servers.sample", "fail", '{"message": "bad day"}')
+    assert result.returncode == EXIT_TOOL_ERROR
+    assert "ERROR mcp_actors.tools: tool 'fail' failed\nTraceback (most recent call last):" in (
+        result.stderr
+    )
+    assert "RuntimeError: bad day" in result.stderr
+    quiet = cli("call", "--log-level", "critical", "servers.sample", "fail")
+    assert quiet.returncode == EXIT_TOOL_ERROR
+    assert quiet.stderr == ""
+
+
+async def test_mask_errors_keeps_the_exception_text_from_the_client(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    for mask in (False, True):
+        server = Server("masked", mask_errors=mask)
+
+        @server.tool
+        async def leak() -> str:
+            raise RuntimeError("password=hunter2")
+
+        @server.resource("secret://x")
+        async def secret() -> str:
+            raise RuntimeError("password=hunter2")
+
+        async with open_client(server) as client:
+            result = await client.call_tool("leak")
+            text = result.content[0].text  # type: ignore[union-attr]
+            with pytest.raises(Exception) as resource_error:
+                await client.read_resource("secret://x")
+        if mask:
+            assert text == "Tool 'leak' failed: internal error (details are in the server's log)"
+            assert str(resource_error.value).endswith(
+                "Internal error (details are in the server's log)"
+            )
+        else:
+            assert text == "Tool 'leak' failed: RuntimeError: password=hunter2"
+            assert "password=hunter2" in str(resource_error.value)
+    logged = [record for record in caplog.records if record.exc_info]
+    assert len(logged) == 4  # every failure, masked or not, logged with its traceback
