@@ -24,11 +24,12 @@ import trio
 
 from mcp_actors import Client, open_client
 from mcp_actors.client.targets import load_server
+from mcp_actors.testing.wire import WireRecorder, assert_all_valid
 from mcp_actors.transports.abc import MessageStream
 from mcp_actors.transports.memory import memory_pair
 from mcp_actors.transports.stdio import open_stdio_process
 
-from wire import WireRecorder, assert_all_valid
+pytest_plugins = ["pytester"]
 
 TESTS = Path(__file__).parent
 SAMPLE = "servers.sample:server"

@@ -18,9 +18,9 @@ import trio
 
 from mcp_actors.protocol import errors
 from mcp_actors.protocol.framing import LineFramer
+from mcp_actors.testing.wire import validate_message
 
 from conftest import SAMPLE, TESTS
-from wire import validate_message
 
 REVISION = "2025-11-25"
 

@@ -2,7 +2,7 @@
 
 Every struct gets at least one representative instance; each instance is encoded with
 msgspec and validated against the matching definition of every revision that defines it
-(tests/schemas/<rev>/schema.json, copied from the spec so the suite is hermetic).
+(mcp_actors/testing/schemas/<rev>/schema.json, copied from the spec so the suite is hermetic).
 Params are validated inside their full JSON-RPC request/notification envelope, because
 revisions before 2025-11-25 define params inline. Examples from the spec prose are
 decoded and checked attribute by attribute.
@@ -24,6 +24,7 @@ import pytest
 import referencing
 from msgspec import UNSET
 
+import mcp_actors.testing.wire
 from mcp_actors.protocol import types as t
 from mcp_actors.protocol.types import (
     Annotations,
@@ -107,7 +108,7 @@ from mcp_actors.protocol.types import (
     UnsubscribeParams,
 )
 
-SCHEMA_DIR = Path(__file__).parent / "schemas"
+SCHEMA_DIR = Path(mcp_actors.testing.wire.__file__).parent / "schemas"
 REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 ALL = REVISIONS
 SINCE_2025_03 = REVISIONS[1:]

@@ -1,6 +1,6 @@
 """Check what WE put on the wire against the official JSON Schema of a protocol revision.
 
-The schemas are vendored under ``tests/schemas/<revision>/schema.json`` exactly as
+The schemas are packaged under ``mcp_actors/testing/schemas/<revision>/schema.json`` as
 published (2024-11-05 .. 2025-06-18 are draft-07 with ``definitions``; 2025-11-25 and
 later are 2020-12 with ``$defs``); each file's own ``$schema`` picks the dialect.
 
@@ -304,7 +304,7 @@ def _problems(
                 problems.append(f"result for {method!r} does not match {name}:")
                 problems.extend("  " + e for e in errs)
         elif [name for name, _ in failures] == ["InputRequiredResult"] and not (
-            "inputRequests" in result or "requestState" in result
+            isinstance(result, Mapping) and ("inputRequests" in result or "requestState" in result)
         ):
             problems.append(
                 "an InputRequiredResult needs at least one of 'inputRequests' or 'requestState'"
@@ -397,6 +397,14 @@ class WireRecorder(MessageStream):
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+    def as_sent_by_peer(self) -> WireRecorder:
+        """What the peer sent (what this side received) as a recorder of its own, to validate
+        the messages of a peer we cannot wrap (a server process, a remote server)."""
+        peer = WireRecorder(self.inner)
+        peer.sent = [Outgoing(payload) for payload in self.received]
+        peer.received = self.sent_payloads
+        return peer
 
 
 def _flatten(decoded: Any) -> list[Any]:

@@ -1,0 +1,96 @@
+"""The pytest plugin (``mcp_actors.testing``), used as a user would: only its fixtures.
+
+The first tests below are such a user's tests, run by this suite; the last ones run
+a user's project of their own (its conftest, its pytest configuration) in a pytest
+subprocess, where the plugin loads through its ``pytest11`` entry point.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from mcp_actors import Client
+
+from conftest import TESTS
+
+SAMPLE_FILE = str(TESTS / "servers" / "sample.py")
+
+
+@pytest.fixture
+def mcp_server() -> str:
+    return SAMPLE_FILE
+
+
+@pytest.mark.parametrize("mcp_transport", ["memory", "stdio", "http"])
+async def test_a_users_test_with_only_the_plugins_fixtures(mcp_client: Client) -> None:
+    result = await mcp_client.call_tool("add", {"a": 1, "b": 2})
+    assert result.structured_content == {"result": 3}
+
+
+async def test_the_wire_fixture_shows_what_went_over(mcp_client: Client, mcp_wire: object) -> None:
+    await mcp_client.ping()
+    sent = mcp_wire.sent_messages()  # type: ignore[attr-defined]
+    assert [message.get("method") for message in sent] == [
+        "initialize",
+        "notifications/initialized",
+        "ping",
+    ]
+
+
+USER_CONFTEST = """
+import pytest
+from mcp_actors import Server, types
+
+server = Server("users-server")
+
+
+@server.tool
+async def add(a: int, b: int) -> int:
+    return a + b
+
+
+@server.tool
+async def broken() -> types.CallToolResult:
+    # structuredContent must be an object: the wire check catches it
+    return types.CallToolResult(content=[], structured_content=[1, 2])
+
+
+@pytest.fixture
+def mcp_server():
+    return server
+"""
+
+USER_TESTS = """
+async def test_add(mcp_client):
+    result = await mcp_client.call_tool("add", {"a": 2, "b": 3})
+    assert result.structured_content == {"result": 5}
+
+
+async def test_broken(mcp_client):
+    await mcp_client.call_tool("broken")
+"""
+
+
+def test_a_users_project_runs_the_plugin_from_its_entry_point(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(USER_CONFTEST)
+    pytester.makepyfile(test_users_server=USER_TESTS)
+    pytester.makeini("[pytest]\ntrio_mode = true\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)  # test_broken fails in the fixture's teardown
+    result.stdout.fnmatch_lines(
+        [
+            "*result for 'tools/call' does not match CallToolResult:*",
+            "*at $.result.structuredContent: [[]1, 2[]] is not of type 'object'*",
+            "FAILED test_users_server.py::test_broken*",
+        ]
+    )
+
+
+def test_without_a_server_fixture_the_plugin_says_what_to_define(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile("async def test_it(mcp_client):\n    pass\n")
+    pytester.makeini("[pytest]\ntrio_mode = true\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*define a fixture named mcp_server returning your Server*"])
