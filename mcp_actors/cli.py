@@ -7,7 +7,8 @@
 - ``mcp-actors call TARGET TOOL ['{"json": "args"}']`` prints a tool's result as JSON;
 - ``mcp-actors inspect TARGET`` prints a server's info, capabilities and offerings;
 - ``mcp-actors config TARGET --client claude|cursor|vscode`` prints the entry to paste
-  into a desktop client's configuration (:mod:`.cli_config`).
+  into a desktop client's configuration (:mod:`.cli_config`);
+- ``mcp-actors dev TARGET`` opens the server in the MCP Inspector (:mod:`.cli_dev`).
 
 A server TARGET is ``MODULE[:ATTR]``, ``path/to/file.py[:ATTR]`` (without ``:ATTR``:
 its ``server``, ``mcp`` or ``app``) or an installed plugin's name; ``call`` and
@@ -16,7 +17,7 @@ its ``server``, ``mcp`` or ``app``) or an installed plugin's name; ``call`` and
 sets what is logged to stderr (default warning: a tool's exception is logged with
 its traceback). A failure is one line on stderr and an exit code: see
 :mod:`.cli_errors` (0 success, 1 tool error, 2 target or server failed, 3 missing
-extra, 4 cannot listen, 130 interrupted).
+dependency, 4 cannot listen, 130 interrupted).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from . import plugins
 from ._version import __version__
 from .bench.command import add_parser as add_bench_parser
 from .cli_config import add_parser as add_config_parser
+from .cli_dev import add_parser as add_dev_parser
 from .cli_errors import EXIT_FAILURE, EXIT_TOOL_ERROR, explain
 from .client.client import Client, open_client
 from .client.targets import parse_target
@@ -156,6 +158,7 @@ def _parser() -> argparse.ArgumentParser:
 
     add_bench_parser(commands)  # `mcp-actors bench`: mcp_actors/bench/command.py
     add_config_parser(commands)  # `mcp-actors config`: mcp_actors/cli_config.py
+    add_dev_parser(commands)  # `mcp-actors dev`: mcp_actors/cli_dev.py
     _add_common_options(parser, commands)
     return parser
 

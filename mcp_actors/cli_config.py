@@ -54,7 +54,7 @@ def client_entry(name: str, target: str, client: str) -> dict[str, Any]:
     """The configuration object adding the server ``target`` as ``name`` to ``client``."""
     launch: dict[str, Any] = {
         "command": sys.executable,
-        "args": ["-m", "mcp_actors.cli", "run", _absolute(target)],
+        "args": ["-m", "mcp_actors.cli", "run", absolute_target(target)],
     }
     if _is_module(target):
         launch["env"] = {"PYTHONPATH": os.getcwd()}
@@ -71,7 +71,8 @@ def _is_module(target: str) -> bool:
     return not _is_file(target) and target not in installed()
 
 
-def _absolute(target: str) -> str:
+def absolute_target(target: str) -> str:
+    """``target`` with a file path made absolute (so it works from any folder)."""
     if not _is_file(target):
         return target
     path, colon, attribute = target.rpartition(":") if target.count(":") else (target, "", "")

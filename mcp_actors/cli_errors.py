@@ -9,8 +9,8 @@ exit code     meaning
               (no such module or file, an exception while importing it, a tool
               parameter of an unsupported type, no Server there), bad plugin
               settings, a server that cannot be reached or answers with an error
-3             an optional dependency is missing; the line says which extra to
-              install (``pip install 'mcp-actors[http]'``)
+3             a dependency is missing; the line says what to install (an extra:
+              ``pip install 'mcp-actors[http]'``; Node.js for ``mcp-actors dev``)
 4             the server cannot listen on the address (port in use, no permission)
 130           interrupted (Ctrl-C) while calling a server
 ============  ================================================================

@@ -7,6 +7,7 @@ by the server with its traceback (``--log-level`` sets the threshold), and
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -14,8 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import trio
 
-from mcp_actors import Server, open_client
+from mcp_actors import Server, StdioTarget, open_client
+from mcp_actors.cli_dev import NODE_MISSING
 from mcp_actors.cli_errors import (
     EXIT_CANNOT_LISTEN,
     EXIT_FAILURE,
@@ -28,13 +31,16 @@ from conftest import TESTS
 INSTALLED = "everything, filesystem"
 
 
-def cli(*args: str, python: str | None = None) -> subprocess.CompletedProcess[str]:
+def cli(
+    *args: str, python: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run the command from tests/ (``python``: code run before ``main``, e.g. hiding a module)."""
     prelude = f"import sys; {python}; from mcp_actors.cli import main; sys.exit(main())"
     command = ["-c", prelude] if python else ["-m", "mcp_actors.cli"]
     return subprocess.run(
         [sys.executable, *command, *args],
         cwd=str(TESTS),
+        env=None if env is None else {**os.environ, **env},
         capture_output=True,
         text=True,
         timeout=60,
@@ -192,3 +198,36 @@ async def test_mask_errors_keeps_the_exception_text_from_the_client(
             assert "password=hunter2" in str(resource_error.value)
     logged = [record for record in caplog.records if record.exc_info]
     assert len(logged) == 4  # every failure, masked or not, logged with its traceback
+
+
+def test_dev_without_node_says_how_to_install_it(tmp_path: Path) -> None:
+    fails(
+        cli("dev", "servers.sample", env={"PATH": str(tmp_path)}), EXIT_MISSING_EXTRA, NODE_MISSING
+    )
+    assert NODE_MISSING.startswith("the MCP Inspector runs on Node.js, and npx is not on PATH")
+
+
+async def test_dev_runs_the_inspector_on_a_command_that_serves_the_target(tmp_path: Path) -> None:
+    recorded = tmp_path / "npx-args"
+    fake_npx = tmp_path / "npx"
+    fake_npx.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {recorded}\n')
+    fake_npx.chmod(0o755)
+    path = f"{tmp_path}{os.pathsep}{os.environ['PATH']}"
+    result = cli("dev", "servers/sample.py", env={"PATH": path})
+    assert result.returncode == 0, result.stderr
+    args = recorded.read_text().splitlines()
+    sample = str(TESTS / "servers" / "sample.py")
+    assert args == [
+        "-y",
+        "@modelcontextprotocol/inspector",
+        sys.executable,
+        "-m",
+        "mcp_actors.cli",
+        "run",
+        sample,
+    ]
+    # what the Inspector would launch serves the server over stdio
+    target = StdioTarget(args[2], args[3:], cwd=str(tmp_path))
+    with trio.fail_after(30):
+        async with open_client(target) as client:
+            assert client.server_info.name == "sample"
