@@ -148,7 +148,9 @@ def _parser() -> argparse.ArgumentParser:
     call.add_argument("--timeout", type=float, default=60.0, help="seconds (default 60)")
     call.set_defaults(action=_call)
 
-    inspect = commands.add_parser("inspect", help="print a server's info, capabilities and tools")
+    inspect = commands.add_parser(
+        "inspect", help="print a server's info, capabilities, tools, resources and prompts"
+    )
     inspect.add_argument("target", metavar="TARGET")
     inspect.set_defaults(action=_inspect)
 
@@ -281,8 +283,14 @@ def _inspect(options: argparse.Namespace) -> int:
             "capabilities": client.server_capabilities,
             "instructions": client.instructions,
         }
-        if client.server_capabilities.tools is not msgspec.UNSET:
+        capabilities = client.server_capabilities
+        if capabilities.tools is not msgspec.UNSET:
             report["tools"] = await client.list_tools()
+        if capabilities.resources is not msgspec.UNSET:
+            report["resources"] = await client.list_resources()
+            report["resourceTemplates"] = await client.list_resource_templates()
+        if capabilities.prompts is not msgspec.UNSET:
+            report["prompts"] = await client.list_prompts()
         _print_json(report)
         return 0
 

@@ -83,6 +83,16 @@ async def test_inspect_prints_info_capabilities_and_tools() -> None:
     assert "add" in {tool["name"] for tool in report["tools"]}
 
 
+async def test_inspect_lists_resources_templates_and_prompts() -> None:
+    result = await mcp_actors("inspect", "servers.features:server")
+    assert result.returncode == 0, result.stderr
+    report = output(result)
+    assert report["resources"] and all("uri" in resource for resource in report["resources"])
+    assert report["resourceTemplates"]
+    assert all("uriTemplate" in template for template in report["resourceTemplates"])
+    assert report["prompts"] and all("name" in prompt for prompt in report["prompts"])
+
+
 async def test_run_serves_stdio_and_keeps_stdout_clean() -> None:
     lines = [
         {

@@ -145,7 +145,19 @@ TaskStatus: TypeAlias = Literal["working", "input_required", "completed", "faile
 
 
 class McpStruct(msgspec.Struct, kw_only=True, rename="camel"):
-    """Base of every MCP object: keyword-only, snake_case attributes, camelCase on the wire."""
+    """Base of every MCP object: keyword-only, snake_case attributes, camelCase on the wire.
+
+    Printed, an object shows only the fields it has: ``CallToolResult(content=[...],
+    structured_content={'result': 3})``, not a row of ``UNSET`` placeholders.
+    """
+
+    def __repr__(self) -> str:
+        present = (
+            f"{name}={value!r}"
+            for name in self.__struct_fields__
+            if (value := getattr(self, name)) is not UNSET
+        )
+        return f"{type(self).__name__}({', '.join(present)})"
 
 
 # --------------------------------------------------------------------------- shared pieces
