@@ -28,7 +28,7 @@ Fixtures:
   hygiene; a violation fails the test with the message and the schema's complaint.
 - ``mcp_transport``: ``"memory"`` by default (the server runs in the test's own
   Trio run); ``"stdio"`` launches ``mcp-actors run TARGET`` as a child process
-  (``mcp_server`` must then be a target string); ``"http"`` serves the server on
+  (a Server is found by the module attribute holding it); ``"http"`` serves it on
   127.0.0.1, a free port, over Streamable HTTP. Parametrize it to run a test over
   several: ``@pytest.mark.parametrize("mcp_transport", ["memory", "stdio", "http"])``.
 - ``mcp_wire``: the :class:`~mcp_actors.testing.wire.WireRecorder` of the client's
@@ -106,15 +106,25 @@ def _connect(
             server if isinstance(server, Server) else load_server(server), client_options
         )
     if transport == "stdio":
-        if not isinstance(server, str):
-            raise TypeError(
-                "over stdio, mcp_server must be a target string ('my_module:server',"
-                " 'path/to/server.py'), which a child process can import"
-            )
-        return _stdio(server, client_options)
+        return _stdio(server if isinstance(server, str) else _target_of(server), client_options)
     if transport == "http":
         return _http(server if isinstance(server, Server) else load_server(server), client_options)
     raise ValueError(f"unknown test transport {transport!r} (memory, stdio or http)")
+
+
+def _target_of(server: Server) -> str:
+    """``FILE.py:ATTR`` of the module attribute holding ``server``, for a child process."""
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if path is None or not path.endswith(".py"):
+            continue
+        for attribute, value in list(vars(module).items()):
+            if value is server:
+                return f"{path}:{attribute}"
+    raise TypeError(
+        f"over stdio, the server {server.name!r} must be a module attribute (a child process"
+        " imports it), or mcp_server must return a target string ('my_module:server')"
+    )
 
 
 @asynccontextmanager
