@@ -1,4 +1,4 @@
-"""Every ```python snippet in README.md runs as written.
+"""Every ```python snippet in README.md runs as written (and docs/plugins.md's plugin works).
 
 Snippets that define a ``server`` are imported (the first is saved as
 ``my_server.py``, which the others talk to); a snippet with ``def test_`` is run
@@ -13,12 +13,14 @@ import os
 import re
 import subprocess
 import sys
+from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
 
 from mcp_actors import Server
 from mcp_actors.client.targets import load_server
+from mcp_actors.plugins import InstalledPlugin
 
 from conftest import TESTS
 
@@ -107,3 +109,29 @@ def test_the_first_command_serves_a_real_server() -> None:
     target = re.search(r"mcp-actors run (\S+)", first_bash.group(1))
     assert target is not None and target.group(1) == "mcp_actors.examples.demo:server"
     assert load_server(target.group(1)).tools  # and tests/test_cli.py serves it over stdio
+
+
+def test_the_plugin_guides_plugin_installs_serves_and_passes_its_test(tmp_path: Path) -> None:
+    """docs/plugins.md: its module, entry point and test, as a plugin author would use them."""
+    guide = (TESTS.parent / "docs" / "plugins.md").read_text()
+    module, test = re.findall(r"^```python\n(.*?)^```$", guide, flags=re.MULTILINE | re.DOTALL)
+    entry_point = re.search(r'^notes = "notes_plugin:plugin"$', guide, flags=re.MULTILINE)
+    assert entry_point is not None
+    package = tmp_path / "notes_plugin"
+    package.mkdir()
+    (package / "__init__.py").write_text(module)
+    (tmp_path / "test_notes.py").write_text(test)
+    result = run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "trio_mode=true"],
+        tmp_path,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    # served by name through the entry point group, as `pip install` would register it
+    sys.path.insert(0, str(tmp_path))
+    try:
+        installed = InstalledPlugin("notes", EntryPoint("notes", "notes_plugin:plugin", "x"))
+        server = installed.build()
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("notes_plugin", None)
+    assert server.name == "notes" and "add_note" in server.tools
