@@ -20,7 +20,9 @@ it from asyncio waits without blocking the event loop. **Cancelling the asyncio
 task cancels the call**: its Trio task is cancelled, which sends the server
 ``notifications/cancelled``, and the awaiting task sees ``CancelledError`` once
 that happened. Progress callbacks (sync or async functions) and subscription
-updates are delivered on the asyncio loop.
+updates are delivered on the asyncio loop, one at a time: while one is pending,
+newer ones coalesce (latest wins), so a busy loop never queues up a backlog. An
+exception in a progress callback fails the call, as on Trio.
 
 :func:`serve` hosts a Server from asyncio the same way: its Trio run lives in a
 thread; leaving the ``async with`` block stops it.
@@ -38,6 +40,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, TypeVar
 
+import trio
 from msgspec import UNSET, UnsetType
 
 from .client.client import Client
@@ -79,6 +82,48 @@ async def run_call(call: TrioCall[T]) -> T:
         raise
 
 
+async def run_on_loop(loop: asyncio.AbstractEventLoop, function: Callable[[], object]) -> None:
+    """From Trio: run ``function()`` on the asyncio ``loop`` (awaiting what it returns, if
+    awaitable) and wait until it finished; its exception is raised here.
+
+    Waiting is the back-pressure: a caller delivering progress or updates this way
+    has at most one callback pending on the loop, and what arrives meanwhile
+    coalesces on the Trio side (latest wins) instead of piling up in the loop's queue.
+    A closed loop runs nothing.
+    """
+    token = trio.lowlevel.current_trio_token()
+    finished = trio.Event()
+    failure: list[BaseException] = []
+
+    def settle(error: BaseException | None) -> None:
+        if error is not None:
+            failure.append(error)
+        with contextlib.suppress(trio.RunFinishedError):
+            token.run_sync_soon(finished.set)
+
+    def settle_task(task: asyncio.Future[Any]) -> None:
+        settle(None if task.cancelled() else task.exception())
+
+    def start() -> None:
+        try:
+            value = function()
+        except Exception as error:
+            settle(error)
+            return
+        if inspect.isawaitable(value):
+            asyncio.ensure_future(value).add_done_callback(settle_task)
+        else:
+            settle(None)
+
+    try:
+        loop.call_soon_threadsafe(start)
+    except RuntimeError:  # the loop is closed: nobody is listening
+        return
+    await finished.wait()
+    if failure:
+        raise failure[0]
+
+
 class Updates:
     """The updates of one subscription, as an async iterator on the asyncio loop.
 
@@ -93,10 +138,9 @@ class Updates:
         self._ended = False
         self._wakeup = asyncio.Event()
 
-    def put_threadsafe(self, update: t.ResourceUpdatedParams) -> None:
-        """Deliver ``update`` from any thread (replaces one not yet taken)."""
-        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is listening
-            self._loop.call_soon_threadsafe(self._put, update)
+    async def put_from_trio(self, update: t.ResourceUpdatedParams) -> None:
+        """Deliver ``update`` from the Trio thread (replaces one not yet taken)."""
+        await run_on_loop(self._loop, lambda: self._put(update))
 
     def end_threadsafe(self) -> None:
         with contextlib.suppress(RuntimeError):
@@ -130,7 +174,6 @@ class AsyncClient:
         self._client = client
         self._thread = thread
         self._loop = loop
-        self._callbacks: set[asyncio.Task[Any]] = set()
 
     @property
     def server_info(self) -> t.Implementation:
@@ -192,7 +235,7 @@ class AsyncClient:
         client = self._client
 
         def forwarding() -> AbstractAsyncContextManager[None]:
-            return client.forward_updates(uri, updates.put_threadsafe, timeout=timeout)
+            return client.forward_updates(uri, updates.put_from_trio, timeout=timeout)
 
         held = Held(forwarding, self._thread, owns_thread=False)
         held.closed.add_done_callback(lambda _: updates.end_threadsafe())
@@ -244,17 +287,10 @@ class AsyncClient:
 
     def _on_loop(self, callback: ProgressHandler) -> ProgressHandler:
         """A progress handler for the Trio side that runs ``callback`` on this loop."""
+        loop = self._loop
 
-        def invoke(progress: float, total: float | None, message: str | None) -> None:
-            value = callback(progress, total, message)
-            if inspect.isawaitable(value):
-                task = asyncio.ensure_future(value)
-                self._callbacks.add(task)
-                task.add_done_callback(self._callbacks.discard)
-
-        def deliver(progress: float, total: float | None, message: str | None) -> None:
-            with contextlib.suppress(RuntimeError):  # the loop is closed
-                self._loop.call_soon_threadsafe(invoke, progress, total, message)
+        async def deliver(progress: float, total: float | None, message: str | None) -> None:
+            await run_on_loop(loop, lambda: callback(progress, total, message))
 
         return deliver
 

@@ -95,7 +95,8 @@ class SyncUpdates:
         self._ended = False
         self._changed = threading.Condition()
 
-    def put(self, update: t.ResourceUpdatedParams) -> None:
+    async def put_from_trio(self, update: t.ResourceUpdatedParams) -> None:
+        """Deliver ``update`` (replaces one not yet taken); never blocks for long."""
         with self._changed:
             self._latest = update
             self._changed.notify_all()
@@ -202,7 +203,7 @@ class SyncClient:
         client = self._client
 
         def forwarding() -> AbstractAsyncContextManager[None]:
-            return client.forward_updates(uri, updates.put, timeout=timeout)
+            return client.forward_updates(uri, updates.put_from_trio, timeout=timeout)
 
         held = Held(forwarding, self._thread, owns_thread=False)
         held.closed.add_done_callback(lambda _: updates.end())
@@ -259,7 +260,8 @@ def _in_worker_thread(
     """A progress handler for the Trio side that runs ``callback`` in a worker thread."""
 
     async def deliver(progress: float, total: float | None, message: str | None) -> None:
-        await trio.to_thread.run_sync(callback, progress, total, message)
+        # abandon_on_cancel: a callback that cancels its own call must not deadlock it
+        await trio.to_thread.run_sync(callback, progress, total, message, abandon_on_cancel=True)
 
     return deliver
 

@@ -206,3 +206,69 @@ def test_a_sync_program_hosts_a_websocket_server() -> None:
         assert endpoint.url is not None and endpoint.url.startswith("ws://")
         with sync.open_client(endpoint.url) as client:
             assert client.call_tool("add", {"a": 1, "b": 1}).structured_content == {"result": 2}
+
+
+# -- subscriptions, callbacks --------------------------------------------------------------
+
+FEATURES = "servers.features:server"
+
+
+def test_asyncio_subscriptions_are_async_iterators() -> None:
+    async def program() -> list[Any]:
+        async with aio.open_client(load_server(FEATURES)) as client:
+            seen: list[Any] = []
+            async with client.subscribe("counter://value") as updates:
+                await client.call_tool("bump")
+                async for update in updates:
+                    seen.append(update.meta)
+                    if len(seen) == 1:
+                        await client.call_tool("bump")
+                    else:
+                        break
+            return seen
+
+    seen = asyncio.run(program())
+    assert len(seen) == 2 and seen[0]["seq"] < seen[1]["seq"]
+
+
+def test_sync_subscriptions_are_iterators() -> None:
+    with sync.open_client(load_server(FEATURES)) as client:
+        with client.subscribe("counter://value") as updates:
+            client.call_tool("bump")
+            update = next(iter(updates))
+        assert update.uri == "counter://value"
+        # the block exited: the server was sent resources/unsubscribe, the session goes on
+        client.ping()
+
+
+def test_an_asyncio_progress_callback_that_raises_fails_the_call() -> None:
+    def explode(progress: float, total: float | None, message: str | None) -> None:
+        raise ValueError("no progress wanted")
+
+    async def program() -> None:
+        async with aio.open_client(load_server(SAMPLE)) as client:
+            with pytest.raises(ValueError, match="no progress wanted"):
+                await client.call_tool("slow", {"steps": 2}, on_progress=explode)
+            await client.ping()
+
+    asyncio.run(program())
+
+
+def test_a_sync_progress_callback_may_cancel_its_own_call(events_file: Path) -> None:
+    with sync.open_client(load_server(SAMPLE)) as client:
+        calls: list[Any] = []
+        started = threading.Event()
+
+        def cancel_on_first_report(*report: Any) -> None:
+            assert started.wait(10)
+            calls[0].cancel()  # from the worker thread the callback runs in
+
+        pending = client.start_call_tool(
+            "slow", {"steps": 50, "delay": 0.05}, on_progress=cancel_on_first_report
+        )
+        calls.append(pending)
+        started.set()
+        with pytest.raises(Exception) as raised:
+            pending.result(timeout=30)
+        assert type(raised.value).__name__ == "CancelledError"
+        client.ping()

@@ -201,20 +201,20 @@ class Client:
     async def forward_updates(
         self,
         uri: str,
-        deliver: Callable[[t.ResourceUpdatedParams], None],
+        deliver: Callable[[t.ResourceUpdatedParams], Awaitable[None]],
         *,
         timeout: Timeout = UNSET,
     ) -> AsyncIterator[None]:
-        """Subscribe to ``uri`` and call ``deliver(update)`` for each update during the block.
+        """Subscribe to ``uri`` and await ``deliver(update)`` for each update during the block.
 
-        For code outside Trio (the asyncio and sync fronts): ``deliver`` must not
-        block; it hands the update over to another thread.
+        For code outside Trio (the asyncio and sync fronts), which hand the update
+        over to another thread: updates arriving while ``deliver`` runs coalesce.
         """
         async with self.subscribe(uri, timeout=timeout) as updates, trio.open_nursery() as nursery:
 
             async def pump() -> None:
                 async for update in updates:
-                    deliver(update)
+                    await deliver(update)
 
             nursery.start_soon(pump)
             yield
