@@ -82,46 +82,73 @@ async def run_call(call: TrioCall[T]) -> T:
         raise
 
 
-async def run_on_loop(loop: asyncio.AbstractEventLoop, function: Callable[[], object]) -> None:
-    """From Trio: run ``function()`` on the asyncio ``loop`` (awaiting what it returns, if
-    awaitable) and wait until it finished; its exception is raised here.
+async def call_on_loop(loop: asyncio.AbstractEventLoop, function: Callable[[], Any]) -> Any:
+    """From Trio: run ``function()`` on the asyncio ``loop``, awaiting what it returns if
+    that is awaitable, and return its result (or raise its exception) here.
 
-    Waiting is the back-pressure: a caller delivering progress or updates this way
-    has at most one callback pending on the loop, and what arrives meanwhile
-    coalesces on the Trio side (latest wins) instead of piling up in the loop's queue.
-    A closed loop runs nothing.
+    Waiting is also the back-pressure: a caller delivering progress or updates this
+    way has at most one callback pending on the loop, and what arrives meanwhile
+    coalesces on the Trio side (latest wins) instead of piling up in the loop's
+    queue. Cancelling the Trio side cancels the asyncio task.
     """
     token = trio.lowlevel.current_trio_token()
     finished = trio.Event()
-    failure: list[BaseException] = []
+    outcome: list[tuple[Any, BaseException | None]] = []
+    tasks: list[asyncio.Future[Any]] = []
 
-    def settle(error: BaseException | None) -> None:
-        if error is not None:
-            failure.append(error)
+    def settle(value: Any, error: BaseException | None) -> None:
+        outcome.append((value, error))
         with contextlib.suppress(trio.RunFinishedError):
             token.run_sync_soon(finished.set)
 
     def settle_task(task: asyncio.Future[Any]) -> None:
-        settle(None if task.cancelled() else task.exception())
+        if task.cancelled():
+            settle(None, asyncio.CancelledError())
+        elif (error := task.exception()) is not None:
+            settle(None, error)
+        else:
+            settle(task.result(), None)
 
     def start() -> None:
         try:
             value = function()
         except Exception as error:
-            settle(error)
+            settle(None, error)
             return
         if inspect.isawaitable(value):
-            asyncio.ensure_future(value).add_done_callback(settle_task)
+            task = asyncio.ensure_future(value)
+            tasks.append(task)
+            task.add_done_callback(settle_task)
         else:
-            settle(None)
+            settle(value, None)
 
+    def cancel() -> None:
+        for task in tasks:
+            task.cancel()
+
+    loop.call_soon_threadsafe(start)  # RuntimeError if the loop is closed
     try:
-        loop.call_soon_threadsafe(start)
-    except RuntimeError:  # the loop is closed: nobody is listening
-        return
-    await finished.wait()
-    if failure:
-        raise failure[0]
+        await finished.wait()
+    except trio.Cancelled:
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(cancel)  # after start(): the loop runs callbacks in order
+        raise
+    value, error = outcome[0]
+    if error is not None:
+        raise error
+    return value
+
+
+def on_loop(loop: asyncio.AbstractEventLoop) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """An adapter making a callback (sync or async, asyncio's) callable from Trio."""
+
+    def adapt(callback: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
+        async def bridged(*args: Any) -> Any:
+            return await call_on_loop(loop, lambda: callback(*args))
+
+        return bridged
+
+    return adapt
 
 
 class Updates:
@@ -140,7 +167,7 @@ class Updates:
 
     async def put_from_trio(self, update: t.ResourceUpdatedParams) -> None:
         """Deliver ``update`` from the Trio thread (replaces one not yet taken)."""
-        await run_on_loop(self._loop, lambda: self._put(update))
+        await call_on_loop(self._loop, lambda: self._put(update))
 
     def end_threadsafe(self) -> None:
         with contextlib.suppress(RuntimeError):
@@ -287,12 +314,8 @@ class AsyncClient:
 
     def _on_loop(self, callback: ProgressHandler) -> ProgressHandler:
         """A progress handler for the Trio side that runs ``callback`` on this loop."""
-        loop = self._loop
-
-        async def deliver(progress: float, total: float | None, message: str | None) -> None:
-            await run_on_loop(loop, lambda: callback(progress, total, message))
-
-        return deliver
+        bridged: ProgressHandler = on_loop(self._loop)(callback)
+        return bridged
 
 
 @asynccontextmanager
@@ -301,9 +324,13 @@ async def open_client(target: Target, **options: Any) -> AsyncIterator[AsyncClie
 
     ``target`` and ``options`` are those of the Trio
     :func:`~mcp_actors.client.client.open_client` (``name``, ``version``,
-    ``protocol_version``, ``config``, ``initialize_timeout``...). Leaving the block
+    ``protocol_version``, ``config``, ``initialize_timeout``...). The callbacks of
+    ``handlers`` (sampling, elicitation, ``on_log``...) are asyncio code: they run on
+    this loop, and a server's cancellation cancels their task. Leaving the block
     closes the session (a launched server process is shut down) and the thread.
     """
+    if options.get("handlers") is not None:
+        options["handlers"] = options["handlers"].adapted(on_loop(asyncio.get_running_loop()))
     held = Held.in_new_thread(lambda: open_trio_client(target, **options), name="mcp-actors-aio")
     try:
         client = await wait_for(held.opened)

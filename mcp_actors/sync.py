@@ -165,7 +165,7 @@ class SyncClient:
         meta: dict[str, Any] | None = None,
     ) -> PendingCall[t.CallToolResult]:
         """Start a tool call and return at once; see :class:`PendingCall`."""
-        progress = _in_worker_thread(on_progress) if on_progress is not None else None
+        progress = in_worker_thread(on_progress) if on_progress is not None else None
         return self._start(
             lambda: self._client.call_tool(
                 name, arguments, timeout=timeout, on_progress=progress, meta=meta
@@ -254,21 +254,25 @@ class SyncClient:
         )
 
 
-def _in_worker_thread(
-    callback: SyncProgressHandler,
-) -> Callable[[float, float | None, str | None], Awaitable[None]]:
-    """A progress handler for the Trio side that runs ``callback`` in a worker thread."""
+def in_worker_thread(callback: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
+    """A callback made callable from Trio: it runs in a worker thread, and may block."""
 
-    async def deliver(progress: float, total: float | None, message: str | None) -> None:
+    async def bridged(*args: Any) -> Any:
         # abandon_on_cancel: a callback that cancels its own call must not deadlock it
-        await trio.to_thread.run_sync(callback, progress, total, message, abandon_on_cancel=True)
+        return await trio.to_thread.run_sync(lambda: callback(*args), abandon_on_cancel=True)
 
-    return deliver
+    return bridged
 
 
 @contextmanager
 def open_client(target: Target, **options: Any) -> Iterator[SyncClient]:
-    """Connect to ``target``; yields a :class:`SyncClient` (options as the Trio open_client)."""
+    """Connect to ``target``; yields a :class:`SyncClient` (options as the Trio open_client).
+
+    The callbacks of ``handlers`` (sampling, elicitation, ``on_log``...) are plain
+    functions; each runs in a worker thread.
+    """
+    if options.get("handlers") is not None:
+        options["handlers"] = options["handlers"].adapted(in_worker_thread)
     held = Held.in_new_thread(lambda: open_trio_client(target, **options), name="mcp-actors-sync")
     try:
         yield SyncClient(held.opened.result(), held.thread)

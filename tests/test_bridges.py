@@ -19,7 +19,7 @@ import pytest
 import trio
 from mcp import Client as SdkClient
 
-from mcp_actors import StdioTarget, aio, open_client, sync
+from mcp_actors import ClientHandlers, StdioTarget, aio, open_client, sync, types
 from mcp_actors.client.targets import load_server
 
 from conftest import SAMPLE, TESTS
@@ -272,3 +272,51 @@ def test_a_sync_progress_callback_may_cancel_its_own_call(events_file: Path) -> 
             pending.result(timeout=30)
         assert type(raised.value).__name__ == "CancelledError"
         client.ping()
+
+
+def echo_sample(params: types.CreateMessageParams) -> types.CreateMessageResult:
+    question = params.messages[0].content
+    assert isinstance(question, types.TextContent)
+    return types.CreateMessageResult(
+        role="assistant", content=types.TextContent(text=question.text), model="echo"
+    )
+
+
+def test_asyncio_handlers_run_on_the_loop() -> None:
+    async def program() -> tuple[str, bool, list[str]]:
+        loop = asyncio.get_running_loop()
+        on_loop: list[bool] = []
+        logs: list[str] = []
+
+        async def sampling(params: types.CreateMessageParams) -> types.CreateMessageResult:
+            on_loop.append(asyncio.get_running_loop() is loop)
+            await asyncio.sleep(0)
+            return echo_sample(params)
+
+        handlers = ClientHandlers(sampling=sampling, on_log=lambda p: logs.append(p.level))
+        async with aio.open_client(load_server(FEATURES), handlers=handlers) as client:
+            result = await client.call_tool("ask_model", {"question": "Why?"})
+            await client.call_tool("python_logging_in_thread", {"message": "hello"})
+            async with asyncio.timeout(10):  # the log notification comes on its own
+                while not logs:
+                    await asyncio.sleep(0.01)
+        return result.content[0].text, all(on_loop), logs  # type: ignore[union-attr]
+
+    text, ran_on_loop, logs = asyncio.run(program())
+    assert text == "echo: Why?"
+    assert ran_on_loop
+    assert logs == ["warning"]
+
+
+def test_sync_handlers_run_in_worker_threads() -> None:
+    threads: list[str] = []
+
+    def sampling(params: types.CreateMessageParams) -> types.CreateMessageResult:
+        threads.append(threading.current_thread().name)
+        return echo_sample(params)
+
+    handlers = ClientHandlers(sampling=sampling)
+    with sync.open_client(load_server(FEATURES), handlers=handlers) as client:
+        result = client.call_tool("ask_model", {"question": "Why?"})
+    assert result.content[0].text == "echo: Why?"  # type: ignore[union-attr]
+    assert threads and threads[0] != threading.main_thread().name

@@ -57,6 +57,8 @@ ListChangedHandler = Callable[[str], Awaitable[None] | None]
 ElicitationCompleteHandler = Callable[[str], Awaitable[None] | None]
 
 ElicitationMode = Literal["form", "url"]
+#: The callback fields of :class:`ClientHandlers`.
+CALLBACKS = ("sampling", "elicitation", "on_log", "on_list_changed", "on_elicitation_complete")
 
 
 @attrs.define(eq=False)
@@ -74,6 +76,19 @@ class ClientHandlers:
     on_log: LogHandler | None = None
     on_list_changed: ListChangedHandler | None = None
     on_elicitation_complete: ElicitationCompleteHandler | None = None
+
+    def adapted(self, adapt: Callable[[Callable[..., Any]], Callable[..., Any]]) -> ClientHandlers:
+        """A copy whose every callback is ``adapt(callback)``.
+
+        How the asyncio and sync fronts run your callbacks on their side of the thread
+        boundary (the event loop, a worker thread) while the session runs in Trio.
+        """
+        changes: dict[str, Any] = {
+            name: adapt(callback)
+            for name in CALLBACKS
+            if (callback := getattr(self, name)) is not None
+        }
+        return attrs.evolve(self, **changes)
 
     def capabilities(self) -> t.ClientCapabilities:
         """The capabilities these handlers imply."""
