@@ -65,7 +65,7 @@ def test_runtime_sees_transports_only_through_their_interface() -> None:
 
 
 def test_importing_the_package_loads_no_heavy_transport() -> None:
-    heavy = ("hypercorn", "httpx", "trio_websocket", "mcp")
+    heavy = ("hypercorn", "httpx", "trio_websocket", "mcp", "pytest", "jsonschema", "asyncio")
     probe = f"import sys, mcp_actors; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     output = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
@@ -83,3 +83,9 @@ def test_network_transports_are_exported_lazily() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     )
     assert output.stdout.split() == ["False", "True", "mcp_actors.server.serve_http"]
+
+
+def test_the_trio_thread_and_held_blocks_know_nothing_of_mcp() -> None:
+    """The thread machinery under the asyncio and sync fronts is generic."""
+    assert our_imports(PACKAGE / "trio_thread.py") == set()
+    assert our_imports(PACKAGE / "held.py") == {"mcp_actors.trio_thread"}
