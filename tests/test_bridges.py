@@ -320,3 +320,40 @@ def test_sync_handlers_run_in_worker_threads() -> None:
         result = client.call_tool("ask_model", {"question": "Why?"})
     assert result.content[0].text == "echo: Why?"  # type: ignore[union-attr]
     assert threads and threads[0] != threading.main_thread().name
+
+
+async def survey(client: Any) -> list[Any]:
+    """The same calls through a Trio Client or an AsyncClient (their methods mirror)."""
+    reference = types.PromptReference(name="review")
+    return [
+        len(await client.list_resources()),
+        len(await client.list_resource_templates()),
+        (await client.read_resource("counter://value")).contents[0].uri,
+        [prompt.name for prompt in await client.list_prompts()],
+        len((await client.get_prompt("greet", {"name": "Ada"})).messages),
+        (await client.complete(reference, "language", "r")).values,
+    ]
+
+
+def test_every_list_read_prompt_and_completion_method_mirrors_trio() -> None:
+    async def with_trio() -> list[Any]:
+        async with open_client(load_server(FEATURES)) as client:
+            return await survey(client)
+
+    async def with_asyncio() -> list[Any]:
+        async with aio.open_client(load_server(FEATURES)) as client:
+            return await survey(client)
+
+    with sync.open_client(load_server(FEATURES)) as client:
+        reference = types.PromptReference(name="review")
+        from_sync = [
+            len(client.list_resources()),
+            len(client.list_resource_templates()),
+            client.read_resource("counter://value").contents[0].uri,
+            [prompt.name for prompt in client.list_prompts()],
+            len(client.get_prompt("greet", {"name": "Ada"}).messages),
+            client.complete(reference, "language", "r").values,
+        ]
+    from_trio = trio.run(with_trio)
+    assert from_trio[2] == "counter://value" and from_trio[5] == ["rust"]
+    assert asyncio.run(with_asyncio()) == from_trio == from_sync
