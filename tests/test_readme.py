@@ -135,3 +135,17 @@ def test_the_plugin_guides_plugin_installs_serves_and_passes_its_test(tmp_path: 
         sys.path.remove(str(tmp_path))
         sys.modules.pop("notes_plugin", None)
     assert server.name == "notes" and "add_note" in server.tools
+
+
+def test_the_shell_commands_run_against_my_server(project: Path) -> None:
+    """The "From the shell" block, next to my_server.py (``dev`` needs Node: tested apart)."""
+    block = README.split("## From the shell", 1)[1]
+    match = re.search(r"^```bash\n(.*?)^```$", block, flags=re.MULTILINE | re.DOTALL)
+    assert match is not None
+    commands = [line.split("  #", 1)[0].strip() for line in match.group(1).splitlines()]
+    run_here = [command for command in commands if command and " dev " not in command]
+    assert len(run_here) == 3
+    for command in run_here:
+        result = run(["sh", "-c", command], project)
+        assert result.returncode == 0, (command, result.stderr)
+        assert result.stdout.startswith("{"), command  # JSON on stdout
