@@ -59,7 +59,7 @@ T = TypeVar("T")
 Timeout = float | UnsetType | None
 
 
-async def wait_for(future: concurrent.futures.Future[T]) -> T:
+async def await_future(future: concurrent.futures.Future[T]) -> T:
     """Await a ``concurrent.futures.Future`` settled by another thread."""
     return await asyncio.wrap_future(future)
 
@@ -102,8 +102,8 @@ async def call_on_loop(loop: asyncio.AbstractEventLoop, function: Callable[[], A
             token.run_sync_soon(finished.set)
 
     def settle_task(task: asyncio.Future[Any]) -> None:
-        if task.cancelled():
-            settle(None, asyncio.CancelledError())
+        if task.cancelled():  # by the asyncio side; Trio must not see asyncio's BaseException
+            settle(None, RuntimeError("the asyncio callback was cancelled"))
         elif (error := task.exception()) is not None:
             settle(None, error)
         else:
@@ -266,11 +266,11 @@ class AsyncClient:
 
         held = Held(forwarding, self._thread, owns_thread=False)
         held.closed.add_done_callback(lambda _: updates.end_threadsafe())
-        await wait_for(held.opened)
+        await await_future(held.opened)
         try:
             yield updates
         finally:
-            await wait_for(held.release())
+            await await_future(held.release())
 
     async def list_prompts(self, *, timeout: Timeout = UNSET) -> list[t.Prompt]:
         return await self._run(lambda: self._client.list_prompts(timeout=timeout))
@@ -333,10 +333,10 @@ async def open_client(target: Target, **options: Any) -> AsyncIterator[AsyncClie
         options["handlers"] = options["handlers"].adapted(on_loop(asyncio.get_running_loop()))
     held = Held.in_new_thread(lambda: open_trio_client(target, **options), name="mcp-actors-aio")
     try:
-        client = await wait_for(held.opened)
+        client = await await_future(held.opened)
         yield AsyncClient(client, held.thread, asyncio.get_running_loop())
     finally:
-        await wait_for(held.release())
+        await await_future(held.release())
 
 
 @asynccontextmanager
@@ -356,6 +356,6 @@ async def serve(
         lambda: open_hosted(server, transport, **options), name="mcp-actors-aio-serve"
     )
     try:
-        yield await wait_for(held.opened)
+        yield await await_future(held.opened)
     finally:
-        await wait_for(held.release())
+        await await_future(held.release())
