@@ -1,6 +1,9 @@
 """mcp_actors: an MCP runtime on Trio where every session and request is a supervised actor.
 
 The curated public API; everything here is re-exported from the module that owns it.
+From asyncio or blocking code, use :mod:`mcp_actors.aio` or :mod:`mcp_actors.sync`
+(the same client, Trio running in a thread of its own); the pytest plugin is
+:mod:`mcp_actors.testing`.
 The network transports are exported lazily (``from mcp_actors import serve_http``
 imports hypercorn then, not ``import mcp_actors``).
 """

@@ -40,7 +40,7 @@ from ._version import __version__
 from .bench.command import add_parser as add_bench_parser
 from .cli_config import add_parser as add_config_parser
 from .cli_dev import add_parser as add_dev_parser
-from .cli_errors import EXIT_FAILURE, EXIT_TOOL_ERROR, explain
+from .cli_errors import EXIT_CODES, EXIT_FAILURE, EXIT_TOOL_ERROR, explain
 from .client.client import Client, open_client
 from .client.targets import parse_target
 from .plugins import load_server_or_plugin
@@ -80,6 +80,7 @@ def _configure_logging(level: str) -> None:
 
 def _add_common_options(parser: argparse.ArgumentParser, commands: Any) -> None:
     """``--log-level`` before or after the command (``mcp-actors run --log-level info X``)."""
+    parser.epilog = EXIT_CODES
     choices = ["debug", "info", "warning", "error", "critical"]
     parser.add_argument("--log-level", choices=choices, default="warning", help="default warning")
     for command in commands.choices.values():

@@ -35,6 +35,11 @@ EXIT_FAILURE = 2
 EXIT_MISSING_EXTRA = 3
 EXIT_CANNOT_LISTEN = 4
 EXIT_INTERRUPTED = 130
+#: The table above in one line, for ``mcp-actors --help``.
+EXIT_CODES = (
+    "exit codes: 0 success, 1 the tool returned an error, 2 the target or its server failed,"
+    " 3 a dependency is missing, 4 cannot listen on the address, 130 interrupted"
+)
 
 #: Optional dependencies, by top-level module name: the extra that installs them.
 EXTRAS = {"hypercorn": "http", "httpx": "http", "trio_websocket": "ws"}
