@@ -9,6 +9,7 @@ from the events file its handler writes — across a real process boundary.
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
 import threading
 import time
@@ -357,3 +358,42 @@ def test_every_list_read_prompt_and_completion_method_mirrors_trio() -> None:
     from_trio = trio.run(with_trio)
     assert from_trio[2] == "counter://value" and from_trio[5] == ["rust"]
     assert asyncio.run(with_asyncio()) == from_trio == from_sync
+
+
+CTRL_C_PROGRAM = """
+import os, signal, sys, threading, time
+from mcp_actors import StdioTarget, sync
+
+def server_saw_the_cancel():
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with open(os.environ["MCP_TEST_EVENTS"]) as events:
+            if "cancelled ctrl-c" in events.read().splitlines():
+                return True
+        time.sleep(0.01)
+    return False
+
+target = StdioTarget(sys.executable, ("-m", "mcp_actors.cli", "run", "servers.sample"))
+with sync.open_client(target) as client:
+    threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
+    try:
+        client.call_tool("wait_forever", {"tag": "ctrl-c"}, timeout=None)
+    except KeyboardInterrupt:
+        print("interrupted")
+    client.ping()
+    print("still connected", server_saw_the_cancel())
+"""
+
+
+def test_ctrl_c_in_a_sync_program_cancels_the_call(events_file: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", CTRL_C_PROGRAM],
+        cwd=str(TESTS),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    # the server's handler saw the cancel while the session went on (not at its close)
+    assert result.stdout.split() == ["interrupted", "still", "connected", "True"]
