@@ -2,7 +2,7 @@
 
 ``connect(transport, server_spec)`` is the one way interaction tests open a
 client: it wraps the client's message stream (and, in-process, the server's) in
-a :class:`~wire.WireRecorder`, and when the block ends it validates every message
+a :class:`~mcp_actors.testing.wire.WireRecorder`, and when the block ends it validates every message
 our code wrote against the official schema of the negotiated revision.
 
 Transports are registered in :data:`CONNECTORS`; a test parametrized with the
@@ -24,7 +24,7 @@ import trio
 
 from mcp_actors import Client, open_client
 from mcp_actors.client.targets import load_server
-from mcp_actors.testing.wire import WireRecorder, assert_all_valid
+from mcp_actors.testing.wire import Recorded, WireRecorder, assert_all_valid
 from mcp_actors.transports.abc import MessageStream
 from mcp_actors.transports.memory import memory_pair
 from mcp_actors.transports.stdio import open_stdio_process
@@ -34,13 +34,13 @@ pytest_plugins = ["pytester"]
 TESTS = Path(__file__).parent
 SAMPLE = "servers.sample:server"
 
-Connector = Callable[..., AbstractAsyncContextManager[tuple[Client, list[WireRecorder]]]]
+Connector = Callable[..., AbstractAsyncContextManager[tuple[Client, list[Recorded]]]]
 
 
 @asynccontextmanager
 async def _memory(
     server_spec: str, env: dict[str, str] | None, **client_options: Any
-) -> AsyncIterator[tuple[Client, list[WireRecorder]]]:
+) -> AsyncIterator[tuple[Client, list[Recorded]]]:
     server = load_server(server_spec)
     client_end, server_end = memory_pair()
     server_wire, client_wire = WireRecorder(server_end), WireRecorder(client_end)
@@ -54,29 +54,12 @@ async def _memory(
 @asynccontextmanager
 async def _stdio(
     server_spec: str, env: dict[str, str] | None, **client_options: Any
-) -> AsyncIterator[tuple[Client, list[WireRecorder]]]:
+) -> AsyncIterator[tuple[Client, list[Recorded]]]:
     command = (sys.executable, "-m", "mcp_actors.cli", "run", server_spec)
     async with open_stdio_process(command[0], command[1:], env=env, cwd=str(TESTS)) as stream:
         client_wire = WireRecorder(stream)
         async with open_client(client_wire, **client_options) as client:
-            yield client, [client_wire, _Received(client_wire)]
-
-
-class _Received(WireRecorder):
-    """What the server process sent, seen from the client side (so it is validated too)."""
-
-    def __init__(self, client_side: WireRecorder) -> None:
-        self._client_side = client_side
-
-    @property  # type: ignore[override]
-    def sent(self) -> list[Any]:
-        from mcp_actors.transports.abc import Outgoing
-
-        return [Outgoing(payload) for payload in self._client_side.received]
-
-    @property  # type: ignore[override]
-    def received(self) -> list[bytes]:
-        return self._client_side.sent_payloads
+            yield client, [client_wire, client_wire.peer()]
 
 
 def _network(kind: str) -> Connector:
@@ -86,7 +69,7 @@ def _network(kind: str) -> Connector:
     @asynccontextmanager
     async def connector(
         server_spec: str, env: dict[str, str] | None, **client_options: Any
-    ) -> AsyncIterator[tuple[Client, list[WireRecorder]]]:
+    ) -> AsyncIterator[tuple[Client, list[Recorded]]]:
         from mcp_actors.server.serve_http import serve_http
         from mcp_actors.server.serve_websocket import serve_websocket
         from mcp_actors.transports.http_sse_client import open_sse_client
@@ -113,7 +96,7 @@ def _network(kind: str) -> Connector:
             async with opener as stream:
                 client_wire = WireRecorder(stream)
                 async with open_client(client_wire, **client_options) as client:
-                    yield client, [client_wire, _Received(client_wire)]
+                    yield client, [client_wire, client_wire.peer()]
             nursery.cancel_scope.cancel()
 
     return connector

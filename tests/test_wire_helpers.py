@@ -315,3 +315,17 @@ def test_input_required_results_in_2026() -> None:
     rejected(rev, empty, needle="at least one of", in_reply_to="tools/call")
     # tools/list may not answer input_required: judged as a ListToolsResult.
     rejected(rev, ok, needle="ListToolsResult", in_reply_to="tools/list")
+
+
+async def test_the_peer_view_validates_what_the_other_side_sent() -> None:
+    """A server we cannot wrap (a process) is checked through the client's recorder."""
+    rev = "2025-11-25"
+    bad_result = {"jsonrpc": "2.0", "id": 7, "result": {"content": "not a list"}}
+    client = WireRecorder(LoopbackStream([enc(bad_result)]))
+    await client.send(Outgoing(enc(call_request(rev))))
+    await client.receive()
+    peer = client.peer()
+    assert [out.payload for out in peer.sent] == [enc(bad_result)]
+    with pytest.raises(AssertionError, match="does not match CallToolResult"):
+        assert_all_valid(peer, rev)
+    assert_all_valid(client, rev)  # the client's own request is fine

@@ -57,7 +57,7 @@ from ..transports.memory import memory_pair
 from ..transports.stdio import open_stdio_process
 
 if TYPE_CHECKING:
-    from .wire import WireRecorder
+    from .wire import Recorded, WireRecorder
 
 __all__ = ["CheckedConnection", "open_checked_client"]
 
@@ -74,10 +74,9 @@ class CheckedConnection:
     #: What the server sent, when it runs in-process (else it is read from ``wire``).
     server_wire: WireRecorder | None = None
 
-    def recorders(self) -> list[WireRecorder]:
+    def recorders(self) -> list[Recorded]:
         """Both sides' messages, each as the recorder of what that side sent."""
-        server_side = self.server_wire or self.wire.as_sent_by_peer()
-        return [self.wire, server_side]
+        return [self.wire, self.server_wire or self.wire.peer()]
 
 
 @asynccontextmanager

@@ -25,7 +25,7 @@ import functools
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import jsonschema
 import jsonschema.exceptions
@@ -36,6 +36,8 @@ from mcp_actors.transports.abc import MessageStream, Outgoing
 __all__ = [
     "REVISIONS",
     "SCHEMA_DIR",
+    "PeerView",
+    "Recorded",
     "WireRecorder",
     "assert_all_valid",
     "definition_for_method",
@@ -398,13 +400,36 @@ class WireRecorder(MessageStream):
     async def aclose(self) -> None:
         await self.inner.aclose()
 
-    def as_sent_by_peer(self) -> WireRecorder:
-        """What the peer sent (what this side received) as a recorder of its own, to validate
-        the messages of a peer we cannot wrap (a server process, a remote server)."""
-        peer = WireRecorder(self.inner)
-        peer.sent = [Outgoing(payload) for payload in self.received]
-        peer.received = self.sent_payloads
-        return peer
+    def peer(self) -> PeerView:
+        """What the peer sent (what this side received), to validate the messages of a
+        peer we cannot wrap (a server process, a remote server)."""
+        return PeerView(self)
+
+
+class Recorded(Protocol):
+    """What :func:`assert_all_valid` reads: the messages one side sent, and received."""
+
+    @property
+    def sent(self) -> Sequence[Outgoing]: ...
+
+    @property
+    def received(self) -> Sequence[bytes]: ...
+
+
+class PeerView:
+    """The other side of a :class:`WireRecorder`, live: its ``sent`` is what the recorder
+    received, and the other way round."""
+
+    def __init__(self, recorder: WireRecorder) -> None:
+        self._recorder = recorder
+
+    @property
+    def sent(self) -> list[Outgoing]:
+        return [Outgoing(payload) for payload in self._recorder.received]
+
+    @property
+    def received(self) -> list[bytes]:
+        return self._recorder.sent_payloads
 
 
 def _flatten(decoded: Any) -> list[Any]:
@@ -416,7 +441,7 @@ def _id_key(value: Any) -> tuple[str, Any]:
 
 
 def assert_all_valid(
-    recorder: WireRecorder,
+    recorder: Recorded,
     revision: str,
     *,
     allow_unknown_methods: bool = True,
