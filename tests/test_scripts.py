@@ -107,8 +107,7 @@ async def test_network_servers_announce_their_url_and_stop_quietly_on_ctrl_c(
                 assert result.structured_content == {"result": 4}
     finally:
         code, rest = await interrupt(process)
-    assert code == 0
-    assert rest == b""  # no traceback
+    assert (code, rest) == (0, b"")  # no traceback
 
 
 def config(*args: str) -> tuple[dict[str, Any], str]:

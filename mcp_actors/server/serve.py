@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+import threading
 from collections.abc import Awaitable, Callable
 
 import trio
@@ -27,12 +29,33 @@ def run_stdio(server: Server) -> None:
 def run_until_interrupted(main: Callable[[], Awaitable[None]]) -> None:
     """``trio.run(main)``; Ctrl-C (SIGINT) ends it quietly.
 
-    Trio delivers ``KeyboardInterrupt`` wherever the program was waiting, often
-    inside a nursery, which wraps it in an exception group: unwrapped here, so a
-    server stopped with Ctrl-C exits without a traceback.
+    In the main thread, SIGINT is received as an event that *cancels* ``main``, so
+    every task — an HTTP request half answered, a session — unwinds the ordinary
+    way, instead of a ``KeyboardInterrupt`` raised at whatever checkpoint a task
+    happened to be (where a library may turn it into another error). A second
+    Ctrl-C during that shutdown, or one in another thread's run, is a
+    ``KeyboardInterrupt``, unwrapped from its exception group and swallowed too.
     """
+
+    async def until_interrupted() -> None:
+        async with trio.open_nursery() as nursery:
+            if threading.current_thread() is threading.main_thread():
+                await nursery.start(_cancel_on_sigint, nursery.cancel_scope)
+            await main()
+            nursery.cancel_scope.cancel()
+
     try:
         with unwrapped():
-            trio.run(main)
+            trio.run(until_interrupted)
     except KeyboardInterrupt:
         pass
+
+
+async def _cancel_on_sigint(
+    scope: trio.CancelScope, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+) -> None:
+    with trio.open_signal_receiver(signal.SIGINT) as signals:
+        task_status.started()
+        async for _ in signals:
+            scope.cancel()
+            return
