@@ -105,7 +105,8 @@ def test_asyncio_timeouts_and_lists_mirror_the_trio_client(events_file: Path) ->
         async with aio.open_client(load_server(SAMPLE)) as client:  # in-process, in the thread
             names = [tool.name for tool in await client.list_tools()]
             with pytest.raises(TimeoutError):
-                await client.call_tool("wait_forever", {"tag": "timeout"}, timeout=0.2)
+                # 2 s: the handler has started (a cancel that beats it leaves nothing to see)
+                await client.call_tool("wait_forever", {"tag": "timeout"}, timeout=2.0)
             await asyncio.to_thread(wait_for_line, events_file, "cancelled timeout")
             return names, await client.call_tool("add", {"a": 2, "b": 3})
 
@@ -119,7 +120,7 @@ def test_asyncio_task_cancelled_by_wait_for_cancels_the_call(events_file: Path) 
         async with aio.open_client(sample_process()) as client:
             with pytest.raises(TimeoutError):
                 call = client.call_tool("wait_forever", {"tag": "wf"}, timeout=None)
-                await asyncio.wait_for(call, 1.0)
+                await asyncio.wait_for(call, 2.0)  # time for the handler to start
             await asyncio.to_thread(wait_for_line, events_file, "cancelled wf")
 
     asyncio.run(program())
@@ -145,7 +146,8 @@ def test_a_sync_program_calls_with_progress_and_cancels_a_slow_call(events_file:
         wait_for_line(events_file, "cancelled sync")
 
         with pytest.raises(TimeoutError):
-            client.call_tool("wait_forever", {"tag": "sync-timeout"}, timeout=0.2)
+            # 2 s: the handler has started (a cancel that beats it leaves nothing to see)
+            client.call_tool("wait_forever", {"tag": "sync-timeout"}, timeout=2.0)
         wait_for_line(events_file, "cancelled sync-timeout")
         client.ping()
     check_progress(reports)
