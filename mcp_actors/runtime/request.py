@@ -23,7 +23,7 @@ import trio
 from msgspec import UNSET, UnsetType
 
 from ..protocol import types as t
-from ..protocol.jsonrpc import RequestId
+from ..protocol.jsonrpc import RequestId, decode_payload
 from ..protocol.methods import MethodSpec
 
 if TYPE_CHECKING:
@@ -87,13 +87,17 @@ class InboundRequest:
     _params: Any = attrs.field(init=False, default=_NOT_DECODED)
 
     def decode_params(self) -> Any:
-        """Decode ``params`` into the method's type, once (raises msgspec.ValidationError)."""
+        """Decode ``params`` into the method's type, once.
+
+        Raises :class:`~mcp_actors.protocol.jsonrpc.InvalidPayload` (an McpError: -32602,
+        or -32700 for bytes that are not JSON text) and nothing else.
+        """
         params = self._params
         if params is _NOT_DECODED:
             assert self.spec is not None
             raw = self.raw_params
-            params = self._params = self.spec.params_decoder.decode(
-                raw if raw is not UNSET else b"{}"
+            params = self._params = decode_payload(
+                self.spec.params_decoder, raw if raw is not UNSET else b"{}"
             )
         return params
 

@@ -20,7 +20,8 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from ..protocol import types as t
-from ..protocol.errors import McpError
+from ..protocol.errors import INVALID_PARAMS, McpError
+from ..protocol.jsonrpc import InvalidPayload, decode_payload
 from ..runtime.groups import describe
 from .calling import call as call_function
 from .calling import is_async
@@ -59,9 +60,12 @@ class RegisteredTool:
         """Validate ``arguments``, run the tool, and convert its outcome into a result."""
         signature = self.signature
         try:
-            decoded = signature.decoder.decode(arguments if arguments is not UNSET else b"{}")
-        except msgspec.ValidationError as invalid:
-            return error_result(f"Invalid arguments for tool {self.name!r}: {invalid}")
+            raw = arguments if arguments is not UNSET else b"{}"
+            decoded = decode_payload(signature.decoder, raw)
+        except InvalidPayload as invalid:
+            if invalid.code != INVALID_PARAMS:
+                raise  # not JSON text at all: the request's error, not the tool's
+            return error_result(f"Invalid arguments for tool {self.name!r}: {invalid.detail}")
         kwargs = msgspec.structs.asdict(decoded)  # the Struct's fields are the arguments
         if signature.context_parameter is not None:
             kwargs[signature.context_parameter] = context
@@ -75,7 +79,13 @@ class RegisteredTool:
         except Exception as error:
             log.info("tool %s raised %r", self.name, error)
             return error_result(f"Tool {self.name!r} failed: {describe(error)}")
-        return self.to_result(value)
+        try:
+            return self.to_result(value)
+        except (TypeError, ValueError, RecursionError) as error:
+            # e.g. an int past Python's 4,300-digit str() limit (a sum of two big arguments)
+            log.info("tool %s returned a value that cannot be sent: %r", self.name, error)
+            detail = describe(error)
+            return error_result(f"Tool {self.name!r} returned a value JSON cannot carry: {detail}")
 
     def to_result(self, value: Any) -> t.CallToolResult:
         """Convert a tool's return value into a ``CallToolResult``."""
@@ -115,7 +125,7 @@ def serves_inline(tools: Mapping[str, RegisteredTool], request: InboundRequest) 
         return False
     try:
         name = request.decode_params().name
-    except msgspec.ValidationError:
+    except McpError:
         return False  # the request actor answers the error
     tool = tools.get(name)
     return tool is not None and tool.never_waits

@@ -81,6 +81,7 @@ def _cancellation(request_id: RequestId) -> bytes:
     params = t.CancelledParams(request_id=request_id, reason="the client closed the connection")
     return _encode(NotificationMessage(JSONRPC_VERSION, "notifications/cancelled", params))
 
+
 #: The most bytes one write hands the HTTP server. Larger data is written a slice at a
 #: time, so that a connection whose client does not read holds one slice in the HTTP
 #: server's buffers, not a copy of the whole message (the store keeps the one copy).
