@@ -1,10 +1,12 @@
 """Registered tools: calling one, and turning what it returns (or raises) into a result.
 
-A failure inside a tool is the tool's result, not the protocol's: bad arguments
-and exceptions become ``CallToolResult(isError=True)`` with a message naming the
-problem, so the model on the other side can read it and try again. Only an
-unknown tool name, or an :class:`McpError` the tool raises on purpose, is a
-JSON-RPC error.
+A failure inside a tool is the tool's result, not the protocol's: bad arguments,
+exceptions and a return value JSON cannot carry (an integer past Python's
+4,300-digit conversion limit, say the sum of two such arguments) become
+``CallToolResult(isError=True)`` with a message naming the problem, so the model
+on the other side can read it and try again. Only an unknown tool name, arguments
+that are not JSON text at all (invalid UTF-8: -32700), or an :class:`McpError`
+the tool raises on purpose, is a JSON-RPC error.
 """
 
 from __future__ import annotations
