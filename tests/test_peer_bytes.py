@@ -29,8 +29,11 @@ from test_http_transport import (
 )
 from test_stdio_bad_input import RawPeer, error_of
 
+from mcp_actors import McpError, open_client
 from mcp_actors.protocol import errors
 from mcp_actors.runtime.internal_errors import InternalErrorLog
+from mcp_actors.transports.abc import Outgoing, TransportClosed
+from mcp_actors.transports.memory import memory_pair
 from mcp_actors.transports.websocket import open_websocket
 
 from conftest import SAMPLE, TESTS
@@ -329,3 +332,43 @@ def test_the_internal_error_log_counts_what_it_held_back(caplog: pytest.LogCaptu
         budget.report(logger, "failed")
     assert "3 more internal errors were not logged" in caplog.records[3].getMessage()
     assert caplog.records[4].exc_info is not None
+
+
+# -- 1. (client side) a server's bytes cannot crash our client either ----------------------------
+
+
+async def test_our_client_survives_a_result_that_is_not_utf8() -> None:
+    client_end, server_end = memory_pair()
+
+    async def answer(payload: bytes) -> None:
+        await server_end.send_all([Outgoing(payload)])
+
+    async def fake_server() -> None:
+        initialize = json.loads(await server_end.receive())
+        result = {
+            "protocolVersion": REVISION,
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "fake", "version": "0"},
+        }
+        reply = {"jsonrpc": "2.0", "id": initialize["id"], "result": result}
+        await answer(json.dumps(reply).encode())
+        while True:
+            try:
+                message = json.loads(await server_end.receive())
+            except TransportClosed:  # the client is done
+                return
+            if message.get("method") == "tools/call":
+                bad = b'{"content":[{"type":"text","text":"caf\xe9"}]}'
+                await answer(b'{"jsonrpc":"2.0","id":%d,"result":%s}' % (message["id"], bad))
+            elif message.get("method") == "ping":
+                await answer(b'{"jsonrpc":"2.0","id":%d,"result":{}}' % message["id"])
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(fake_server)
+        async with open_client(client_end) as client:
+            with pytest.raises(McpError) as invalid:
+                await client.call_tool("anything", {})
+            assert invalid.value.code == errors.PARSE_ERROR
+            assert "Invalid result of tools/call" in invalid.value.message
+            await client.ping()
+        nursery.cancel_scope.cancel()

@@ -51,6 +51,7 @@ from ..protocol.jsonrpc import (
     BatchItem,
     Envelope,
     InvalidMessage,
+    InvalidPayload,
     NotificationMessage,
     RequestId,
     RequestMessage,
@@ -563,7 +564,8 @@ class Session:
         configured so. On timeout the peer is sent ``notifications/cancelled`` and
         :class:`RequestTimeout` is raised; if the calling task is cancelled, the peer
         is sent ``notifications/cancelled`` too. A late response is dropped. Once the
-        peer has gone, :class:`ConnectionClosed` is raised at once.
+        peer has gone, :class:`ConnectionClosed` is raised at once. A result that does
+        not decode into its type raises :class:`McpError` ("Invalid result of ...").
         """
         spec = self.state.check_outbound(method)
         if not self._reading:  # the peer is gone: no response can ever arrive
@@ -616,8 +618,13 @@ class Session:
         raw = response.result
         assert raw is not UNSET
         if spec is not None and decoder_type is spec.result and spec.result_decoder is not None:
-            return decode_payload(spec.result_decoder, raw)
-        return decode_payload(_result_decoder(decoder_type), raw)
+            decoder = spec.result_decoder
+        else:
+            decoder = _result_decoder(decoder_type)
+        try:
+            return decode_payload(decoder, raw)
+        except InvalidPayload as invalid:
+            raise McpError(invalid.code, f"Invalid result of {method}: {invalid.detail}") from None
 
     async def notify(
         self, method: str, params: Any = None, *, related_request: RequestId | None = None
