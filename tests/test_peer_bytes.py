@@ -196,6 +196,25 @@ async def test_deep_nesting_over_http_is_400_and_the_session_lives() -> None:
         await assert_http_alive(http, server.url, session)
 
 
+async def test_nesting_near_the_limit_over_http_is_answered_and_the_session_lives() -> None:
+    """The endpoint decodes a POST in hypercorn's task, the session's reader again in its own."""
+    async with serving() as server, raw_client() as http:
+        session = await open_session(http, server.url, REVISION)
+        for depth in range(NEAR_LIMIT - 60, NEAR_LIMIT + 20, 10):
+            body = b'{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{"_meta":{"x":%s}}}'
+            with trio.fail_after(10):
+                response = await http.post(
+                    server.url, content=body % nested(depth), headers=session
+                )
+            assert response.status_code in (200, 400)
+            (reply,) = (
+                messages(response.content) if response.status_code == 200 else [response.json()]
+            )
+            validate_message(REVISION, reply)
+            assert reply.get("id") in (6, None)
+        await assert_http_alive(http, server.url, session)
+
+
 async def test_deep_nesting_and_lone_surrogates_over_websocket_keep_the_connection() -> None:
     async with websocket_server() as url, open_websocket(url, subprotocols=["mcp"]) as ws:
         await ws.send_message(json.dumps(initialize_message(REVISION)))
