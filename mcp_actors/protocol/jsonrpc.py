@@ -125,10 +125,10 @@ _any_decoder: Final = msgspec.json.Decoder()
 _encoder: Final = msgspec.json.Encoder()
 _encode_message: Final = _encoder.encode
 
-#: What a decoder may raise besides DecodeError for bytes it cannot take:
-#: UnicodeDecodeError (invalid UTF-8 in a string; a ValueError), ValueError (an
-#: integer past Python's digit limit) and RecursionError (nesting past the stack).
-_UNDECODABLE: Final = (msgspec.DecodeError, ValueError, RecursionError)
+#: Everything a msgspec decoder raises for bytes it cannot take: DecodeError (and its
+#: ValidationError), UnicodeDecodeError (invalid UTF-8 in a string; a ValueError),
+#: ValueError (an integer past Python's digit limit), RecursionError (deep nesting).
+UNDECODABLE: Final = (msgspec.DecodeError, ValueError, RecursionError)
 _TOO_DEEP: Final = "arrays and objects are nested too deeply"
 #: A ``\\uXXXX`` escape of a UTF-16 surrogate that is not half of a pair: a high one
 #: (d800-dbff) not followed by a low one (dc00-dfff), or a low one not after a high one.
@@ -149,7 +149,7 @@ def decode(data: bytes) -> Envelope | list[BatchItem]:
         if first == b"[" or (first.isspace() and data.lstrip()[:1] == b"["):
             return _check_batch(_batch_decoder.decode(data))
         return _checked(_envelope_decoder.decode(data))
-    except _UNDECODABLE:
+    except UNDECODABLE:
         return _diagnose(data)
 
 
@@ -157,27 +157,34 @@ def decode_payload(decoder: msgspec.json.Decoder[T], data: bytes | msgspec.Raw) 
     """Decode one part of a received message (``params``, tool arguments, a ``result``).
 
     Total, like :func:`decode`: raises :class:`InvalidPayload` (-32602 for the wrong
-    shape, -32700 for bytes that are not JSON text) and nothing else.
+    shape, -32700 for bytes that are not JSON text) and nothing else. A hot path can
+    inline it as ``try: decoder.decode(data) except UNDECODABLE as e: raise
+    invalid_payload(e)``, which costs nothing until something fails.
     """
     try:
         return decoder.decode(data)
-    except msgspec.ValidationError as error:
-        raise InvalidPayload(INVALID_PARAMS, str(error)) from None
-    except msgspec.DecodeError as error:
-        raise InvalidPayload(PARSE_ERROR, str(error)) from None
-    except UnicodeDecodeError as error:
-        raise InvalidPayload(PARSE_ERROR, f"a string is not valid UTF-8 ({error.reason})") from None
-    except ValueError as error:  # an integer with more digits than Python converts
-        raise InvalidPayload(INVALID_PARAMS, str(error)) from None
-    except RecursionError:
-        raise InvalidPayload(PARSE_ERROR, _TOO_DEEP) from None
+    except UNDECODABLE as error:
+        raise invalid_payload(error) from None
+
+
+def invalid_payload(error: Exception) -> InvalidPayload:
+    """The :class:`InvalidPayload` for what a decoder raised (one of :data:`UNDECODABLE`)."""
+    if isinstance(error, msgspec.ValidationError):
+        return InvalidPayload(INVALID_PARAMS, str(error))
+    if isinstance(error, UnicodeDecodeError):
+        return InvalidPayload(PARSE_ERROR, f"a string is not valid UTF-8 ({error.reason})")
+    if isinstance(error, RecursionError):
+        return InvalidPayload(PARSE_ERROR, _TOO_DEEP)
+    if isinstance(error, ValueError):  # an integer with more digits than Python converts
+        return InvalidPayload(INVALID_PARAMS, str(error))
+    return InvalidPayload(PARSE_ERROR, str(error))  # a DecodeError: malformed JSON
 
 
 def peek(decoder: msgspec.json.Decoder[T], data: bytes | msgspec.Raw) -> T | None:
     """:func:`decode_payload` for a look that must not fail: None for anything undecodable."""
     try:
         return decoder.decode(data)
-    except _UNDECODABLE:
+    except UNDECODABLE:
         return None
 
 
@@ -238,7 +245,7 @@ def _diagnose(data: bytes) -> Envelope | list[BatchItem]:
         value = _any_decoder.decode(data)
     except RecursionError:
         raise InvalidMessage(PARSE_ERROR, f"Parse error: {_TOO_DEEP}") from None
-    except _UNDECODABLE as error:
+    except UNDECODABLE as error:
         raise _unparsable(data, error) from None
     if isinstance(value, list):
         if not value:
@@ -262,7 +269,7 @@ def _diagnose_one(value: object) -> BatchItem:
         return _checked(_envelope_decoder.decode(_encoder.encode(value)))
     except InvalidMessage as error:
         return error
-    except _UNDECODABLE as error:
+    except UNDECODABLE as error:
         return InvalidMessage(INVALID_REQUEST, f"Invalid request: {error}", request_id)
 
 

@@ -23,7 +23,7 @@ import trio
 from msgspec import UNSET, UnsetType
 
 from ..protocol import types as t
-from ..protocol.jsonrpc import RequestId, decode_payload
+from ..protocol.jsonrpc import UNDECODABLE, RequestId, invalid_payload
 from ..protocol.methods import MethodSpec
 
 if TYPE_CHECKING:
@@ -96,9 +96,11 @@ class InboundRequest:
         if params is _NOT_DECODED:
             assert self.spec is not None
             raw = self.raw_params
-            params = self._params = decode_payload(
-                self.spec.params_decoder, raw if raw is not UNSET else b"{}"
-            )
+            try:
+                params = self.spec.params_decoder.decode(raw if raw is not UNSET else b"{}")
+            except UNDECODABLE as error:  # inlined decode_payload: this is the hot path
+                raise invalid_payload(error) from None
+            self._params = params
         return params
 
     def cancel(self, reason: str | None) -> None:

@@ -23,7 +23,7 @@ from msgspec import UNSET, UnsetType
 
 from ..protocol import types as t
 from ..protocol.errors import INVALID_PARAMS, McpError
-from ..protocol.jsonrpc import InvalidPayload, decode_payload
+from ..protocol.jsonrpc import UNDECODABLE, invalid_payload
 from ..runtime.groups import describe
 from .calling import call as call_function
 from .calling import is_async
@@ -62,11 +62,11 @@ class RegisteredTool:
         """Validate ``arguments``, run the tool, and convert its outcome into a result."""
         signature = self.signature
         try:
-            raw = arguments if arguments is not UNSET else b"{}"
-            decoded = decode_payload(signature.decoder, raw)
-        except InvalidPayload as invalid:
+            decoded = signature.decoder.decode(arguments if arguments is not UNSET else b"{}")
+        except UNDECODABLE as error:
+            invalid = invalid_payload(error)
             if invalid.code != INVALID_PARAMS:
-                raise  # not JSON text at all: the request's error, not the tool's
+                raise invalid from None  # not JSON text at all: the request's error, not the tool's
             return error_result(f"Invalid arguments for tool {self.name!r}: {invalid.detail}")
         kwargs = msgspec.structs.asdict(decoded)  # the Struct's fields are the arguments
         if signature.context_parameter is not None:
