@@ -21,7 +21,9 @@ import httpx
 import msgspec
 import trio
 
-from ..protocol.jsonrpc import RequestId, peek
+from ..protocol.errors import McpError
+from ..protocol.jsonrpc import RequestId, encode_error, peek
+from ..protocol.versions import LATEST, REVISIONS
 from .abc import TransportClosed
 from .sse import ServerSentEvent, SSEDecoder
 
@@ -30,7 +32,6 @@ log = logging.getLogger("mcp_actors.http.client")
 #: JSON-RPC error code for transport failures we report to our own session.
 CONNECTION_ERROR = -32000
 
-_encode = msgspec.json.Encoder().encode
 
 
 class Inbox:
@@ -129,9 +130,7 @@ def peek_outgoing(data: bytes) -> OutgoingKind:
 
 def error_response(request_id: RequestId, message: str, code: int = CONNECTION_ERROR) -> bytes:
     """A JSON-RPC error we hand our own session when a request cannot get its answer."""
-    return _encode(
-        {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
-    )
+    return encode_error(request_id, McpError(code, message), REVISIONS[LATEST])
 
 
 def error_from_body(body: bytes) -> tuple[int, str] | None:
