@@ -42,7 +42,8 @@ from wire import validate_message
 
 REVISION = "2025-11-25"
 DEEP = 5000  # far past any recursion limit
-#: Just below the interpreter's recursion limit: the envelope decodes, its parts may not.
+#: Around the interpreter's recursion limit (1000): whether a decode of this much nesting
+#: fails depends on how deep the stack it runs on already is.
 NEAR_LIMIT = 980
 
 
@@ -66,13 +67,14 @@ async def stdio_server(
     stderr: Path | None = None,
 ) -> AsyncIterator[RawPeer]:
     command = [sys.executable, "-m", "mcp_actors.cli", "run", spec]
-    err = os.open(stderr or os.devnull, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    err = None if stderr is None else os.open(stderr, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     try:
         process = await trio.lowlevel.open_process(
             command, stdin=-1, stdout=-1, stderr=err, cwd=str(TESTS)
         )
     finally:
-        os.close(err)
+        if err is not None:
+            os.close(err)
     try:
         peer = RawPeer(process, revision)
         if initialize:
