@@ -33,7 +33,6 @@ log = logging.getLogger("mcp_actors.http.client")
 CONNECTION_ERROR = -32000
 
 
-
 class Inbox:
     """The bounded queue of received messages a client session reads."""
 
