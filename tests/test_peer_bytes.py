@@ -19,6 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 import trio
+import trio_websocket
 from test_http_transport import (
     initialize_message,
     messages,
@@ -229,6 +230,23 @@ async def test_deep_nesting_and_lone_surrogates_over_websocket_keep_the_connecti
             assert json.loads(reply)["error"]["code"] == errors.PARSE_ERROR
         await ws.send_message('{"jsonrpc":"2.0","id":10,"method":"ping"}')
         assert json.loads(await ws.get_message()) == {"jsonrpc": "2.0", "id": 10, "result": {}}
+
+
+async def test_a_binary_frame_amid_traffic_is_closed_with_1003_not_dropped() -> None:
+    """A binary frame ends the connection by design, with its close code: the close
+    handshake must finish even though the session is cancelled as the connection closes."""
+    async with websocket_server() as url:
+        for _ in range(5):
+            async with open_websocket(url, subprotocols=["mcp"]) as ws:
+                await ws.send_message(json.dumps(initialize_message(REVISION)))
+                await ws.get_message()
+                for request_id in range(10):  # answers still being written when it closes
+                    await ws.send_message(f'{{"jsonrpc":"2.0","id":{request_id},"method":"ping"}}')
+                await ws.send_message(b"\x00binary")
+                with pytest.raises(trio_websocket.ConnectionClosed) as closed:
+                    while True:
+                        validate_message(REVISION, await ws.get_message())
+                assert closed.value.reason.code == 1003
 
 
 # -- 3. surrogates, batches, Last-Event-ID, huge integers --------------------------------------
