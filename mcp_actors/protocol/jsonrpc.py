@@ -7,18 +7,32 @@ rejects goes through :func:`_diagnose`, which works out the precise JSON-RPC
 error (parse error, invalid request with the request's id if it has one) for the
 session to answer — bad input is answered, never fatal.
 
+Both :func:`decode` and :func:`decode_payload` (a method's params, a tool's
+arguments, a result) are *total*: whatever bytes a peer sends, the only exception
+they raise is an :class:`McpError` carrying the code to answer. Bytes that are not
+JSON text — a syntax error, invalid UTF-8, a lone UTF-16 surrogate escape such as
+``"\\ud800"`` (it names no Unicode character), nesting deeper than the decoder's
+recursion limit (about 900 levels) — are a parse error (-32700), answered with the
+request's id when a lenient second look can still find it; JSON of the wrong shape
+is an invalid request (-32600) or invalid params (-32602).
+
 Outbound messages use their own small Structs (:class:`RequestMessage`, ...)
 whose ``jsonrpc`` field is a plain default, so it is always written.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+import json
+import re
+from typing import Any, Final, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from .errors import INVALID_REQUEST, PARSE_ERROR, McpError
+from .errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, McpError
+from .versions import Revision
+
+T = TypeVar("T")
 
 RequestId = int | str
 
@@ -88,6 +102,20 @@ class InvalidMessage(McpError):
         self.request_id = request_id
 
 
+class InvalidPayload(McpError):
+    """A part of a received message (params, arguments, a result) that does not decode.
+
+    ``code`` is :data:`~.errors.INVALID_PARAMS` when the JSON has the wrong shape and
+    :data:`~.errors.PARSE_ERROR` when the bytes are not JSON text at all; ``detail``
+    is the reason without the code's name, for callers that phrase their own message.
+    """
+
+    def __init__(self, code: int, detail: str) -> None:
+        prefix = "Invalid params" if code == INVALID_PARAMS else "Parse error"
+        super().__init__(code, f"{prefix}: {detail}")
+        self.detail = detail
+
+
 #: One element of a decoded batch: a valid envelope or the error to answer for it.
 BatchItem = Envelope | InvalidMessage
 
@@ -95,6 +123,19 @@ _envelope_decoder: Final = msgspec.json.Decoder(Envelope)
 _batch_decoder: Final = msgspec.json.Decoder(list[Envelope])
 _any_decoder: Final = msgspec.json.Decoder()
 _encoder: Final = msgspec.json.Encoder()
+_encode_message: Final = _encoder.encode
+
+#: Everything a msgspec decoder raises for bytes it cannot take: DecodeError (and its
+#: ValidationError), UnicodeDecodeError (invalid UTF-8 in a string; a ValueError),
+#: ValueError (an integer past Python's digit limit), RecursionError (deep nesting).
+UNDECODABLE: Final = (msgspec.DecodeError, ValueError, RecursionError)
+_TOO_DEEP: Final = "arrays and objects are nested too deeply"
+#: A ``\\uXXXX`` escape of a UTF-16 surrogate that is not half of a pair: a high one
+#: (d800-dbff) not followed by a low one (dc00-dfff), or a low one not after a high one.
+_LONE_SURROGATE: Final = re.compile(
+    rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])"
+    rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
 
 
 def decode(data: bytes) -> Envelope | list[BatchItem]:
@@ -108,8 +149,56 @@ def decode(data: bytes) -> Envelope | list[BatchItem]:
         if first == b"[" or (first.isspace() and data.lstrip()[:1] == b"["):
             return _check_batch(_batch_decoder.decode(data))
         return _checked(_envelope_decoder.decode(data))
-    except msgspec.DecodeError:
+    except UNDECODABLE:
         return _diagnose(data)
+
+
+def decode_payload(decoder: msgspec.json.Decoder[T], data: bytes | msgspec.Raw) -> T:
+    """Decode one part of a received message (``params``, tool arguments, a ``result``).
+
+    Total, like :func:`decode`: raises :class:`InvalidPayload` (-32602 for the wrong
+    shape, -32700 for bytes that are not JSON text) and nothing else. A hot path can
+    inline it as ``try: decoder.decode(data) except UNDECODABLE as e: raise
+    invalid_payload(e)``, which costs nothing until something fails.
+    """
+    try:
+        return decoder.decode(data)
+    except UNDECODABLE as error:
+        raise invalid_payload(error) from None
+
+
+def invalid_payload(error: Exception) -> InvalidPayload:
+    """The :class:`InvalidPayload` for what a decoder raised (one of :data:`UNDECODABLE`)."""
+    if isinstance(error, msgspec.ValidationError):
+        return InvalidPayload(INVALID_PARAMS, str(error))
+    if isinstance(error, UnicodeDecodeError):
+        return InvalidPayload(PARSE_ERROR, f"a string is not valid UTF-8 ({error.reason})")
+    if isinstance(error, RecursionError):
+        return InvalidPayload(PARSE_ERROR, _TOO_DEEP)
+    if isinstance(error, ValueError):  # an integer with more digits than Python converts
+        return InvalidPayload(INVALID_PARAMS, str(error))
+    return InvalidPayload(PARSE_ERROR, str(error))  # a DecodeError: malformed JSON
+
+
+def peek(decoder: msgspec.json.Decoder[T], data: bytes | msgspec.Raw) -> T | None:
+    """:func:`decode_payload` for a look that must not fail: None for anything undecodable."""
+    try:
+        return decoder.decode(data)
+    except UNDECODABLE:
+        return None
+
+
+def encode_error(request_id: RequestId | None, error: McpError, revision: Revision) -> bytes:
+    """The error response for ``request_id`` as ``revision`` writes it: the one place
+    an error is encoded, for every transport (an HTTP error body too).
+
+    With no identifiable request (``request_id`` None), 2025-11-25 and later omit
+    ``id``; older revisions write JSON-RPC 2.0's ``"id": null``.
+    """
+    body = ErrorObject(error.code, error.message, UNSET if error.data is None else error.data)
+    if request_id is None and revision.anonymous_error_omits_id:
+        return _encode_message(AnonymousErrorMessage(JSONRPC_VERSION, body))
+    return _encode_message(ErrorMessage(JSONRPC_VERSION, request_id, body))
 
 
 def _checked(envelope: Envelope) -> Envelope:
@@ -154,8 +243,10 @@ def _diagnose(data: bytes) -> Envelope | list[BatchItem]:
     """Slow path: find the exact reason a message failed the fast decode."""
     try:
         value = _any_decoder.decode(data)
-    except msgspec.DecodeError as error:
-        raise InvalidMessage(PARSE_ERROR, f"Parse error: {error}") from None
+    except RecursionError:
+        raise InvalidMessage(PARSE_ERROR, f"Parse error: {_TOO_DEEP}") from None
+    except UNDECODABLE as error:
+        raise _unparsable(data, error) from None
     if isinstance(value, list):
         if not value:
             raise InvalidMessage(INVALID_REQUEST, "an empty batch is not a valid request")
@@ -178,5 +269,49 @@ def _diagnose_one(value: object) -> BatchItem:
         return _checked(_envelope_decoder.decode(_encoder.encode(value)))
     except InvalidMessage as error:
         return error
-    except msgspec.ValidationError as error:
+    except UNDECODABLE as error:
         return InvalidMessage(INVALID_REQUEST, f"Invalid request: {error}", request_id)
+
+
+def _unparsable(data: bytes, error: Exception) -> InvalidMessage:
+    """The parse error for bytes the decoder refused: the true reason, and the request's
+    id if a lenient parser (one that takes invalid UTF-8 and lone surrogates) finds it."""
+    try:
+        data.decode()
+    except UnicodeDecodeError as invalid:
+        reason = f"invalid UTF-8 at byte {invalid.start}"
+    else:
+        surrogate = _LONE_SURROGATE.search(data)
+        if surrogate is not None:
+            escape = surrogate.group().decode()
+            reason = (
+                f"a lone UTF-16 surrogate {escape} at byte {surrogate.start()}"
+                " (it is not a Unicode character)"
+            )
+        else:
+            reason = str(error)
+    return InvalidMessage(PARSE_ERROR, f"Parse error: {reason}", _lenient_id(data))
+
+
+def _lenient_id(data: bytes) -> RequestId | None:
+    """The ``id`` of a message that is JSON but for invalid UTF-8 or lone surrogates."""
+    try:
+        value = json.loads(data.decode(errors="surrogateescape"), parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        return None
+    request_id = _usable_id(value.get("id")) if isinstance(value, dict) else None
+    if isinstance(request_id, str) and not _is_unicode(request_id):
+        return None  # the id itself is broken: it cannot be echoed
+    return request_id
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True

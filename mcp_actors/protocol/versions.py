@@ -105,6 +105,13 @@ LATEST: Final = SUPPORTED[0]
 HTTP_DEFAULT: Final = "2025-03-26"
 
 
+def http_revision(header: str | None) -> Revision:
+    """The revision an HTTP request speaks: its ``MCP-Protocol-Version`` header, or
+    :data:`HTTP_DEFAULT` when the header is absent or names no revision we know."""
+    revision = REVISIONS.get(header) if header is not None else None
+    return revision if revision is not None else REVISIONS[HTTP_DEFAULT]
+
+
 def negotiate(requested: str, supported: tuple[str, ...] = SUPPORTED) -> Revision:
     """The server's answer to a client's ``protocolVersion``, as the lifecycle page says.
 

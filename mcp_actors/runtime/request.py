@@ -23,7 +23,7 @@ import trio
 from msgspec import UNSET, UnsetType
 
 from ..protocol import types as t
-from ..protocol.jsonrpc import RequestId
+from ..protocol.jsonrpc import UNDECODABLE, RequestId, invalid_payload
 from ..protocol.methods import MethodSpec
 
 if TYPE_CHECKING:
@@ -87,14 +87,20 @@ class InboundRequest:
     _params: Any = attrs.field(init=False, default=_NOT_DECODED)
 
     def decode_params(self) -> Any:
-        """Decode ``params`` into the method's type, once (raises msgspec.ValidationError)."""
+        """Decode ``params`` into the method's type, once.
+
+        Raises :class:`~mcp_actors.protocol.jsonrpc.InvalidPayload` (an McpError: -32602,
+        or -32700 for bytes that are not JSON text) and nothing else.
+        """
         params = self._params
         if params is _NOT_DECODED:
             assert self.spec is not None
             raw = self.raw_params
-            params = self._params = self.spec.params_decoder.decode(
-                raw if raw is not UNSET else b"{}"
-            )
+            try:
+                params = self.spec.params_decoder.decode(raw if raw is not UNSET else b"{}")
+            except UNDECODABLE as error:  # inlined decode_payload: this is the hot path
+                raise invalid_payload(error) from None
+            self._params = params
         return params
 
     def cancel(self, reason: str | None) -> None:

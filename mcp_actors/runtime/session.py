@@ -23,12 +23,15 @@ message, and the task spawn and cancel scope were most of its cost.
 
 Bad input is answered, never fatal: a parse error, an invalid request, an
 unknown method, bad params or an oversized message each get their JSON-RPC
-error, and the reader reads on.
+error, and the reader reads on. A handler that fails with anything but an
+:class:`McpError` is a bug: the peer gets a bare "Internal error", the log a
+rate-limited traceback (see :mod:`.internal_errors`).
 """
 
 from __future__ import annotations
 
 import contextvars
+import functools
 import logging
 import math
 import types
@@ -45,23 +48,23 @@ from ..protocol import types as t
 from ..protocol.errors import McpError
 from ..protocol.jsonrpc import (
     JSONRPC_VERSION,
-    AnonymousErrorMessage,
     BatchItem,
     Envelope,
-    ErrorMessage,
-    ErrorObject,
     InvalidMessage,
+    InvalidPayload,
     NotificationMessage,
     RequestId,
     RequestMessage,
     ResultMessage,
     decode,
+    decode_payload,
+    encode_error,
 )
 from ..protocol.lifecycle import Phase, SessionState
 from ..protocol.methods import MethodSpec
 from ..transports.abc import MessageStream, MessageTooLarge, Outgoing, TransportClosed
 from .config import SessionConfig
-from .groups import describe
+from .internal_errors import INTERNAL_ERROR, internal_errors
 from .outbound import ConnectionClosed, Deadlines, OutboundCall, ProgressCallback, RequestTimeout
 from .request import InboundRequest, ProgressStream
 
@@ -297,14 +300,7 @@ class Session:
         method = envelope.method
         assert isinstance(request_id, (int, str)) and isinstance(method, str)
         try:
-            spec = self._check_inbound(method)
-            if request_id in self._inbound:
-                raise errors.invalid_request(f"request id {request_id!r} is already in use")
-            if len(self._inbound) >= self.config.max_in_flight:
-                raise McpError(
-                    errors.REQUEST_REJECTED,
-                    f"too many requests in flight (limit {self.config.max_in_flight})",
-                )
+            spec = self._admission(request_id, method)
         except McpError as error:
             await self._send_error(request_id, error)
             return None
@@ -323,6 +319,18 @@ class Session:
         request.scope = trio.CancelScope()
         self._inbound[request_id] = request
         return request
+
+    def _admission(self, request_id: RequestId, method: str) -> MethodSpec:
+        """The method's spec if a request may run now; raises the McpError to answer if not."""
+        spec = self._check_inbound(method)
+        if request_id in self._inbound:
+            raise errors.invalid_request(f"request id {request_id!r} is already in use")
+        if len(self._inbound) >= self.config.max_in_flight:
+            raise McpError(
+                errors.REQUEST_REJECTED,
+                f"too many requests in flight (limit {self.config.max_in_flight})",
+            )
+        return spec
 
     def _check_inbound(self, method: str) -> MethodSpec:
         """``state.check_inbound``, remembered per method once the session is operating
@@ -353,8 +361,10 @@ class Session:
     def _receive_notification(self, method: str, raw_params: msgspec.Raw | Any) -> None:
         try:
             spec = self.state.check_inbound(method)
-            params = spec.params_decoder.decode(raw_params if raw_params is not UNSET else b"{}")
-        except (McpError, msgspec.ValidationError) as error:
+            params = decode_payload(
+                spec.params_decoder, raw_params if raw_params is not UNSET else b"{}"
+            )
+        except McpError as error:
             log.debug("ignored notification %s: %s", method, error)
             return
         if method == "notifications/cancelled":
@@ -381,7 +391,11 @@ class Session:
         self._nursery.start_soon(self._serve_batch, items)
 
     async def _serve_batch(self, items: list[BatchItem]) -> None:
-        """Serve a batch's requests concurrently; answer with one array of their responses."""
+        """Serve a batch's requests concurrently; answer with one array of their responses.
+
+        Every answer goes in that array: an invalid element's error, a request that
+        may not run (unknown method, id in use, too many in flight) and each response.
+        """
         answers: list[bytes] = []
 
         async def serve_one(request: InboundRequest) -> None:
@@ -398,10 +412,20 @@ class Session:
                 elif item.id is UNSET:
                     self._receive_notification(item.method, item.params)
                 elif item.method == "initialize":
-                    answers.append(
-                        _error(item.id, errors.invalid_request("initialize must not be batched"))
+                    refusal = errors.invalid_request("initialize must not be batched")
+                    answers.append(self._error(item.id, refusal))
+                else:
+                    request_id = item.id
+                    assert request_id is not None  # decode() refuses a request with a null id
+                    try:
+                        spec = self._admission(request_id, item.method)
+                    except McpError as error:
+                        answers.append(self._error(request_id, error))
+                        continue
+                    request = InboundRequest(
+                        request_id, item.method, spec, item.params, self, trio.CancelScope()
                     )
-                elif (request := await self._admit(item)) is not None:
+                    self._inbound[request_id] = request
                     nursery.start_soon(serve_one, request)
         if answers:
             await self._send(Outgoing(b"[" + b",".join(answers) + b"]"))
@@ -505,8 +529,8 @@ class Session:
             return _result(request.id, _EMPTY_RESULT)
         try:
             params = request.decode_params()
-        except msgspec.ValidationError as invalid:
-            return _error(request.id, errors.invalid_params(str(invalid)))
+        except McpError as invalid:
+            return self._error(request.id, invalid)
         meta = getattr(params, "meta", UNSET)
         if meta is not UNSET and meta is not None:
             token = meta.get("progressToken")
@@ -516,11 +540,10 @@ class Session:
             result = await self.dispatcher.handle_request(request, params)
             return _result(request.id, result)
         except McpError as error:
-            return _error(request.id, error)
-        except Exception as error:
-            log.exception("handler for %s (id %r) failed", request.method, request.id)
-            detail = describe(error)
-            return _error(request.id, McpError(errors.INTERNAL_ERROR, f"Internal error: {detail}"))
+            return self._error(request.id, error)
+        except Exception:
+            internal_errors.report(log, "handler for %s (id %r) failed", request.method, request.id)
+            return self._error(request.id, INTERNAL_ERROR)
 
     # -- outbound --------------------------------------------------------------------
 
@@ -541,7 +564,8 @@ class Session:
         configured so. On timeout the peer is sent ``notifications/cancelled`` and
         :class:`RequestTimeout` is raised; if the calling task is cancelled, the peer
         is sent ``notifications/cancelled`` too. A late response is dropped. Once the
-        peer has gone, :class:`ConnectionClosed` is raised at once.
+        peer has gone, :class:`ConnectionClosed` is raised at once. A result that does
+        not decode into its type raises :class:`McpError` ("Invalid result of ...").
         """
         spec = self.state.check_outbound(method)
         if not self._reading:  # the peer is gone: no response can ever arrive
@@ -593,11 +617,14 @@ class Session:
         decoder_type = result_type or (spec.result if spec is not None else None)
         raw = response.result
         assert raw is not UNSET
-        if decoder_type is None:
-            return msgspec.json.decode(raw)
         if spec is not None and decoder_type is spec.result and spec.result_decoder is not None:
-            return spec.result_decoder.decode(raw)
-        return msgspec.json.decode(raw, type=decoder_type)
+            decoder = spec.result_decoder
+        else:
+            decoder = _result_decoder(decoder_type)
+        try:
+            return decode_payload(decoder, raw)
+        except InvalidPayload as invalid:
+            raise McpError(invalid.code, f"Invalid result of {method}: {invalid.detail}") from None
 
     async def notify(
         self, method: str, params: Any = None, *, related_request: RequestId | None = None
@@ -666,7 +693,7 @@ class Session:
         await self._send(Outgoing(payload, request_id, request_id is not None))
 
     def _error(self, request_id: RequestId | None, error: McpError) -> bytes:
-        return _error(request_id, error, self.state.revision.anonymous_error_omits_id)
+        return encode_error(request_id, error, self.state.revision)
 
     # -- the writer ------------------------------------------------------------------
 
@@ -714,19 +741,17 @@ class Session:
             try:
                 await work()
             except Exception:
-                log.exception("a notification handler failed")
+                internal_errors.report(log, "a notification handler failed")
 
 
 def _result(request_id: RequestId, result: Any) -> bytes:
     return _encode(ResultMessage(JSONRPC_VERSION, request_id, result))
 
 
-def _error(request_id: RequestId | None, error: McpError, omit_missing_id: bool = True) -> bytes:
-    data = UNSET if error.data is None else error.data
-    body = ErrorObject(error.code, error.message, data)
-    if request_id is None and omit_missing_id:
-        return _encode(AnonymousErrorMessage(JSONRPC_VERSION, body))
-    return _encode(ErrorMessage(JSONRPC_VERSION, request_id, body))
+@functools.lru_cache(maxsize=64)
+def _result_decoder(result_type: Any) -> msgspec.json.Decoder[Any]:
+    """A decoder for a caller's own result type (``Any`` when None), built once per type."""
+    return msgspec.json.Decoder(Any if result_type is None else result_type)
 
 
 @types.coroutine

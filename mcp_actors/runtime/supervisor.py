@@ -17,6 +17,7 @@ import attrs
 import trio
 
 from .groups import unwrapped
+from .internal_errors import internal_errors
 from .session import Session
 
 log = logging.getLogger("mcp_actors.supervisor")
@@ -63,7 +64,7 @@ class Supervisor:
             await session.run(task_status=task_status)
         except Exception:
             self._failed += 1
-            log.exception("session actor failed; the server goes on")
+            internal_errors.report(log, "session actor failed; the server goes on")
         finally:
             self._sessions.discard(session)
 

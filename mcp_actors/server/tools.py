@@ -1,10 +1,12 @@
 """Registered tools: calling one, and turning what it returns (or raises) into a result.
 
-A failure inside a tool is the tool's result, not the protocol's: bad arguments
-and exceptions become ``CallToolResult(isError=True)`` with a message naming the
-problem, so the model on the other side can read it and try again. Only an
-unknown tool name, or an :class:`McpError` the tool raises on purpose, is a
-JSON-RPC error.
+A failure inside a tool is the tool's result, not the protocol's: bad arguments,
+exceptions and a return value JSON cannot carry (an integer past Python's
+4,300-digit conversion limit, say the sum of two such arguments) become
+``CallToolResult(isError=True)`` with a message naming the problem, so the model
+on the other side can read it and try again. Only an unknown tool name, arguments
+that are not JSON text at all (invalid UTF-8: -32700), or an :class:`McpError`
+the tool raises on purpose, is a JSON-RPC error.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from ..protocol import types as t
-from ..protocol.errors import McpError
+from ..protocol.errors import INVALID_PARAMS, McpError
+from ..protocol.jsonrpc import UNDECODABLE, invalid_payload
 from ..runtime.groups import describe
 from .calling import call as call_function
 from .calling import is_async
@@ -69,8 +72,11 @@ class RegisteredTool:
         signature = self.signature
         try:
             decoded = signature.decoder.decode(arguments if arguments is not UNSET else b"{}")
-        except msgspec.ValidationError as invalid:
-            return error_result(f"Invalid arguments for tool {self.name!r}: {invalid}")
+        except UNDECODABLE as error:
+            invalid = invalid_payload(error)
+            if invalid.code != INVALID_PARAMS:
+                raise invalid from None  # not JSON text at all: the request's error, not the tool's
+            return error_result(f"Invalid arguments for tool {self.name!r}: {invalid.detail}")
         kwargs = msgspec.structs.asdict(decoded)  # the Struct's fields are the arguments
         for name, validate in signature.validators.items():  # Pydantic models
             try:
@@ -92,7 +98,13 @@ class RegisteredTool:
             if mask_errors:
                 return error_result(f"Tool {self.name!r} failed: {MASKED_ERROR}")
             return error_result(f"Tool {self.name!r} failed: {describe(error)}")
-        return self.to_result(value)
+        try:
+            return self.to_result(value)
+        except (TypeError, ValueError, RecursionError) as error:
+            # e.g. an int past Python's 4,300-digit str() limit (a sum of two big arguments)
+            log.info("tool %s returned a value that cannot be sent: %r", self.name, error)
+            detail = describe(error)
+            return error_result(f"Tool {self.name!r} returned a value JSON cannot carry: {detail}")
 
     def to_result(self, value: Any) -> t.CallToolResult:
         """Convert a tool's return value into a ``CallToolResult``."""
@@ -132,7 +144,7 @@ def serves_inline(tools: Mapping[str, RegisteredTool], request: InboundRequest) 
         return False
     try:
         name = request.decode_params().name
-    except msgspec.ValidationError:
+    except McpError:
         return False  # the request actor answers the error
     tool = tools.get(name)
     return tool is not None and tool.never_waits

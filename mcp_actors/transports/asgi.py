@@ -14,9 +14,11 @@ from typing import Any, Final
 from urllib.parse import parse_qs
 
 import attrs
-import msgspec
 import trio
 
+from ..protocol.errors import INVALID_REQUEST, McpError
+from ..protocol.jsonrpc import RequestId, encode_error
+from ..protocol.versions import http_revision
 from .http_sessions import RETRY_AFTER
 
 Scope = MutableMapping[str, Any]
@@ -27,8 +29,6 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 JSON: Final = "application/json"
 EVENT_STREAM: Final = "text/event-stream"
-
-_encode = msgspec.json.Encoder().encode
 
 
 class BodyTooLarge(Exception):
@@ -145,28 +145,30 @@ async def respond_error(
     status: int,
     message: str,
     *,
-    code: int = -32600,
-    request_id: int | str | None = None,
+    code: int = INVALID_REQUEST,
+    request_id: RequestId | None = None,
     headers: Iterable[tuple[str, str]] = (),
+    version: str | None = None,
 ) -> None:
-    """An HTTP error whose body is a JSON-RPC error response (``id`` null unless given)."""
-    body = _encode(
-        {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
-    )
+    """An HTTP error whose body is a JSON-RPC error response, as the revision ``version``
+    (the request's ``MCP-Protocol-Version``; None: the HTTP default) writes one: with no
+    ``request_id``, 2025-11-25 on omit ``id``, older revisions write ``"id": null``."""
+    body = encode_error(request_id, McpError(code, message), http_revision(version))
     await respond(send, status, body, content_type=JSON, headers=headers)
 
 
-async def respond_body_timeout(send: Send) -> None:
+async def respond_body_timeout(send: Send, version: str | None = None) -> None:
     """408 for a body that did not arrive in time; the connection closes with it."""
     await respond_error(
         send,
         408,
         "Request Timeout: the request body did not arrive in time",
         headers=[("connection", "close")],
+        version=version,
     )
 
 
-async def respond_too_many_sessions(send: Send) -> None:
+async def respond_too_many_sessions(send: Send, version: str | None = None) -> None:
     """503 for a new session the session table has no room for; ``Retry-After`` says when
     to ask again."""
     await respond_error(
@@ -174,6 +176,7 @@ async def respond_too_many_sessions(send: Send) -> None:
         503,
         "Service Unavailable: too many sessions, try again later",
         headers=[("retry-after", str(RETRY_AFTER))],
+        version=version,
     )
 
 

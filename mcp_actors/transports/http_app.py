@@ -17,6 +17,7 @@ from .http_config import HttpConfig
 from .http_security import HostPolicy
 from .http_sessions import SessionRegistry
 from .http_sse import LegacySseEndpoints
+from .streamable_http import VERSION_HEADER as VERSION
 from .streamable_http import StartSession, StreamableHttpEndpoint
 
 
@@ -62,7 +63,7 @@ class McpHttpApp:
             request.header("host"), request.header("origin"), request.scheme
         )
         if refused is not None:
-            await respond_error(send, 403, f"Forbidden: {refused}")
+            await respond_error(send, 403, f"Forbidden: {refused}", version=request.header(VERSION))
             return
         config = self.config
         root = scope.get("root_path", "")
@@ -74,4 +75,5 @@ class McpHttpApp:
         elif config.sse_path is not None and path == _normal(config.messages_path):
             await self._legacy.message(request, receive, send)
         else:
-            await respond_error(send, 404, f"Not Found: {request.path}")
+            version = request.header(VERSION)
+            await respond_error(send, 404, f"Not Found: {request.path}", version=version)

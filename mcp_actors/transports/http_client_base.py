@@ -21,7 +21,9 @@ import httpx
 import msgspec
 import trio
 
-from ..protocol.jsonrpc import RequestId
+from ..protocol.errors import McpError
+from ..protocol.jsonrpc import RequestId, encode_error, peek
+from ..protocol.versions import LATEST, REVISIONS
 from .abc import TransportClosed
 from .sse import ServerSentEvent, SSEDecoder
 
@@ -29,8 +31,6 @@ log = logging.getLogger("mcp_actors.http.client")
 
 #: JSON-RPC error code for transport failures we report to our own session.
 CONNECTION_ERROR = -32000
-
-_encode = msgspec.json.Encoder().encode
 
 
 class Inbox:
@@ -79,19 +79,18 @@ class _CancelledParams(msgspec.Struct, rename="camel"):
     request_id: RequestId | None = None
 
 
-_one = msgspec.json.Decoder(_Item).decode
-_many = msgspec.json.Decoder(list[_Item]).decode
-_initialize_result = msgspec.json.Decoder(_Response).decode
-_cancelled = msgspec.json.Decoder(_CancelledParams).decode
+_one = msgspec.json.Decoder(_Item)
+_many = msgspec.json.Decoder(list[_Item])
+_initialize_result = msgspec.json.Decoder(_Response)
+_cancelled = msgspec.json.Decoder(_CancelledParams)
+_any = msgspec.json.Decoder()
 
 
 def _items(data: bytes) -> list[_Item]:
-    try:
-        if data.lstrip()[:1] == b"[":
-            return _many(data)
-        return [_one(data)]
-    except msgspec.DecodeError:
-        return []
+    if data.lstrip()[:1] == b"[":
+        return peek(_many, data) or []
+    item = peek(_one, data)
+    return [] if item is None else [item]
 
 
 def response_ids(data: bytes) -> list[RequestId]:
@@ -101,10 +100,8 @@ def response_ids(data: bytes) -> list[RequestId]:
 
 def negotiated_version(data: bytes) -> str | None:
     """``result.protocol_version`` of an initialize response, if ``data`` is one."""
-    try:
-        result = _initialize_result(data).result
-    except msgspec.DecodeError:
-        return None
+    response = peek(_initialize_result, data)
+    result = None if response is None else response.result
     return None if result is None else result.protocol_version
 
 
@@ -125,26 +122,19 @@ def peek_outgoing(data: bytes) -> OutgoingKind:
     method = items[0].method if len(items) == 1 else None
     cancels = None
     if method == "notifications/cancelled":
-        try:
-            cancels = _cancelled(items[0].params).request_id
-        except msgspec.DecodeError:
-            cancels = None
+        params = peek(_cancelled, items[0].params)
+        cancels = None if params is None else params.request_id
     return OutgoingKind(request_ids, method, cancels)
 
 
 def error_response(request_id: RequestId, message: str, code: int = CONNECTION_ERROR) -> bytes:
     """A JSON-RPC error we hand our own session when a request cannot get its answer."""
-    return _encode(
-        {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
-    )
+    return encode_error(request_id, McpError(code, message), REVISIONS[LATEST])
 
 
 def error_from_body(body: bytes) -> tuple[int, str] | None:
     """The code and message of a JSON-RPC error carried by an HTTP error response, if any."""
-    try:
-        value = msgspec.json.decode(body)
-    except msgspec.DecodeError:
-        return None
+    value = peek(_any, body)
     if isinstance(value, dict) and isinstance(error := value.get("error"), dict):
         code, message = error.get("code"), error.get("message")
         if isinstance(code, int) and isinstance(message, str):

@@ -40,7 +40,7 @@ import trio
 from msgspec import UNSET
 
 from ..protocol import errors
-from ..protocol.jsonrpc import Envelope, InvalidMessage, RequestId, decode
+from ..protocol.jsonrpc import Envelope, InvalidMessage, RequestId, decode, peek
 from ..protocol.versions import HTTP_DEFAULT, REVISIONS
 from .abc import MessageStream, TransportClosed
 from .asgi import (
@@ -85,7 +85,7 @@ class _CancelledParams(msgspec.Struct, rename="camel"):
     request_id: RequestId | None = None
 
 
-_cancelled_params = msgspec.json.Decoder(_CancelledParams).decode
+_cancelled_params = msgspec.json.Decoder(_CancelledParams)
 
 
 @attrs.define
@@ -134,7 +134,11 @@ class StreamableHttpEndpoint:
         else:
             allow = "POST" if self.config.stateless else "GET, POST, DELETE"
             await respond_error(
-                send, 405, f"Method Not Allowed: {request.method}", headers=[("allow", allow)]
+                send,
+                405,
+                f"Method Not Allowed: {request.method}",
+                headers=[("allow", allow)],
+                version=request.header(VERSION_HEADER),
             )
 
     # -- POST --------------------------------------------------------------------------
@@ -145,21 +149,32 @@ class StreamableHttpEndpoint:
         sse_ok, json_ok = accepts(accept, EVENT_STREAM), accepts(accept, JSON)
         if not (sse_ok or json_ok):
             await respond_error(
-                send, 406, "Not Acceptable: Accept must list application/json and text/event-stream"
+                send,
+                406,
+                "Not Acceptable: Accept must list application/json and text/event-stream",
+                version=request.header(VERSION_HEADER),
             )
             return
         if JSON not in media_types(request.header("content-type")):
-            await respond_error(send, 415, "Unsupported Media Type: send application/json")
+            await respond_error(
+                send,
+                415,
+                "Unsupported Media Type: send application/json",
+                version=request.header(VERSION_HEADER),
+            )
             return
         try:
             body = await read_body(receive, config.max_body_size, config.body_timeout)
         except BodyTooLarge:
             await respond_error(
-                send, 413, f"Payload Too Large: the limit is {config.max_body_size} bytes"
+                send,
+                413,
+                f"Payload Too Large: the limit is {config.max_body_size} bytes",
+                version=request.header(VERSION_HEADER),
             )
             return
         except BodyTimeout:
-            await respond_body_timeout(send)
+            await respond_body_timeout(send, request.header(VERSION_HEADER))
             return
         except ClientGone:
             return
@@ -167,7 +182,12 @@ class StreamableHttpEndpoint:
             post = _inspect(body)
         except InvalidMessage as invalid:
             await respond_error(
-                send, 400, invalid.message, code=invalid.code, request_id=invalid.request_id
+                send,
+                400,
+                invalid.message,
+                code=invalid.code,
+                request_id=invalid.request_id,
+                version=request.header(VERSION_HEADER),
             )
             return
         del body  # post holds it until delivered (see _Post.take_body)
@@ -179,11 +199,16 @@ class StreamableHttpEndpoint:
         session_id = request.header(SESSION_HEADER)
         if session_id is None:
             if not post.initialize:
-                await respond_error(send, 400, "Bad Request: Mcp-Session-Id header is required")
+                await respond_error(
+                    send,
+                    400,
+                    "Bad Request: Mcp-Session-Id header is required",
+                    version=request.header(VERSION_HEADER),
+                )
                 return
             created = await self._create_session(request.client)
             if created is None:
-                await respond_too_many_sessions(send)
+                await respond_too_many_sessions(send, request.header(VERSION_HEADER))
                 return
             session_id, transport = created
         else:
@@ -224,7 +249,10 @@ class StreamableHttpEndpoint:
             version = request.header(VERSION_HEADER) or HTTP_DEFAULT
             if version not in self.config.supported_versions:
                 await respond_error(
-                    send, 400, f"Bad Request: unsupported protocol version {version}"
+                    send,
+                    400,
+                    f"Bad Request: unsupported protocol version {version}",
+                    version=request.header(VERSION_HEADER),
                 )
                 return
         transport = HttpSessionStream(
@@ -284,7 +312,10 @@ class StreamableHttpEndpoint:
             revision = REVISIONS.get(version)
             if revision is None or not revision.batches:
                 await respond_error(
-                    send, 400, f"Invalid request: JSON-RPC batches are not allowed in {version}"
+                    send,
+                    400,
+                    f"Invalid request: JSON-RPC batches are not allowed in {version}",
+                    version=request.header(VERSION_HEADER),
                 )
                 return False
         duplicate = transport.in_flight(post.request_ids)
@@ -294,6 +325,7 @@ class StreamableHttpEndpoint:
                 400,
                 f"Invalid request: request id {duplicate!r} is already in use",
                 request_id=duplicate,
+                version=request.header(VERSION_HEADER),
             )
             return False
         return True
@@ -302,7 +334,9 @@ class StreamableHttpEndpoint:
         try:
             await transport.deliver(post.take_body())
         except TransportClosed:
-            await respond_error(send, 404, "Not Found: the session has ended")
+            await respond_error(
+                send, 404, "Not Found: the session has ended", version=transport.version
+            )
             return False
         for request_id in post.cancelled:
             transport.cancelled(request_id)
@@ -324,7 +358,9 @@ class StreamableHttpEndpoint:
             return
         if not await self._wait_finished(transport, stream, receive):
             if transport.closed.is_set():
-                await respond_error(send, 404, "Not Found: the session has ended")
+                await respond_error(
+                    send, 404, "Not Found: the session has ended", version=transport.version
+                )
             else:  # the client left: a JSON body cannot be resumed
                 await transport.abandon(stream)
             return
@@ -398,25 +434,44 @@ class StreamableHttpEndpoint:
     async def _get(self, request: Request, receive: Receive, send: Send) -> None:
         if self.config.stateless:
             await respond_error(
-                send, 405, "Method Not Allowed: stateless server", headers=[("allow", "POST")]
+                send,
+                405,
+                "Method Not Allowed: stateless server",
+                headers=[("allow", "POST")],
+                version=request.header(VERSION_HEADER),
             )
             return
         if not accepts(request.header("accept"), EVENT_STREAM):
-            await respond_error(send, 406, "Not Acceptable: Accept must list text/event-stream")
+            await respond_error(
+                send,
+                406,
+                "Not Acceptable: Accept must list text/event-stream",
+                version=request.header(VERSION_HEADER),
+            )
             return
         session_id = request.header(SESSION_HEADER)
         if session_id is None:
-            await respond_error(send, 400, "Bad Request: Mcp-Session-Id header is required")
+            await respond_error(
+                send,
+                400,
+                "Bad Request: Mcp-Session-Id header is required",
+                version=request.header(VERSION_HEADER),
+            )
             return
         transport = await self._session(request, send, session_id)
         if transport is None:
             return
         last_event_id = request.header("last-event-id")
         if last_event_id:
-            stream = transport.find_stream(last_event_id)
+            stream = (
+                transport.find_stream(last_event_id) if _event_id_shape(last_event_id) else None
+            )
             if stream is None:
                 await respond_error(
-                    send, 400, f"Bad Request: unknown Last-Event-ID {last_event_id!r}"
+                    send,
+                    400,
+                    f"Bad Request: unknown Last-Event-ID {last_event_id!r}",
+                    version=request.header(VERSION_HEADER),
                 )
                 return
             after: str | None = last_event_id
@@ -424,7 +479,12 @@ class StreamableHttpEndpoint:
         else:
             stream = transport.standalone
             if stream.connection is not None:
-                await respond_error(send, 409, "Conflict: the session's GET stream is already open")
+                await respond_error(
+                    send,
+                    409,
+                    "Conflict: the session's GET stream is already open",
+                    version=request.header(VERSION_HEADER),
+                )
                 return
             after = stream.delivered
             await transport.prime(stream)
@@ -434,12 +494,21 @@ class StreamableHttpEndpoint:
     async def _delete(self, request: Request, send: Send) -> None:
         if self.config.stateless:
             await respond_error(
-                send, 405, "Method Not Allowed: stateless server", headers=[("allow", "POST")]
+                send,
+                405,
+                "Method Not Allowed: stateless server",
+                headers=[("allow", "POST")],
+                version=request.header(VERSION_HEADER),
             )
             return
         session_id = request.header(SESSION_HEADER)
         if session_id is None:
-            await respond_error(send, 400, "Bad Request: Mcp-Session-Id header is required")
+            await respond_error(
+                send,
+                400,
+                "Bad Request: Mcp-Session-Id header is required",
+                version=request.header(VERSION_HEADER),
+            )
             return
         if await self._session(request, send, session_id) is None:
             return
@@ -453,13 +522,33 @@ class StreamableHttpEndpoint:
         entry = self.registry.get(session_id)
         transport = None if entry is None else entry.transport
         if not isinstance(transport, HttpSessionStream) or transport.closed.is_set():
-            await respond_error(send, 404, "Not Found: unknown or expired session")
+            await respond_error(
+                send,
+                404,
+                "Not Found: unknown or expired session",
+                version=request.header(VERSION_HEADER),
+            )
             return None
         version = request.header(VERSION_HEADER)
         if version is not None and version not in self.config.supported_versions:
-            await respond_error(send, 400, f"Bad Request: unsupported protocol version {version}")
+            await respond_error(
+                send,
+                400,
+                f"Bad Request: unsupported protocol version {version}",
+                version=request.header(VERSION_HEADER),
+            )
             return None
         return transport
+
+
+#: The longest ``Last-Event-ID`` we look up; ours are a few characters.
+MAX_EVENT_ID_LENGTH = 128
+
+
+def _event_id_shape(event_id: str) -> bool:
+    """Whether a ``Last-Event-ID`` may be an event id at all (short, visible ASCII), so
+    that the event store only ever parses ids of a sane shape; anything else is unknown."""
+    return len(event_id) <= MAX_EVENT_ID_LENGTH and event_id.isascii() and event_id.isprintable()
 
 
 def _inspect(body: bytes) -> _Post:
@@ -477,10 +566,9 @@ def _inspect(body: bytes) -> _Post:
             continue
         if item.id is UNSET or item.id is None:
             if method == "notifications/cancelled" and item.params is not UNSET:
-                with suppress(msgspec.DecodeError):
-                    request_id = _cancelled_params(item.params).request_id
-                    if request_id is not None:
-                        cancelled.append(request_id)
+                params = peek(_cancelled_params, item.params)
+                if params is not None and params.request_id is not None:
+                    cancelled.append(params.request_id)
             continue
         request_ids.append(item.id)
         methods.append(method)

@@ -38,8 +38,9 @@ import msgspec
 import trio
 
 from ..protocol import types as t
-from ..protocol.jsonrpc import JSONRPC_VERSION, NotificationMessage, RequestId
-from ..protocol.versions import REVISIONS
+from ..protocol.errors import METHOD_NOT_FOUND, McpError
+from ..protocol.jsonrpc import JSONRPC_VERSION, NotificationMessage, RequestId, encode_error
+from ..protocol.versions import LATEST, REVISIONS
 from .abc import MessageStream, Outgoing, TransportClosed
 from .event_store import EventStore, StoredEvent
 from .http_config import HttpConfig
@@ -80,6 +81,7 @@ def _cancellation(request_id: RequestId) -> bytes:
     """What a client that closes a request's response stream means: its cancellation."""
     params = t.CancelledParams(request_id=request_id, reason="the client closed the connection")
     return _encode(NotificationMessage(JSONRPC_VERSION, "notifications/cancelled", params))
+
 
 #: The most bytes one write hands the HTTP server. Larger data is written a slice at a
 #: time, so that a connection whose client does not read holds one slice in the HTTP
@@ -453,17 +455,12 @@ class HttpSessionStream(MessageStream):
             return False
         if kind.method is None or kind.id is None:
             return False
-        error = {
-            "jsonrpc": "2.0",
-            "id": kind.id,
-            "error": {
-                "code": -32601,
-                "message": f"{kind.method}: server-to-client requests are not available over"
-                " stateless HTTP",
-            },
-        }
+        refusal = McpError(
+            METHOD_NOT_FOUND,
+            f"{kind.method}: server-to-client requests are not available over stateless HTTP",
+        )
         try:
-            self._inbox_send.send_nowait(_encode(error))
+            self._inbox_send.send_nowait(encode_error(kind.id, refusal, REVISIONS[LATEST]))
         except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
             log.debug("stateless HTTP: could not refuse %s in time", kind.method)
         return True

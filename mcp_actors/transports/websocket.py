@@ -57,7 +57,10 @@ class WebSocketStream(MessageStream):
         except ConnectionClosed as closed:
             raise TransportClosed(f"the WebSocket closed ({closed.reason})") from None
         if isinstance(message, bytes):
-            await self.connection.aclose(UNSUPPORTED_DATA, "MCP messages are text frames")
+            # Shielded: the session's writer, failing on the closing connection, cancels
+            # the session, and a close cut short drops the TCP stream before the peer has
+            # read our close frame (it would see 1006 instead of 1003).
+            await _close(self.connection, UNSUPPORTED_DATA, "MCP messages are text frames")
             raise TransportClosed("the peer sent a binary frame")
         return message.encode()
 
@@ -72,13 +75,13 @@ class WebSocketStream(MessageStream):
         await _close(self.connection, NORMAL_CLOSURE)
 
 
-async def _close(connection: WebSocketConnection, code: int) -> None:
+async def _close(connection: WebSocketConnection, code: int, reason: str | None = None) -> None:
     """The closing handshake, however cancelled the caller is, bounded by CLOSE_TIMEOUT.
 
     Idempotent: a connection already closed returns at once.
     """
     with trio.CancelScope(shield=True), trio.move_on_after(CLOSE_TIMEOUT):
-        await connection.aclose(code)
+        await connection.aclose(code, reason)
 
 
 async def accept_mcp_websocket(
