@@ -33,13 +33,13 @@ from test_stdio_bad_input import RawPeer, error_of
 from mcp_actors import McpError, open_client
 from mcp_actors.protocol import errors
 from mcp_actors.runtime.internal_errors import InternalErrorLog
+from mcp_actors.testing.wire import validate_message
 from mcp_actors.transports.abc import Outgoing, TransportClosed
 from mcp_actors.transports.memory import memory_pair
 from mcp_actors.transports.websocket import open_websocket
 
 from conftest import SAMPLE, TESTS
 from servers.faulty import SECRET
-from wire import validate_message
 
 REVISION = "2025-11-25"
 DEEP = 5000  # far past any recursion limit
