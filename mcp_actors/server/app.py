@@ -28,7 +28,7 @@ from msgspec import UNSET, UnsetType
 from .._version import __version__
 from ..protocol import errors
 from ..protocol import types as t
-from ..protocol.errors import McpError, ProtocolViolation
+from ..protocol.errors import ProtocolViolation
 from ..protocol.jsonrpc import RequestId
 from ..protocol.lifecycle import Phase, SessionState
 from ..protocol.versions import LATEST, REVISIONS, SUPPORTED, Revision
@@ -46,7 +46,7 @@ from .log_bridge import McpLogHandler
 from .prompts import RegisteredPrompt, argument_choices, prompt_arguments
 from .resources import RegisteredResource, ResourceRegistry
 from .signature import describe, inspect_tool
-from .tools import MASKED_ERROR, RegisteredTool, serves_inline
+from .tools import RegisteredTool, serves_inline
 from .uri_template import UriTemplate
 
 log = logging.getLogger("mcp_actors.server")
@@ -79,8 +79,11 @@ class Server:
     page_size: int | None = None
     supported_versions: tuple[str, ...] = SUPPORTED
     config: SessionConfig = attrs.field(factory=SessionConfig)
-    #: Tell clients only "internal error" for an exception in a tool, resource or prompt
-    #: (it is logged with its traceback either way); off, the exception's text is sent.
+    #: Tell clients only "internal error" for an exception in a tool (it is logged with
+    #: its traceback either way); off, the tool's ``isError`` result carries the
+    #: exception's text. An exception in a resource or prompt handler is always an
+    #: internal error whose text stays in the server's log (see
+    #: :mod:`mcp_actors.runtime.internal_errors`).
     mask_errors: bool = False
     _tools: dict[str, RegisteredTool] = attrs.field(init=False, factory=dict)
     _resources: ResourceRegistry = attrs.field(init=False, factory=ResourceRegistry)
@@ -514,15 +517,7 @@ class ServerSession:
         handler = HANDLERS.get(request.method)
         if handler is None:
             raise errors.method_not_found(request.method)
-        if not self.server.mask_errors:
-            return await handler(self, request, params)
-        try:
-            return await handler(self, request, params)
-        except (McpError, ProtocolViolation):
-            raise
-        except Exception:
-            log.exception("handler for %s (id %r) failed", request.method, request.id)
-            raise McpError(errors.INTERNAL_ERROR, MASKED_ERROR.capitalize()) from None
+        return await handler(self, request, params)
 
     def runs_inline(self, request: InboundRequest) -> bool:
         """Whether the session may serve ``request`` in its reader (a never-waiting tool)."""
