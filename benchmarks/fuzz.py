@@ -64,7 +64,10 @@ def table(reports: list[Report]) -> str:
         ("sessions", [f"{r.sessions:,}" for r in reports]),
         ("server requests answered", [f"{r.server_requests_answered:,}" for r in reports]),
         ("ws closes with a proper code", [f"{r.proper_closes:,}" for r in reports]),
-        *((name.replace("_", " "), [f"{getattr(r, name):,}" for r in reports]) for name in FAILURES),
+        *(
+            (name.replace("_", " "), [f"{getattr(r, name):,}" for r in reports])
+            for name in FAILURES
+        ),
         ("tracebacks on stderr (not wire)", [f"{r.stderr_tracebacks:,}" for r in reports]),
         ("windows triaged", [f"{r.triaged:,}" for r in reports]),
         ("wall time s", [f"{r.wall:.1f}" for r in reports]),
@@ -100,7 +103,10 @@ def main() -> int:
     reports: list[Report] = []
     for transport in transports:
         target = make_target(transport, options.server, cwd=TESTS)
-        print(f"fuzz: {transport}, {options.messages:,} messages, seed {options.seed}...", file=sys.stderr)
+        print(
+            f"fuzz: {transport}, {options.messages:,} messages, seed {options.seed}...",
+            file=sys.stderr,
+        )
         try:
             report = trio.run(
                 lambda target=target: fuzz(  # type: ignore[misc]

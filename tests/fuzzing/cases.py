@@ -32,9 +32,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Final
 
-from wire import SCHEMA_DIR
-
 from .schema_values import SchemaValues, safe_text
+from wire import SCHEMA_DIR
 
 #: Marks the place in an encoded message where a byte-level mutation goes.
 _HOLE: Final = "@@hole@@"
@@ -276,7 +275,9 @@ class CaseGenerator:
         return self.request("initialize", params, "initialize")
 
     def initialized(self) -> Case:
-        return Case("initialized", encode({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        return Case(
+            "initialized", encode({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        )
 
     def ping(self) -> tuple[str, Case]:
         """A ``ping`` with an id of its own, and that id."""
@@ -335,9 +336,11 @@ class CaseGenerator:
 
     def _request_message(self) -> dict[str, Any]:
         """A schema-shaped request of a random client method (ids not yet assigned)."""
-        members = [m for m in _union_members(self.revision, "ClientRequest") if m[1] != "initialize"]
+        members = [
+            m for m in _union_members(self.revision, "ClientRequest") if m[1] != "initialize"
+        ]
         name, method = self.rng.choice(members)
-        message = self._values.value({"$ref": self._ref(name)})
+        message: dict[str, Any] = self._values.value({"$ref": self._ref(name)})
         message["jsonrpc"] = "2.0"
         message["method"] = method
         self._aim(message)
@@ -361,7 +364,9 @@ class CaseGenerator:
             params["name"] = name
             params["arguments"] = {a: safe_text(rng) for a in catalog.prompts[name]}
         elif method in ("resources/read", "resources/subscribe", "resources/unsubscribe"):
-            uris = catalog.resources + [t.replace("{id}", safe_text(rng, 1, 4)) for t in catalog.templates]
+            uris = catalog.resources + [
+                t.replace("{id}", safe_text(rng, 1, 4)) for t in catalog.templates
+            ]
             if uris:
                 params["uri"] = rng.choice(uris)
         elif method == "completion/complete":
@@ -389,7 +394,7 @@ class CaseGenerator:
 
     def _notification_message(self) -> dict[str, Any]:
         name, method = self.rng.choice(_union_members(self.revision, "ClientNotification"))
-        message = self._values.value({"$ref": self._ref(name)})
+        message: dict[str, Any] = self._values.value({"$ref": self._ref(name)})
         message["jsonrpc"] = "2.0"
         message["method"] = method
         self._aim(message)
@@ -567,7 +572,9 @@ class CaseGenerator:
     def _oversized(self) -> Case:
         size = self.oversized_bytes
         request_id = self._new_id()
-        head = b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo",' % request_id
+        head = (
+            b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo",' % request_id
+        )
         body = head + b'"arguments":{"text":"' + b"a" * size + b'"}}}'
         return Case("oversized", body, ((request_id, "tools/call"),))
 

@@ -23,9 +23,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from wire import validate_message
-
 from .cases import Case
+from wire import validate_message
 
 SUPPORTED_REVISIONS: Final = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 
@@ -110,7 +109,10 @@ class Report:
             setattr(self, kind, getattr(self, kind) + 1)
         culprit = culprit_of(suspects)
         self.culprits[(kind, culprit)] += 1
-        if sum(1 for f in self.findings if f.kind == kind and f.culprit == culprit) < _SAMPLES_PER_KIND:
+        if (
+            sum(1 for f in self.findings if f.kind == kind and f.culprit == culprit)
+            < _SAMPLES_PER_KIND
+        ):
             sample = suspects[-1].describe() if len(suspects) == 1 else f"{len(suspects)} cases"
             self.findings.append(Finding(kind, culprit, detail[:600], sample))
 

@@ -204,6 +204,7 @@ async def handshake(session: FuzzSession, revision: str, timeout: float) -> None
 
 async def prove_alive(session: FuzzSession, timeout: float) -> None:
     """A ping must come back, exactly as the spec says; raises SessionDown otherwise."""
+    await session.connection.settle()
     ping_id, ping = session.generator.ping()
     reply = await session.request(ping, timeout)
     if reply != {"jsonrpc": "2.0", "id": ping_id, "result": {}}:
@@ -239,31 +240,36 @@ async def discover(target: Target, timeout: float) -> Catalog:
 async def triage(
     target: Target, window: Sequence[Case], revision: str, seed: int, timeout: float
 ) -> tuple[Case, SessionDown] | None:
-    """Replay ``window`` case by case (a ping after each) on a fresh session: the first
-    case after which the session is down or the ping unanswered, and how."""
+    """Replay ``window`` case by case (a ping after each) on fresh sessions: the first
+    case after which the session is down or the ping unanswered, and how. A case the
+    server rightly answers by closing the connection (a WebSocket binary frame) is
+    stepped over: the replay goes on in a new session."""
     scratch = Report(target.transport, seed)
     rng = random.Random(seed)
     generator = CaseGenerator(rng, Catalog(), first_id=10**12)
     answers = CaseGenerator(rng, Catalog())
-    found: list[tuple[Case, SessionDown]] = []
+    remaining = list(window)
 
     async def replay(session: FuzzSession, revision: str) -> None:
         await handshake(session, revision, timeout)
-        for case in window:
-            try:
-                await session.send(case)
-                await prove_alive(session, timeout)
-            except SessionDown as down:
-                found.append((case, down))
-                return
+        while remaining:
+            await session.send(remaining[0])
+            await prove_alive(session, timeout)
+            remaining.pop(0)
 
-    await target.ready()
-    try:
-        await _session(target, scratch, generator, answers, revision, replay)
-    except SESSION_FAILURES as error:
-        if not found:
-            return None if not isinstance(error, SessionDown) else (window[0], error)
-    return found[0] if found else None
+    while remaining:
+        await target.ready()
+        try:
+            await _session(target, scratch, generator, answers, revision, replay)
+        except SESSION_FAILURES as error:
+            if not remaining:
+                return None
+            case = remaining.pop(0)
+            if not isinstance(error, SessionDown):
+                return case, SessionDown("sessions_lost", repr(error), case)
+            if error.kind != "closed-properly":
+                return case, error
+    return None
 
 
 async def fuzz(
@@ -291,8 +297,15 @@ async def fuzz(
                 revision = rng.choice(SUPPORTED_REVISIONS)
                 budget = min(session_messages, messages - report.messages)
                 await _one_session(
-                    target, report, generator, answers, revision, budget, ping_every,
-                    ping_timeout, max_triage,
+                    target,
+                    report,
+                    generator,
+                    answers,
+                    revision,
+                    budget,
+                    ping_every,
+                    ping_timeout,
+                    max_triage,
                 )
 
         async def final(session: FuzzSession, revision: str) -> None:
@@ -362,14 +375,10 @@ async def _one_session(
             report.proper_closes += 1
             return
         kind = "crashes" if await target.crashed_since(crashes_before) else down.kind
-        exact = down.case is not None and target.transport == "http"
-        culprit: Sequence[Case] = [down.case] if exact and down.case is not None else suspects
+        culprit: Sequence[Case] = suspects
         if len(culprit) > 1 and report.triaged < max_triage:
             report.triaged += 1
             found = await triage(target, culprit, revision, report.seed, ping_timeout)
             if found is not None:
                 culprit = [found[0]]
-                if found[1].kind == "closed-properly":
-                    report.proper_closes += 1
-                    return
         report.fail(kind, culprit, f"{down.detail}")

@@ -52,7 +52,7 @@ class SchemaValues:
         schema = self.resolve(schema)
         if "const" in schema:
             return schema["const"]
-        if "enum" in schema and schema["enum"]:
+        if schema.get("enum"):
             return rng.choice(schema["enum"])
         for key in ("anyOf", "oneOf"):
             if schema.get(key):
@@ -84,8 +84,8 @@ class SchemaValues:
             low = int(schema.get("minimum", 0))
             return rng.randint(low, max(low, min(int(schema.get("maximum", low + 3)), low + 3)))
         if kind == "number":
-            low = float(schema.get("minimum", 0))
-            return round(rng.uniform(low, low + 0.05), 3)
+            start = float(schema.get("minimum", 0))
+            return round(rng.uniform(start, start + 0.05), 3)
         if kind == "boolean":
             return rng.random() < 0.5
         if kind == "null":
