@@ -32,6 +32,7 @@ import trio
 TESTS = Path(__file__).resolve().parent.parent / "tests"
 sys.path.insert(0, str(TESTS))
 
+from fuzzing.cases import WEIGHTS  # noqa: E402
 from fuzzing.checks import FAILURES, Report  # noqa: E402
 from fuzzing.run import fuzz  # noqa: E402
 from fuzzing.targets import TRANSPORTS, make_target  # noqa: E402
@@ -50,6 +51,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-triage", type=int, default=30, help="failing windows replayed")
     parser.add_argument(
         "--oversized-bytes", type=int, default=4 * 1024 * 1024 + 1024, help="oversized case size"
+    )
+    parser.add_argument(
+        "--exclude",
+        default="",
+        help=f"categories not to send, comma-separated (of: {', '.join(WEIGHTS)})",
     )
     parser.add_argument("--findings", type=Path, default=None, help="write findings (JSON lines)")
     return parser
@@ -100,6 +106,11 @@ def main() -> int:
     if unknown := set(transports) - set(TRANSPORTS):
         print(f"fuzz: unknown transport(s) {sorted(unknown)}", file=sys.stderr)
         return 2
+    excluded = {c.strip() for c in options.exclude.split(",") if c.strip()}
+    if unknown := excluded - set(WEIGHTS):
+        print(f"fuzz: unknown categories {sorted(unknown)}", file=sys.stderr)
+        return 2
+    weights = {c: w for c, w in WEIGHTS.items() if c not in excluded}
     reports: list[Report] = []
     for transport in transports:
         target = make_target(transport, options.server, cwd=TESTS)
@@ -119,6 +130,7 @@ def main() -> int:
                     time_limit=options.time_limit,
                     max_triage=options.max_triage,
                     oversized_bytes=options.oversized_bytes,
+                    weights=weights,
                 )
             )
         except (RuntimeError, OSError) as error:

@@ -220,7 +220,7 @@ class CaseGenerator:
         *,
         oversized_bytes: int = 4 * 1024 * 1024 + 1024,
         weights: Mapping[str, float] = WEIGHTS,
-        first_id: int = 1,
+        first_id: int = 1000,
     ) -> None:
         self.rng = rng
         self.catalog = catalog

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import trio
 
-from .cases import Case, CaseGenerator, Catalog
+from .cases import WEIGHTS, Case, CaseGenerator, Catalog
 from .checks import SUPPORTED_REVISIONS, ReplyChecker, Report
 from .targets import Broken, Connection, Received, Target
 
@@ -283,14 +283,18 @@ async def fuzz(
     time_limit: float = 3600.0,
     max_triage: int = 30,
     oversized_bytes: int = 4 * 1024 * 1024 + 1024,
+    weights: Mapping[str, float] = WEIGHTS,
 ) -> Report:
-    """Fuzz ``target`` with ``messages`` cases drawn from ``seed``; returns the tally."""
+    """Fuzz ``target`` with ``messages`` cases drawn from ``seed``; returns the tally.
+
+    ``weights`` is the mix of case categories (default :data:`.cases.WEIGHTS`).
+    """
     report = Report(target.transport, seed)
     async with trio.open_nursery() as nursery:
         await nursery.start(target.serve)
         catalog = await discover(target, ping_timeout)
         rng = random.Random(seed)
-        generator = CaseGenerator(rng, catalog, oversized_bytes=oversized_bytes)
+        generator = CaseGenerator(rng, catalog, oversized_bytes=oversized_bytes, weights=weights)
         answers = CaseGenerator(random.Random(seed + 1), catalog)
         with trio.move_on_after(time_limit):
             while report.messages < messages:

@@ -101,15 +101,22 @@ class Connection(ABC):
     def __init__(self) -> None:
         self._send_events, self.events = trio.open_memory_channel[Event](10_000)
         self.revision: str | None = None
+        self._writing = trio.Lock()
 
     def emit(self, event: Event) -> None:
         # Nobody reads a session that far behind (or at all): it is being torn down.
         with suppress(trio.WouldBlock, trio.ClosedResourceError):
             self._send_events.send_nowait(event)
 
-    @abstractmethod
     async def send(self, case: Case) -> None:
-        """Write one case's bytes."""
+        """Write one case's bytes (one writer at a time: answers to the server's
+        requests are written by the task that reads)."""
+        async with self._writing:
+            await self.write(case)
+
+    @abstractmethod
+    async def write(self, case: Case) -> None:
+        """Write one case's bytes (called by :meth:`send`, one at a time)."""
 
     async def settle(self, timeout: float = 1.0) -> None:  # noqa: B027 (optional hook)
         """Wait (at most ``timeout``) until what was sent has been answered, where the
@@ -182,7 +189,7 @@ class _StdioConnection(Connection):
         self.process = process
         self.closing = False
 
-    async def send(self, case: Case) -> None:
+    async def write(self, case: Case) -> None:
         assert self.process.stdin is not None
         try:
             await self.process.stdin.send_all(case.payload + b"\n")
@@ -310,7 +317,7 @@ class _HttpConnection(Connection):
         self.pending = 0
         self.client = httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=None))
 
-    async def send(self, case: Case) -> None:
+    async def write(self, case: Case) -> None:
         if case.category == "ping":
             self.nursery.start_soon(self._post, case)
             return
@@ -335,8 +342,11 @@ class _HttpConnection(Connection):
         return headers
 
     async def _post(self, case: Case, limited: bool = False) -> None:
+        # A ping's POST waits longer than the fuzzer waits for the ping's answer, so an
+        # unanswered ping is reported as such, not as a POST cut short.
+        timeout = self.post_timeout if limited else 10 * self.post_timeout
         try:
-            with trio.move_on_after(self.post_timeout):
+            with trio.move_on_after(timeout):
                 request = self.client.build_request(
                     "POST", self.url, content=case.payload, headers=self.headers()
                 )
@@ -417,7 +427,7 @@ class _WebSocketConnection(Connection):
         self.socket = socket
         self.last: Case | None = None
 
-    async def send(self, case: Case) -> None:
+    async def write(self, case: Case) -> None:
         self.last = case
         message: str | bytes
         try:
