@@ -56,6 +56,7 @@ FAILURES: Final = (
     "http_5xx",
 )
 _SAMPLES_PER_KIND: Final = 5
+_SUSPECTS_SHOWN: Final = 25
 
 
 @dataclass
@@ -66,6 +67,8 @@ class Finding:
     culprit: str
     detail: str
     sample: str
+    #: The suspect cases, each as :meth:`Case.describe` shows it (a window: all of them).
+    cases: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -114,7 +117,8 @@ class Report:
             < _SAMPLES_PER_KIND
         ):
             sample = suspects[-1].describe() if len(suspects) == 1 else f"{len(suspects)} cases"
-            self.findings.append(Finding(kind, culprit, detail[:600], sample))
+            cases = [case.describe(120) for case in suspects[:_SUSPECTS_SHOWN]]
+            self.findings.append(Finding(kind, culprit, detail[:600], sample, cases))
 
     def finish(self) -> None:
         self.wall = time.monotonic() - self.started

@@ -350,7 +350,7 @@ async def _one_session(
         for case in early:  # before initialize: judged against any revision
             await session.send(case)
             report.messages += 1
-        if early:
+        if early and target.session_before_initialize:
             await prove_alive(session, ping_timeout)
         await handshake(session, revision, ping_timeout)
         sent = 0

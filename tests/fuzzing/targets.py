@@ -127,6 +127,9 @@ class Target(ABC):
     """A server to fuzz, started as ``mcp-actors run SERVER`` in a child process."""
 
     transport: str
+    #: Whether a connection is a session before ``initialize`` (so a ping is answered).
+    #: Not over Streamable HTTP: without a session id, a POST is refused (400).
+    session_before_initialize = True
 
     def __init__(self, server: str, cwd: Path | None = None) -> None:
         self.server = server
@@ -399,6 +402,7 @@ class HttpTarget(_NetworkTarget):
     """``mcp-actors run SERVER --transport http``: every session a set of raw POSTs."""
 
     transport = "http"
+    session_before_initialize = False
 
     def __init__(self, server: str, cwd: Path | None = None, post_timeout: float = 3.0) -> None:
         super().__init__(server, cwd)
