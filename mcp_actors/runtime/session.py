@@ -542,7 +542,9 @@ class Session:
         configured so. On timeout the peer is sent ``notifications/cancelled`` and
         :class:`RequestTimeout` is raised; if the calling task is cancelled, the peer
         is sent ``notifications/cancelled`` too. A late response is dropped. Once the
-        peer has gone, :class:`ConnectionClosed` is raised at once.
+        peer has gone, :class:`ConnectionClosed` is raised at once. An error response
+        raises :class:`McpError` with its code; so does a result that does not fit the
+        method's result type (code -32603, "<method>: the peer's result is invalid: ...").
         """
         spec = self.state.check_outbound(method)
         if not self._reading:  # the peer is gone: no response can ever arrive
@@ -594,9 +596,14 @@ class Session:
         assert raw is not UNSET
         if decoder_type is None:
             return msgspec.json.decode(raw)
-        if spec is not None and decoder_type is spec.result and spec.result_decoder is not None:
-            return spec.result_decoder.decode(raw)
-        return msgspec.json.decode(raw, type=decoder_type)
+        try:
+            if spec is not None and decoder_type is spec.result and spec.result_decoder is not None:
+                return spec.result_decoder.decode(raw)
+            return msgspec.json.decode(raw, type=decoder_type)
+        except msgspec.ValidationError as invalid:
+            raise McpError(
+                errors.INTERNAL_ERROR, f"{method}: the peer's result is invalid: {invalid}"
+            ) from None
 
     async def notify(
         self, method: str, params: Any = None, *, related_request: RequestId | None = None
