@@ -24,6 +24,8 @@ from typing import Any
 
 import trio
 
+from mcp_actors.transports.abc import TransportClosed
+
 from .cases import WEIGHTS, Case, CaseGenerator, Catalog
 from .checks import SUPPORTED_REVISIONS, ReplyChecker, Report
 from .targets import Broken, Connection, Received, Target
@@ -174,8 +176,15 @@ async def _session(
         raise failure from None
 
 
-#: What ends a session without being a bug of the fuzzer.
-SESSION_FAILURES = (SessionDown, OSError, trio.TooSlowError, trio.BrokenResourceError)
+#: What ends a session without being a bug of the fuzzer (a refused WebSocket handshake
+#: is a TransportClosed).
+SESSION_FAILURES = (
+    SessionDown,
+    OSError,
+    TransportClosed,
+    trio.TooSlowError,
+    trio.BrokenResourceError,
+)
 
 
 def _first_failure(group: BaseExceptionGroup[BaseException]) -> BaseException | None:

@@ -273,7 +273,7 @@ class _NetworkTarget(Target):
 
     async def ready(self) -> None:
         with trio.move_on_after(30):
-            while not (self.alive() and self.stderr.url is not None):
+            while not (self.alive() and self.stderr.listening.is_set() and self.stderr.url):
                 await trio.sleep(0.05)
         self.url = self.stderr.url or self.url
 
