@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import random
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Final
@@ -286,9 +286,10 @@ class CaseGenerator:
         message = {"jsonrpc": "2.0", "id": ping_id, "method": "ping"}
         return ping_id, Case("ping", encode(message), ((ping_id, "ping"),))
 
-    def next_case(self) -> Case:
-        """The next case, of a category drawn by :data:`WEIGHTS`."""
-        category = self.rng.choices(self._categories, self._weights)[0]
+    def next_case(self, exclude: Collection[str] = ()) -> Case:
+        """The next case, of a category drawn by the weights (none of ``exclude``)."""
+        while (category := self.rng.choices(self._categories, self._weights)[0]) in exclude:
+            pass
         return self._makers[category]()
 
     def answer(self, request: Mapping[str, Any]) -> Case | None:

@@ -349,7 +349,9 @@ async def _one_session(
     max_triage: int,
 ) -> None:
     rng = generator.rng
-    early = [generator.next_case() for _ in range(rng.randint(1, 3))] if rng.random() < 0.15 else []
+    # Before initialize: anything but an initialize (which would open the session itself).
+    early_count = rng.randint(1, 3) if rng.random() < 0.15 else 0
+    early = [generator.next_case(exclude=("initialize-again",)) for _ in range(early_count)]
     window: list[Case] = []
     crashes_before = target.crashes_seen
 
