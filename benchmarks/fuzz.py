@@ -94,6 +94,8 @@ def details(report: Report) -> str:
     if report.stderr_exceptions:
         shown = ", ".join(f"{n} x{c}" for n, c in report.stderr_exceptions.most_common(8))
         lines.append(f"  server stderr exceptions: {shown}")
+    for crash in report.crash_reports[:3]:
+        lines.append("  server process died: " + crash.replace("\n", "\n    "))
     for finding in report.findings[:40]:
         lines.append(f"  - {finding.kind} [{finding.culprit}] {finding.sample}")
         lines.append(f"      {finding.detail[:300]!r}")

@@ -97,6 +97,8 @@ class Report:
     culprits: Counter[tuple[str, str]] = field(default_factory=Counter)
     findings: list[Finding] = field(default_factory=list)
     stderr_exceptions: Counter[str] = field(default_factory=Counter)
+    #: How the server process ended each time it died (network targets).
+    crash_reports: list[str] = field(default_factory=list)
 
     @property
     def failures(self) -> int:

@@ -331,6 +331,7 @@ async def fuzz(
         except SESSION_FAILURES as down:
             report.fail("ping_timeouts", [Case("final-ping", b"")], f"final ping: {down!r}")
         report.stderr_tracebacks = target.stderr.tracebacks
+        report.crash_reports = target.crash_reports
         report.stderr_exceptions = target.stderr.exceptions
         nursery.cancel_scope.cancel()
     report.finish()

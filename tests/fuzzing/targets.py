@@ -42,8 +42,9 @@ from .cases import Case
 
 TRANSPORTS: Final = ("stdio", "http", "ws")
 _MAX_LINE: Final = 64 * 1024 * 1024
+#: The last line of a traceback (plain, or inside an exception group's ``|`` frame).
 _EXCEPTION_LINE: Final = re.compile(
-    rb"^([A-Za-z_][\w.]*(?:Error|Exception|Group|Interrupt|Exit))\b"
+    rb"^[ |+]*([A-Za-z_][\w.]*(?:Error|Exception|Group|Interrupt|Exit))\b"
 )
 
 
@@ -86,7 +87,7 @@ class StderrWatch:
     def _line(self, line: bytes) -> None:
         self.tail += line + b"\n"
         del self.tail[:-8192]
-        if line.startswith(b"Traceback (most recent call last)"):
+        if b"Traceback (most recent call last)" in line:
             self.tracebacks += 1
         elif match := _EXCEPTION_LINE.match(line):
             self.exceptions[match.group(1).decode()] += 1
@@ -135,8 +136,10 @@ class Target(ABC):
         self.server = server
         self.cwd = cwd
         self.stderr = StderrWatch()
-        #: How many times the server process ended on its own (network targets).
+        #: How many times the server process ended on its own (network targets),
+        #: and how each time (exit code, the end of its stderr).
         self.crashes_seen = 0
+        self.crash_reports: list[str] = []
 
     def command(self, *extra: str) -> list[str]:
         return [sys.executable, "-m", "mcp_actors.cli", "run", self.server, *extra]
@@ -306,6 +309,8 @@ class _NetworkTarget(Target):
             finally:
                 await _stop(process)
             self.crashes_seen += 1
+            tail = self.stderr.tail.decode(errors="replace")[-1500:]
+            self.crash_reports.append(f"exit code {process.returncode}; stderr ends:\n{tail}")
 
 
 class _HttpConnection(Connection):
