@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -104,6 +105,8 @@ def details(report: Report) -> str:
 
 def main() -> int:
     options = _parser().parse_args()
+    # Terminated like Ctrl-C, so the server processes we started are stopped too.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     transports = [t.strip() for t in options.transport.split(",") if t.strip()]
     if unknown := set(transports) - set(TRANSPORTS):
         print(f"fuzz: unknown transport(s) {sorted(unknown)}", file=sys.stderr)
@@ -138,6 +141,9 @@ def main() -> int:
         except (RuntimeError, OSError) as error:
             print(f"fuzz: {transport}: could not run: {error}", file=sys.stderr)
             return 2
+        except KeyboardInterrupt:
+            print(f"fuzz: {transport}: interrupted", file=sys.stderr)
+            return 130
         reports.append(report)
         print(details(report))
     print()

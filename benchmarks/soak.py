@@ -31,6 +31,7 @@ import argparse
 import gc
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -387,11 +388,16 @@ def _parser() -> argparse.ArgumentParser:
 
 def main() -> int:
     options = _parser().parse_args()
+    # Terminated like Ctrl-C, so the server processes we started are stopped too.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         trio.run(options.run, options)
     except (RuntimeError, OSError) as error:
         print(f"soak: could not run: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("soak: interrupted", file=sys.stderr)
+        return 130
     return 0
 
 
