@@ -271,8 +271,27 @@ class _NetworkTarget(Target):
         return self.process is not None and self.process.returncode is None
 
     async def crashed_since(self, crashes_seen: int) -> bool:
+        """Also True for a server that is running but no longer accepts connections:
+        that process is killed (and restarted by :meth:`serve`), its stderr reported."""
         await trio.sleep(0.2)  # let the exit of a dying process be noticed
-        return self.crashes_seen != crashes_seen or not self.alive()
+        if self.crashes_seen != crashes_seen or not self.alive():
+            return True
+        if await self._accepting():
+            return False
+        self.stderr.tail += b"\n[fuzz: the server stopped accepting connections; killed]\n"
+        if self.process is not None:
+            self.process.kill()
+        return True
+
+    async def _accepting(self) -> bool:
+        host, port = self.url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)
+        with trio.move_on_after(5):
+            try:
+                stream = await trio.open_tcp_stream(host.strip("[]"), int(port))
+            except OSError:
+                return False
+            await stream.aclose()
+        return True
 
     async def ready(self) -> None:
         with trio.move_on_after(30):
