@@ -39,8 +39,6 @@ NORMAL_CLOSURE = 1000
 PROTOCOL_ERROR = 1002
 UNSUPPORTED_DATA = 1003
 MESSAGE_TOO_BIG = 1009
-#: Longest wait for the peer to answer our close frame, in seconds.
-CLOSE_TIMEOUT = 5.0
 
 
 class WebSocketStream(MessageStream):
@@ -55,11 +53,7 @@ class WebSocketStream(MessageStream):
         except ConnectionClosed as closed:
             raise TransportClosed(f"the WebSocket closed ({closed.reason})") from None
         if isinstance(message, bytes):
-            # Shielded: the session ends as soon as its writer sees the connection
-            # closing, and cancelling this close would drop the TCP stream with the
-            # peer's pipelined frames unread: a reset, and the close frame lost (1006).
-            with trio.CancelScope(shield=True), trio.move_on_after(CLOSE_TIMEOUT):
-                await self.connection.aclose(UNSUPPORTED_DATA, "MCP messages are text frames")
+            await self.connection.aclose(UNSUPPORTED_DATA, "MCP messages are text frames")
             raise TransportClosed("the peer sent a binary frame")
         return message.encode()
 
