@@ -588,6 +588,24 @@ async def test_benchmark_contract_tools() -> None:
     assert math.isfinite(after.structured_content["observed"])
 
 
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("cancellation_probe", {"token": "t", "seconds": -1}),
+        ("slow_job", {"steps": 1, "step_seconds": -1}),
+        ("cancellable_job", {"seconds": -1}),
+    ],
+)
+async def test_negative_durations_are_invalid_arguments(tool: str, arguments: Any) -> None:
+    """Refused before the tool runs (not a ValueError from ``trio.sleep`` inside it)."""
+    async with connect("memory", EVERYTHING) as client:
+        result = await client.call_tool(tool, arguments)
+    assert result.is_error is True
+    message = result.content[0]
+    assert isinstance(message, types.TextContent)
+    assert message.text.startswith(f"Invalid arguments for tool {tool!r}"), message.text
+
+
 # -- as a user runs it ---------------------------------------------------------------------
 
 

@@ -407,7 +407,7 @@ async def test_our_client_survives_a_result_that_is_not_utf8() -> None:
         async with open_client(client_end) as client:
             with pytest.raises(McpError) as invalid:
                 await client.call_tool("anything", {})
-            assert invalid.value.code == errors.PARSE_ERROR
+            assert invalid.value.code == errors.INTERNAL_ERROR  # the peer's fault, not ours
             assert "Invalid result of tools/call" in invalid.value.message
             await client.ping()
         nursery.cancel_scope.cancel()

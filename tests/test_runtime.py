@@ -114,6 +114,27 @@ async def test_timeout_sends_cancelled_and_drops_the_late_response(
         assert client.session.statistics().outbound_calls == 0
 
 
+@pytest.mark.parametrize("result", [7, {"tools": 7}, {"tools": [{"name": 1}]}])
+async def test_a_malformed_result_is_an_mcp_error_naming_the_method(result: Any) -> None:
+    """A result that does not fit the method's type raises McpError (as any failed call
+    does), not msgspec's ValidationError: a sampling or elicitation handler on the server
+    side catches McpError, and nothing of our internals reaches the peer."""
+    async with client_with_scripted_server() as (client, peer):
+        outcome = Outcome()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(outcome.capture, client.list_tools)
+            request = await peer.receive()
+            await peer.send({"jsonrpc": "2.0", "id": request["id"], "result": result})
+        assert isinstance(outcome.error, McpError), repr(outcome.error)
+        assert outcome.error.code == errors.INTERNAL_ERROR
+        assert outcome.error.message.startswith("Invalid result of tools/list: ")
+        assert "ValidationError" not in outcome.error.message
+        async with trio.open_nursery() as nursery:  # the session goes on
+            nursery.start_soon(client.ping)
+            ping = await peer.receive()
+            await peer.send({"jsonrpc": "2.0", "id": ping["id"], "result": {}})
+
+
 async def test_progress_restarts_the_timeout_but_never_past_the_ceiling(
     autojump_clock: trio.testing.MockClock,
 ) -> None:

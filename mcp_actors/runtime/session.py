@@ -565,7 +565,7 @@ class Session:
         :class:`RequestTimeout` is raised; if the calling task is cancelled, the peer
         is sent ``notifications/cancelled`` too. A late response is dropped. Once the
         peer has gone, :class:`ConnectionClosed` is raised at once. A result that does
-        not decode into its type raises :class:`McpError` ("Invalid result of ...").
+        not decode into its type raises :class:`McpError` (-32603, "Invalid result of ...").
         """
         spec = self.state.check_outbound(method)
         if not self._reading:  # the peer is gone: no response can ever arrive
@@ -624,7 +624,10 @@ class Session:
         try:
             return decode_payload(decoder, raw)
         except InvalidPayload as invalid:
-            raise McpError(invalid.code, f"Invalid result of {method}: {invalid.detail}") from None
+            # The peer's fault, not our caller's params: -32603 whatever the decode said.
+            raise McpError(
+                errors.INTERNAL_ERROR, f"Invalid result of {method}: {invalid.detail}"
+            ) from None
 
     async def notify(
         self, method: str, params: Any = None, *, related_request: RequestId | None = None

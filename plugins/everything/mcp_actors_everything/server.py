@@ -538,7 +538,9 @@ def _bench_tools(server: Server, settings: Settings) -> None:
         return text
 
     @server.tool(annotations=_READ_ONLY)
-    async def cancellation_probe(ctx: Context, token: str, seconds: float = 30.0) -> str:
+    async def cancellation_probe(
+        ctx: Context, token: str, seconds: Annotated[float, msgspec.Meta(ge=0)] = 30.0
+    ) -> str:
         """Report progress 0, wait ``seconds``; if cancelled, record when under ``token``.
 
         The benchmark contract of ``mcp-actors bench`` (workload ``cancel``).
