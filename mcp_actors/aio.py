@@ -45,6 +45,7 @@ from msgspec import UNSET, UnsetType
 
 from .client.client import Client
 from .client.client import open_client as open_trio_client
+from .client.forwarding import ServerDescription
 from .client.handlers import ProgressHandler
 from .client.targets import Target
 from .held import Held
@@ -194,29 +195,13 @@ class Updates:
         return update
 
 
-class AsyncClient:
+class AsyncClient(ServerDescription):
     """A connected MCP client for asyncio code; every method mirrors :class:`Client`'s."""
 
     def __init__(self, client: Client, thread: TrioThread, loop: asyncio.AbstractEventLoop) -> None:
         self._client = client
         self._thread = thread
         self._loop = loop
-
-    @property
-    def server_info(self) -> t.Implementation:
-        return self._client.server_info
-
-    @property
-    def server_capabilities(self) -> t.ServerCapabilities:
-        return self._client.server_capabilities
-
-    @property
-    def protocol_version(self) -> str:
-        return self._client.protocol_version
-
-    @property
-    def instructions(self) -> str | None:
-        return self._client.instructions
 
     async def _run(self, function: Callable[[], Awaitable[T]]) -> T:
         return await run_call(self._thread.submit(function))

@@ -38,6 +38,7 @@ from msgspec import UNSET, UnsetType
 
 from .client.client import Client
 from .client.client import open_client as open_trio_client
+from .client.forwarding import ServerDescription
 from .client.targets import Target
 from .held import Held
 from .protocol import types as t
@@ -118,28 +119,12 @@ class SyncUpdates:
             return update
 
 
-class SyncClient:
+class SyncClient(ServerDescription):
     """A connected MCP client for synchronous code; every method mirrors :class:`Client`'s."""
 
     def __init__(self, client: Client, thread: TrioThread) -> None:
         self._client = client
         self._thread = thread
-
-    @property
-    def server_info(self) -> t.Implementation:
-        return self._client.server_info
-
-    @property
-    def server_capabilities(self) -> t.ServerCapabilities:
-        return self._client.server_capabilities
-
-    @property
-    def protocol_version(self) -> str:
-        return self._client.protocol_version
-
-    @property
-    def instructions(self) -> str | None:
-        return self._client.instructions
 
     def _start(self, function: Callable[[], Awaitable[T]]) -> PendingCall[T]:
         if self._thread.in_thread:
