@@ -8,6 +8,7 @@ every reply is validated against the official schema of the revision in use.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -15,11 +16,15 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 import trio
 import trio_websocket
+import wsproto
+import wsproto.events
+import wsproto.frame_protocol
 from test_http_transport import (
     initialize_message,
     messages,
@@ -411,3 +416,38 @@ async def test_our_client_survives_a_result_that_is_not_utf8() -> None:
             assert "Invalid result of tools/call" in invalid.value.message
             await client.ping()
         nursery.cancel_scope.cancel()
+
+
+async def test_an_oversized_message_while_the_server_closes_ends_that_connection_only() -> None:
+    """Found by ``benchmarks/fuzz.py``: a message over the size limit that arrives after
+    the server began its close makes trio_websocket's reader task raise (wsproto cannot
+    send the 1009 close in that state). That ends this connection, never the server."""
+    async with websocket_server(max_message_size=1024) as url:
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        stream = await trio.open_tcp_stream("127.0.0.1", port)
+        client = wsproto.WSConnection(wsproto.ConnectionType.CLIENT)
+        handshake = wsproto.events.Request(
+            host=f"127.0.0.1:{port}", target="/mcp", subprotocols=["mcp"]
+        )
+        await stream.send_all(client.send(handshake))
+        with trio.fail_after(10):  # hang guard
+            events = await _ws_events(stream, client)
+            assert isinstance(events[0], wsproto.events.AcceptConnection)
+            await stream.send_all(client.send(wsproto.events.BytesMessage(b"\x00binary")))
+            while not any(isinstance(e, wsproto.events.CloseConnection) for e in events):
+                events = await _ws_events(stream, client)
+            # The server is closing (1003); now a text message past its size limit.
+            frames = wsproto.frame_protocol.FrameProtocol(client=True, extensions=[])
+            await stream.send_all(frames.send_data("x" * 5000, fin=True))
+            with contextlib.suppress(trio.BrokenResourceError):  # a reset is a hang-up too
+                while await stream.receive_some(65536):  # until the server hangs up
+                    pass
+        await stream.aclose()
+        async with open_client(url) as mcp_client:  # the server still serves
+            await mcp_client.ping()
+
+
+async def _ws_events(stream: trio.SocketStream, connection: wsproto.WSConnection) -> list[Any]:
+    data = await stream.receive_some(65536)
+    connection.receive_data(data or None)
+    return list(connection.events())

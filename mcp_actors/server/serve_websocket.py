@@ -1,16 +1,18 @@
 """Running a server over WebSocket (``trio_websocket``), one session actor per connection.
 
 Each accepted connection becomes a session started in the server's supervisor;
-the connection's handler task only waits for that session to end (trio_websocket
-closes a connection when its handler returns). Importing this module imports
-``trio_websocket``; ``import mcp_actors`` does not.
+the connection's handler task only waits for that session to end. A connection is
+served in a nursery of its own (:func:`_serve_connection`): trio_websocket runs a
+reader task per connection, and whatever that task raises ends that connection
+only — never the listener, never another client's session. Importing this module
+imports ``trio_websocket``; ``import mcp_actors`` does not.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -18,6 +20,7 @@ import attrs
 import trio
 import trio_websocket
 
+from ..runtime.internal_errors import internal_errors
 from ..runtime.supervisor import Supervisor, open_supervisor
 from ..transports.http_security import HostPolicy
 from ..transports.http_sessions import (
@@ -31,6 +34,9 @@ from .app import Server
 from .serve import run_until_interrupted
 
 log = logging.getLogger("mcp_actors.websocket")
+
+#: Seconds a new connection has to complete its opening handshake before it is dropped.
+HANDSHAKE_TIMEOUT = 10.0
 
 
 @attrs.frozen
@@ -89,12 +95,20 @@ async def serve_websocket(
                 session = server.create_session(stream)
                 await supervisor.start_session(session)
                 registry.started(slot, session.close)
-                await session.closed.wait()
+                try:
+                    await session.closed.wait()
+                finally:  # the connection failed under the session: end the session too
+                    session.close()
             finally:
                 registry.discard(slot)
 
-        listener = await nursery.start(_serve, handle, host, port, limit, nursery)
-        task_status.started(WebSocketServerHandle(host, listener.port, supervisor))
+        async def connection(stream: trio.SocketStream) -> None:
+            await _serve_connection(stream, handle, limit)
+
+        listeners = await trio.open_tcp_listeners(port, host=host)
+        bound_port = listeners[0].socket.getsockname()[1]
+        await nursery.start(partial(trio.serve_listeners, connection, listeners))
+        task_status.started(WebSocketServerHandle(host, bound_port, supervisor))
 
 
 def _peer_address(request: trio_websocket.WebSocketRequest) -> str | None:
@@ -102,24 +116,27 @@ def _peer_address(request: trio_websocket.WebSocketRequest) -> str | None:
     return str(remote.address) if isinstance(remote, trio_websocket.Endpoint) else None
 
 
-async def _serve(
-    handle: Any,
-    host: str,
-    port: int,
-    limit: int,
-    nursery: trio.Nursery,
-    *,
-    task_status: trio.TaskStatus[trio_websocket.WebSocketServer] = trio.TASK_STATUS_IGNORED,
+async def _serve_connection(
+    stream: trio.SocketStream,
+    handle: Callable[[trio_websocket.WebSocketRequest], Awaitable[None]],
+    max_message_size: int,
 ) -> None:
-    await trio_websocket.serve_websocket(
-        handle,
-        host,
-        port,
-        None,
-        handler_nursery=nursery,
-        max_message_size=limit,
-        task_status=task_status,
-    )
+    """One WebSocket connection, its failures contained: logged (rate-limited), not raised."""
+    try:
+        async with trio.open_nursery() as connection_nursery:
+            request: trio_websocket.WebSocketRequest | None = None
+            with trio.move_on_after(HANDSHAKE_TIMEOUT):
+                request = await trio_websocket.wrap_server_stream(
+                    connection_nursery, stream, max_message_size=max_message_size
+                )
+            if request is not None:
+                await handle(request)
+            connection_nursery.cancel_scope.cancel()  # the reader task, if still reading
+    except Exception:
+        internal_errors.report(log, "a WebSocket connection failed")
+    finally:
+        with trio.CancelScope(shield=True):
+            await stream.aclose()
 
 
 def run_websocket(server: Server, *, announce: bool = False, **options: Any) -> None:
