@@ -391,8 +391,8 @@ async def open_client(
                     capabilities=capabilities,
                     client_info=t.Implementation(name=name, version=version),
                 )
+                # The engine records the server's answer as it decodes it (or raises).
                 result = await session.request("initialize", params, timeout=initialize_timeout)
-                state.receive_initialize_result(result)
                 await session.notify("notifications/initialized")
                 yield Client(session, result)
             finally:

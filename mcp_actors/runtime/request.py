@@ -24,6 +24,7 @@ from msgspec import UNSET, UnsetType
 
 from ..protocol import types as t
 from ..protocol.jsonrpc import UNDECODABLE, RequestId, invalid_payload
+from ..protocol.lifecycle import SessionState
 from ..protocol.methods import MethodSpec
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ class ProgressStream:
             total=UNSET if total is None else total,
             message=UNSET if message is None else message,
         )
-        self._session._schedule_progress(self)
+        self._session.schedule_progress(self)
 
     def take(self) -> t.ProgressParams | None:
         pending, self.pending = self.pending, None
@@ -72,19 +73,29 @@ class ProgressStream:
 
 @attrs.define(eq=False, slots=True)
 class InboundRequest:
-    """A request the peer sent us, while it is being served."""
+    """A request the peer sent us, while it is being served.
+
+    ``state`` is the lifecycle state it is served with: the session's own, or for a
+    request that stands alone (2026-07-28) one of its own. ``scope`` is None for a
+    request served inline by the session's reader (see ``Session._serve_inline``):
+    it is over before the reader reads on, so nothing could cancel it.
+    """
 
     id: RequestId
     method: str
     spec: MethodSpec | None
     raw_params: msgspec.Raw | UnsetType
     session: Session
-    scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
+    state: SessionState
+    scope: trio.CancelScope | None = None
     progress: ProgressStream | None = None
     cancel_reason: str | None = None
-    #: Served inside the session's reader, no task of its own (``Session._serve_inline``).
-    inline: bool = False
     _params: Any = attrs.field(init=False, default=_NOT_DECODED)
+
+    @property
+    def cancel_called(self) -> bool:
+        """Whether the peer cancelled this request."""
+        return self.scope is not None and self.scope.cancel_called
 
     def decode_params(self) -> Any:
         """Decode ``params`` into the method's type, once.
@@ -106,7 +117,13 @@ class InboundRequest:
     def cancel(self, reason: str | None) -> None:
         """The peer cancelled this request: stop the handler; no response will be sent."""
         self.cancel_reason = reason
+        self.close_progress()
         if self.progress is not None:
             self.progress.pending = None
+        if self.scope is not None:
+            self.scope.cancel()
+
+    def close_progress(self) -> None:
+        """No progress may be reported any more (the answer is on its way, or cancelled)."""
+        if self.progress is not None:
             self.progress.closed = True
-        self.scope.cancel()

@@ -28,6 +28,7 @@ from msgspec import UNSET, UnsetType
 from .._version import __version__
 from ..protocol import errors
 from ..protocol import types as t
+from ..protocol.engine import ServerDescription
 from ..protocol.errors import ProtocolViolation
 from ..protocol.jsonrpc import RequestId
 from ..protocol.lifecycle import Phase, SessionState
@@ -113,6 +114,7 @@ class Server:
         annotations: t.ToolAnnotations | None = None,
         icons: list[t.Icon] | None = None,
         meta: dict[str, Any] | None = None,
+        inline: bool = False,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -125,12 +127,16 @@ class Server:
         annotations: t.ToolAnnotations | None = None,
         icons: list[t.Icon] | None = None,
         meta: dict[str, Any] | None = None,
+        inline: bool = False,
     ) -> F | Callable[[F], F]:
         """Register a function as a tool; usable bare (``@server.tool``) or with options.
 
         The input schema comes from the parameters' type hints, the description
         from the docstring's first paragraph. A sync function runs in a worker
-        thread so it never blocks the event loop.
+        thread so it never blocks the event loop. ``inline=True`` declares an
+        ``async def`` that never waits (no ``await`` that can block): its calls are
+        served without a task of their own, several times cheaper (see
+        :class:`~.tools.RegisteredTool`).
         """
 
         def register(function: F) -> F:
@@ -145,7 +151,7 @@ class Server:
                 icons=_unset(icons),
                 meta=_unset(meta),
             )
-            self.add_tool(RegisteredTool(definition, function, signature))
+            self.add_tool(RegisteredTool(definition, function, signature, inline))
             return function
 
         return register(function) if function is not None else register
@@ -396,6 +402,16 @@ class Server:
             tools=t.ToolsCapability(list_changed=sessions) if self._tools else UNSET,
         )
 
+    def describe(self, revision: Revision, *, stateless: bool = False) -> ServerDescription:
+        """What the server tells a client negotiating ``revision`` (``initialize``'s result)."""
+        return ServerDescription(
+            capabilities=self.capabilities(revision, stateless=stateless),
+            server_info=t.Implementation(
+                name=self.name, version=self.version, title=_unset(self.title)
+            ),
+            instructions=self.instructions,
+        )
+
     @property
     def sessions(self) -> list[ServerSession]:
         """The initialized sessions, in the order they initialized."""
@@ -519,13 +535,16 @@ class ServerSession:
             raise errors.method_not_found(request.method)
         return await handler(self, request, params)
 
-    def runs_inline(self, request: InboundRequest) -> bool:
-        """Whether the session may serve ``request`` in its reader (a never-waiting tool)."""
+    def serves_inline(self, request: InboundRequest) -> bool:
+        """Whether ``request`` calls a tool declared never to wait (``inline=True``)."""
         return serves_inline(self.server._tools, request)
+
+    def describe_server(self, state: SessionState) -> ServerDescription:
+        """The ``initialize`` answer's content, for the revision just negotiated."""
+        return self.server.describe(state.revision, stateless=not state.back_channel)
 
     def handle_notification(self, method: str, params: Any) -> None:
         if method == "notifications/initialized":
-            self.state.receive_initialized()
             server = self.server
             server.trio_token = trio.lowlevel.current_trio_token()
             server._sessions[self] = None

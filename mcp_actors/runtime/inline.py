@@ -1,0 +1,55 @@
+"""Running a coroutine that is declared never to wait, in the current task, in a context of its own.
+
+A request whose handler is declared never to wait (``@server.tool(inline=True)``)
+is served by the session's reader itself: no task, no cancel scope — it is over
+before the reader reads the next message, so nothing could cancel it, and the task
+spawn and cancel scope would be most of its cost. :func:`run_inline` steps the
+coroutine once in a copy of the caller's context (as a task would get one, so that
+context variables it sets do not leak). Should it wait after all (a declaration
+that was wrong), it is not lost: it is driven to completion right there, in the
+same task, and ``waited`` says so — slower, and the reader is deaf meanwhile, but
+correct.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import types
+from collections.abc import Coroutine, Generator
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+async def run_inline(coroutine: Coroutine[Any, Any, T]) -> tuple[T, bool]:
+    """Run ``coroutine`` to its end in this task; its value, and whether it waited."""
+    context = contextvars.copy_context()
+    try:
+        trap = context.run(coroutine.send, None)
+    except StopIteration as done:
+        value: T = done.value
+        return value, False
+    value = await _finish(coroutine, trap, context)
+    return value, True
+
+
+@types.coroutine
+def _finish(
+    coroutine: Coroutine[Any, Any, T], trap: Any, context: contextvars.Context
+) -> Generator[Any, Any, T]:
+    """Drive a coroutine that has already yielded ``trap`` to completion in the current task."""
+    while True:
+        try:
+            value = yield trap
+        except BaseException as error:
+            try:
+                trap = context.run(coroutine.throw, error)
+            except StopIteration as done:
+                result: T = done.value
+                return result
+        else:
+            try:
+                trap = context.run(coroutine.send, value)
+            except StopIteration as done:
+                result = done.value
+                return result
