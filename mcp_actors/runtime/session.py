@@ -56,7 +56,7 @@ from ..protocol.lifecycle import SessionState
 from ..protocol.methods import MethodSpec
 from ..transports.abc import MessageStream, MessageTooLarge, Outgoing, TransportClosed
 from .config import SessionConfig
-from .inline import run_inline
+from .inline import Finished, start_inline
 from .internal_errors import INTERNAL_ERROR, internal_errors
 from .outbound import ConnectionClosed, Deadlines, OutboundCall, ProgressCallback, RequestTimeout
 from .request import InboundRequest, ProgressStream
@@ -336,17 +336,21 @@ class Session:
     async def _serve_inline(self, request: InboundRequest) -> None:
         """Serve a request declared never to wait, in the reader (see :mod:`.inline`)."""
         try:
-            payload, waited = await run_inline(self._handle(request))
+            step = start_inline(self._handle(request))
+            if isinstance(step, Finished):
+                payload = step.value
+            else:
+                log.warning(
+                    "handler for %s (id %r) waited although it was declared inline;"
+                    " the reader finishes it",
+                    request.method,
+                    request.id,
+                )
+                payload = await step.finish()
         finally:
-            request.close_progress()
+            if request.progress is not None:
+                request.progress.closed = True
             self._engine.finished(request.id)
-        if waited:
-            log.warning(
-                "handler for %s (id %r) waited although it was declared inline;"
-                " the reader finished it",
-                request.method,
-                request.id,
-            )
         await self._send_from_reader(Outgoing(payload, request.id, True))
 
     async def _run_request(self, request: InboundRequest) -> bytes | None:
