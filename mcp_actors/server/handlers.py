@@ -116,9 +116,19 @@ async def call_tool(
     )
     revision = server_session.state.revision
     check_content(result.content, revision, f"tool {params.name!r}")
-    if not revision.structured_output and result.structured_content:
+    structured = result.structured_content
+    if not revision.structured_output and structured is not UNSET:
         result = t.CallToolResult(
             content=result.content, is_error=result.is_error, meta=result.meta
+        )
+    elif not (
+        revision.structured_content_any or structured is UNSET or isinstance(structured, dict)
+    ):
+        raise McpError(
+            errors.INTERNAL_ERROR,
+            f"tool {params.name!r} returned structuredContent of type"
+            f" {type(structured).__name__}; protocol revision {revision.name} carries only"
+            " a JSON object there (any JSON value from 2026-07-28 on)",
         )
     return result
 
