@@ -126,6 +126,12 @@ USER_INFO_SCHEMA: Final[dict[str, Any]] = {
     "required": ["username", "email"],
 }
 
+NAME_FORM: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}},
+    "required": ["name"],
+}
+
 #: The suite's ``JSON_SCHEMA_2020_12_FIXTURE`` (SEP-1613, SEP-2106): served byte for byte as
 #: written — ``$ref``, ``$defs``, ``$anchor``, composition and conditional keywords kept.
 JSON_SCHEMA_2020_12_INPUT: Final[dict[str, Any]] = {
@@ -363,17 +369,10 @@ def _modern_fixture_tools(server: Server, settings: Settings) -> None:
         saying so, and never sends the client a request.
         """
         try:
-            answer = await ctx.elicit(
-                "What is your name?",
-                {
-                    "type": "object",
-                    "properties": {"name": {"type": "string"}},
-                    "required": ["name"],
-                },
-            )
+            answer = await ctx.elicit("What is your name?", NAME_FORM)
         except McpError as error:
             return types.CallToolResult(content=[text(f"Cannot ask: {error}")], is_error=True)
-        if answer.action != "accept":
+        if answer.action != "accept" or answer.content is None:
             return types.CallToolResult(content=[text(f"No name ({answer.action})")])
         return types.CallToolResult(content=[text(f"Hello, {answer.content['name']}!")])
 
