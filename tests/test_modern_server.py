@@ -209,6 +209,18 @@ async def test_missing_meta_keys_are_named_in_a_32602(transport: str) -> None:
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("params", [{}, None], ids=["empty", "absent"])
+async def test_a_bare_discover_is_modern_and_gets_32602(
+    transport: str, params: dict[str, Any] | None
+) -> None:
+    """server/discover exists only in the modern era: without _meta it fails rung 1."""
+    async with raw_peer(transport) as peer:
+        response, _ = await peer.request("server/discover", params, request_id=101)
+    assert response["id"] == 101
+    assert error_of(response)["code"] == -32602
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_unsupported_version_is_32022_with_supported_and_requested(transport: str) -> None:
     async with raw_peer(transport) as peer:
         response, _ = await peer.request(
