@@ -28,6 +28,8 @@ from mcp_actors.protocol.events import (
 from mcp_actors.protocol.jsonrpc import RequestId
 from mcp_actors.protocol.lifecycle import Phase, SessionState
 from mcp_actors.protocol.methods import MethodSpec
+from mcp_actors.protocol.modern import ModernRequest
+from mcp_actors.protocol.versions import ALL, Revision
 
 
 @attrs.define
@@ -37,19 +39,19 @@ class Handle:
     id: RequestId
     method: str
     raw_params: Any
-    state: SessionState
+    modern: ModernRequest | None
 
 
 def open_request(
-    request_id: RequestId, method: str, spec: MethodSpec, raw: Any, state: SessionState
+    request_id: RequestId, method: str, spec: MethodSpec, raw: Any, modern: ModernRequest | None
 ) -> Handle:
-    return Handle(request_id, method, raw, state)
+    return Handle(request_id, method, raw, modern)
 
 
 SERVER_CAPABILITIES = t.ServerCapabilities(tools=t.ToolsCapability(list_changed=True))
 
 
-def describe(state: SessionState) -> ServerDescription:
+def describe(revision: Revision, *, stateless: bool) -> ServerDescription:
     return ServerDescription(
         SERVER_CAPABILITIES, t.Implementation(name="engine-test", version="1"), "be nice"
     )
@@ -57,7 +59,7 @@ def describe(state: SessionState) -> ServerDescription:
 
 def server_engine(max_in_flight: int = 4096) -> Engine[Handle, str]:
     # until initialize, what the server would declare; then what describe() says
-    state = SessionState("server", t.ServerCapabilities(tools=t.ToolsCapability()))
+    state = SessionState("server", t.ServerCapabilities(tools=t.ToolsCapability()), ALL)
     return Engine(state, open_request, describe, max_in_flight=max_in_flight)
 
 
@@ -195,7 +197,7 @@ def test_a_request_is_opened_with_the_sessions_state_and_tracked_until_finished(
     event = server.receive(call_tool("a"))
     assert isinstance(event, RequestReceived)
     request = event.request
-    assert (request.id, request.method, request.state) == ("a", "tools/call", server.state)
+    assert (request.id, request.method, request.modern) == ("a", "tools/call", None)
     assert bytes(request.raw_params) == b'{"name": "x"}'
     assert server.inbound == [event.request]
     server.finished("a")
@@ -401,3 +403,61 @@ def test_a_batch_is_refused_whole_where_the_revision_has_none() -> None:
     body = reply_of(server.receive(b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]'))
     assert body["id"] is None
     assert "batches are not allowed" in body["error"]["message"]
+
+
+# -- the modern era: each request on its own ------------------------------------------
+
+
+def modern_request(request_id: RequestId, method: str, version: str = "2026-07-28") -> bytes:
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": version,
+        "io.modelcontextprotocol/clientCapabilities": {"sampling": {}},
+    }
+    return message(id=request_id, method=method, params={"_meta": meta})
+
+
+def test_a_modern_request_is_served_with_a_state_of_its_own_before_any_handshake() -> None:
+    server = server_engine()
+    event = server.receive(modern_request(1, "tools/list"))
+    assert isinstance(event, RequestReceived)
+    modern = event.request.modern
+    assert modern is not None
+    assert modern.state is not server.state
+    assert modern.state.revision.name == "2026-07-28"
+    assert modern.state.back_channel is False
+    assert modern.state.peer_capabilities == t.ClientCapabilities(sampling={})
+    assert modern.state.local_capabilities == SERVER_CAPABILITIES
+    assert server.state.phase is Phase.NEW  # the connection's own lifecycle is untouched
+    assert server.inbound_count == 1  # and its limits apply
+    assert reply_of(server.receive(modern_request(1, "tools/list")))["error"]["code"] == -32600
+
+
+def test_a_modern_request_climbs_the_ladder() -> None:
+    server = server_engine()
+    unsupported = reply_of(server.receive(modern_request(1, "tools/list", "2099-01-01")))
+    assert unsupported["error"]["code"] == -32022
+    assert unsupported["error"]["data"]["requested"] == "2099-01-01"
+    no_ping = reply_of(server.receive(modern_request(2, "ping")))  # not in the modern table
+    assert no_ping["error"]["code"] == -32601
+    bare = reply_of(server.receive(message(id=3, method="server/discover")))
+    assert bare["error"]["code"] == -32602
+
+
+def test_a_client_never_takes_a_request_for_modern() -> None:
+    client = client_engine()
+    body = reply_of(client.receive(modern_request(1, "tools/list")))
+    assert body["error"]["code"] == -32601  # a client serves no tools/list in any era
+
+
+def test_the_initialize_answer_holds_only_what_the_revision_defines() -> None:
+    def titled(revision: Revision, *, stateless: bool) -> ServerDescription:
+        info = t.Implementation(name="s", version="1", title="A title")
+        return ServerDescription(SERVER_CAPABILITIES, info)
+
+    old = Engine(SessionState("server", SERVER_CAPABILITIES), open_request, titled)
+    assert (
+        "title"
+        not in reply_of(old.receive(initialize(version="2024-11-05")))["result"]["serverInfo"]
+    )
+    new = Engine(SessionState("server", SERVER_CAPABILITIES), open_request, titled)
+    assert reply_of(new.receive(initialize()))["result"]["serverInfo"]["title"] == "A title"

@@ -7,11 +7,14 @@ engine encodes (:meth:`Engine.send_request`, :meth:`Engine.respond`, ...), check
 first that the protocol allows it. So everything that is protocol lives here, in
 one place a test can drive with plain bytes:
 
-- **the lifecycle** — the :class:`~.lifecycle.SessionState` and its handshake on
-  both sides: a server answers ``initialize`` itself (the content of its answer
-  comes from a :data:`DescribeServer` callback) and moves to operating on
-  ``notifications/initialized``; a client records the server's answer when it reads
-  the ``initialize`` result (:meth:`Engine.read_result`);
+- **the lifecycle of both eras** — the :class:`~.lifecycle.SessionState` and its
+  legacy handshake on both sides: a server answers ``initialize`` itself (the
+  content of its answer comes from a :class:`DescribeServer` callback) and moves to
+  operating on ``notifications/initialized``; a client records the server's answer
+  when it reads the ``initialize`` result (:meth:`Engine.read_result`). A request of
+  the modern era (2026-07-28: its ``_meta`` names the revision) needs no handshake:
+  it climbs its own ladder (:func:`~.modern.admit`) and is served with a state of
+  its own, whatever the connection's phase;
 - **the id tables, both ways** — the peer's requests in flight (a duplicate id or
   one request too many is refused), our own requests waiting for a response, and
   the progress tokens we handed out. The tables hold the runtime's own objects: an
@@ -33,7 +36,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, Final, Generic
+from typing import Any, Final, Generic, Protocol
 
 import attrs
 import msgspec
@@ -54,6 +57,7 @@ from .events import (
     RequestReceived,
     ResponseReceived,
 )
+from .fit import fit, lacks_fields
 from .jsonrpc import (
     JSONRPC_VERSION,
     BatchItem,
@@ -70,6 +74,8 @@ from .jsonrpc import (
 )
 from .lifecycle import Phase, SessionState
 from .methods import METHODS, MethodSpec
+from .modern import ModernRequest, admit, is_modern_method, is_modern_request
+from .versions import Revision
 
 _encode: Final = msgspec.json.Encoder().encode
 _EMPTY_RESULT: Final = msgspec.Raw(b"{}")
@@ -92,13 +98,19 @@ class ServerDescription:
     instructions: str | None = None
 
 
-#: The server's side of the handshake: its description for a session whose
-#: revision was just negotiated (the state tells the revision and whether the
-#: exchange has a back channel).
-DescribeServer = Callable[[SessionState], ServerDescription]
+class DescribeServer(Protocol):
+    """The server's side of the handshake: what it tells a client of ``revision``
+    (``stateless``: the exchange has no back channel). Also what a modern request,
+    which has no handshake, is served with."""
+
+    def __call__(self, revision: Revision, *, stateless: bool) -> ServerDescription: ...
+
+
 #: Makes the runtime's object for a request that may run: (id, method, its row in
-#: the method table, the raw params, the state to serve it with).
-OpenRequest = Callable[[RequestId, str, MethodSpec, msgspec.Raw | UnsetType, SessionState], In]
+#: the method table, the raw params, and for a modern request its ``_meta`` and state).
+OpenRequest = Callable[
+    [RequestId, str, MethodSpec, msgspec.Raw | UnsetType, ModernRequest | None], In
+]
 
 
 @attrs.define(eq=False)
@@ -158,6 +170,8 @@ class Engine(Generic[In, Out]):
         if request_id is UNSET:
             return self._receive_notification(method, envelope.params)
         assert request_id is not None  # decode() refuses a request with a null id
+        if self._is_modern(method, envelope.params):
+            return self._receive_modern(request_id, method, envelope.params)
         if method == "ping":  # allowed in every phase: answered at once, never in flight
             return Reply(self.respond(request_id, _EMPTY_RESULT), request_id)
         if method == "initialize":
@@ -171,31 +185,63 @@ class Engine(Generic[In, Out]):
             spec = self._admit(request_id, method)
         except McpError as error:
             return self._refuse(request_id, error)
-        request = self.open_request(
-            request_id, method, spec, envelope.params, self._request_state(envelope)
-        )
+        request = self.open_request(request_id, method, spec, envelope.params, None)
         self._inbound[request_id] = request
         return RequestReceived(request)
 
-    def _request_state(self, envelope: Envelope) -> SessionState:
-        """The state a request is served with: the connection's own.
+    # -- the modern era (2026-07-28): each request on its own ----------------------------
 
-        This is the place for per-request eras: a request that carries its protocol
-        version and capabilities in its ``_meta`` (2026-07-28) is to be served with a
-        :class:`SessionState` of its own, made from that ``_meta``.
+    def _is_modern(self, method: str, raw_params: msgspec.Raw | UnsetType) -> bool:
+        """Whether a request to this server is of the modern era (its ``_meta`` or its
+        method says so). Only a server (an engine that can describe itself) serves them.
+
+        One endpoint serves both eras and a connection is never locked into one: a
+        modern request is served on its own whatever the legacy session's phase.
         """
-        return self.state
+        return self.describe_server is not None and (
+            is_modern_request(raw_params) or is_modern_method(method)
+        )
+
+    def _receive_modern(
+        self, request_id: RequestId, method: str, raw_params: msgspec.Raw | UnsetType
+    ) -> RequestReceived[In] | Reply:
+        """A modern request climbs its ladder (``protocol.modern.admit``), then the
+        connection's limits; it is served with a state of its own."""
+        describe = self.describe_server
+        assert describe is not None
+        stateless = not self.state.back_channel
+
+        def capabilities(revision: Revision) -> t.ServerCapabilities:
+            return describe(revision, stateless=stateless).capabilities
+
+        try:
+            spec, modern = admit(
+                method,
+                raw_params,
+                supported=self.state.supported_versions,
+                local_capabilities=capabilities,
+            )
+            self._check_room(request_id)
+        except McpError as error:
+            return self._refuse(request_id, error)
+        request = self.open_request(request_id, method, spec, raw_params, modern)
+        self._inbound[request_id] = request
+        return RequestReceived(request)
 
     def _admit(self, request_id: RequestId, method: str) -> MethodSpec:
         """The method's row if a request may run now; raises the McpError to answer if not."""
         spec = self._check_inbound(method)
+        self._check_room(request_id)
+        return spec
+
+    def _check_room(self, request_id: RequestId) -> None:
+        """Raise the McpError to answer if ``request_id`` is in use or no room is left."""
         if request_id in self._inbound:
             raise errors.invalid_request(f"request id {request_id!r} is already in use")
         if len(self._inbound) >= self.max_in_flight:
             raise McpError(
                 errors.REQUEST_REJECTED, f"too many requests in flight (limit {self.max_in_flight})"
             )
-        return spec
 
     def _check_inbound(self, method: str) -> MethodSpec:
         """``state.check_inbound``, remembered per method once the session is operating
@@ -229,9 +275,9 @@ class Engine(Generic[In, Out]):
             if self.describe_server is None:
                 raise errors.method_not_found("initialize")
             revision = state.receive_initialize(params)
-            description = self.describe_server(state)
         except McpError as error:
             return self._refuse(request_id, error)
+        description = self.describe_server(revision, stateless=not state.back_channel)
         state.local_capabilities = description.capabilities
         instructions = description.instructions
         result = t.InitializeResult(
@@ -240,6 +286,8 @@ class Engine(Generic[In, Out]):
             server_info=description.server_info,
             instructions=instructions if instructions is not None else UNSET,
         )
+        if lacks_fields(revision):  # what an older revision lacks is left out
+            result = fit(result, revision)
         return Reply(self.respond(request_id, result), request_id)
 
     def _receive_response(self, envelope: Envelope) -> ResponseReceived[Out] | None:

@@ -24,8 +24,8 @@ from msgspec import UNSET, UnsetType
 
 from ..protocol import types as t
 from ..protocol.jsonrpc import UNDECODABLE, RequestId, invalid_payload
-from ..protocol.lifecycle import SessionState
 from ..protocol.methods import MethodSpec
+from ..protocol.modern import ModernRequest
 
 if TYPE_CHECKING:
     from .session import Session
@@ -75,10 +75,11 @@ class ProgressStream:
 class InboundRequest:
     """A request the peer sent us, while it is being served.
 
-    ``state`` is the lifecycle state it is served with: the session's own, or for a
-    request that stands alone (2026-07-28) one of its own. ``scope`` is None for a
-    request served inline by the session's reader (see ``Session._serve_inline``):
-    it is over before the reader reads on, so nothing could cancel it.
+    ``modern`` is set for a request of the modern era (2026-07-28): its ``_meta`` and
+    the state it is served with, of its own (None: a request of the session's legacy
+    era, served with the session's state). ``scope`` is None for a request served
+    inline by the session's reader (see ``Session._serve_inline``): it is over before
+    the reader reads on, so nothing could cancel it.
     """
 
     id: RequestId
@@ -86,7 +87,7 @@ class InboundRequest:
     spec: MethodSpec | None
     raw_params: msgspec.Raw | UnsetType
     session: Session
-    state: SessionState
+    modern: ModernRequest | None
     scope: trio.CancelScope | None = None
     progress: ProgressStream | None = None
     cancel_reason: str | None = None

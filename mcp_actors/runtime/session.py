@@ -54,6 +54,8 @@ from ..protocol.events import (
 from ..protocol.jsonrpc import RequestId
 from ..protocol.lifecycle import SessionState
 from ..protocol.methods import MethodSpec
+from ..protocol.modern import ModernRequest
+from ..protocol.versions import Revision
 from ..transports.abc import MessageStream, MessageTooLarge, Outgoing, TransportClosed
 from .config import SessionConfig
 from .inline import Finished, start_inline
@@ -85,7 +87,7 @@ class Dispatcher(Protocol):
 class ServerDispatcher(Dispatcher, Protocol):
     """A server's dispatcher also says what the server is, for the ``initialize`` answer."""
 
-    def describe_server(self, state: SessionState) -> ServerDescription: ...
+    def describe_server(self, revision: Revision, *, stateless: bool) -> ServerDescription: ...
 
 
 @attrs.frozen
@@ -282,9 +284,9 @@ class Session:
         method: str,
         spec: MethodSpec,
         raw_params: Any,
-        state: SessionState,
+        modern: ModernRequest | None,
     ) -> InboundRequest:
-        return InboundRequest(request_id, method, spec, raw_params, self, state)
+        return InboundRequest(request_id, method, spec, raw_params, self, modern)
 
     def _deliver(self, event: Event[InboundRequest, OutboundCall]) -> None:
         """Act on an event that needs no waiting: it is handed to whoever it concerns."""
