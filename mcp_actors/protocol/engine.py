@@ -170,8 +170,11 @@ class Engine(Generic[In, Out]):
         if request_id is UNSET:
             return self._receive_notification(method, envelope.params)
         assert request_id is not None  # decode() refuses a request with a null id
-        if self._is_modern(method, envelope.params):
-            return self._receive_modern(request_id, method, envelope.params)
+        params = envelope.params
+        if self.describe_server is not None and (  # a server: is it a modern request?
+            is_modern_request(params) or is_modern_method(method)
+        ):
+            return self._receive_modern(request_id, method, params)
         if method == "ping":  # allowed in every phase: answered at once, never in flight
             return Reply(self.respond(request_id, _EMPTY_RESULT), request_id)
         if method == "initialize":
@@ -191,22 +194,17 @@ class Engine(Generic[In, Out]):
 
     # -- the modern era (2026-07-28): each request on its own ----------------------------
 
-    def _is_modern(self, method: str, raw_params: msgspec.Raw | UnsetType) -> bool:
-        """Whether a request to this server is of the modern era (its ``_meta`` or its
-        method says so). Only a server (an engine that can describe itself) serves them.
-
-        One endpoint serves both eras and a connection is never locked into one: a
-        modern request is served on its own whatever the legacy session's phase.
-        """
-        return self.describe_server is not None and (
-            is_modern_request(raw_params) or is_modern_method(method)
-        )
-
     def _receive_modern(
         self, request_id: RequestId, method: str, raw_params: msgspec.Raw | UnsetType
     ) -> RequestReceived[In] | Reply:
-        """A modern request climbs its ladder (``protocol.modern.admit``), then the
-        connection's limits; it is served with a state of its own."""
+        """A modern request (its ``_meta`` or its method says so) climbs its ladder
+        (``protocol.modern.admit``), then the connection's limits; it is served with a
+        state of its own.
+
+        One endpoint serves both eras and a connection is never locked into one: a
+        modern request is served whatever the legacy session's phase. Only a server
+        (an engine that can describe itself) takes requests for modern.
+        """
         describe = self.describe_server
         assert describe is not None
         stateless = not self.state.back_channel

@@ -82,11 +82,11 @@ class InboundRequest:
     the reader reads on, so nothing could cancel it.
     """
 
+    session: Session
     id: RequestId
     method: str
     spec: MethodSpec | None
     raw_params: msgspec.Raw | UnsetType
-    session: Session
     modern: ModernRequest | None
     scope: trio.CancelScope | None = None
     progress: ProgressStream | None = None

@@ -30,6 +30,7 @@ gets a bare "Internal error", the log a rate-limited traceback (see
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from collections.abc import Awaitable, Callable
@@ -53,8 +54,6 @@ from ..protocol.events import (
 )
 from ..protocol.jsonrpc import RequestId
 from ..protocol.lifecycle import SessionState
-from ..protocol.methods import MethodSpec
-from ..protocol.modern import ModernRequest
 from ..protocol.versions import Revision
 from ..transports.abc import MessageStream, MessageTooLarge, Outgoing, TransportClosed
 from .config import SessionConfig
@@ -137,8 +136,10 @@ class Session:
     def __attrs_post_init__(self) -> None:
         dispatcher = self.dispatcher
         describe = dispatcher.describe_server if isinstance(dispatcher, ServerDispatcher) else None
+        # The engine makes each request's actor object: an InboundRequest of this session.
+        open_request = functools.partial(InboundRequest, self)
         self._engine = Engine(
-            self._state, self._open_request, describe, max_in_flight=self.config.max_in_flight
+            self._state, open_request, describe, max_in_flight=self.config.max_in_flight
         )
         self._direct_writes = self.transport.direct_writes
         self._send_channel, self._receive_channel = trio.open_memory_channel[Outgoing](
@@ -277,16 +278,6 @@ class Session:
                 self._nursery.start_soon(self._serve_batch, event)
             else:
                 self._deliver(event)
-
-    def _open_request(
-        self,
-        request_id: RequestId,
-        method: str,
-        spec: MethodSpec,
-        raw_params: Any,
-        modern: ModernRequest | None,
-    ) -> InboundRequest:
-        return InboundRequest(request_id, method, spec, raw_params, self, modern)
 
     def _deliver(self, event: Event[InboundRequest, OutboundCall]) -> None:
         """Act on an event that needs no waiting: it is handed to whoever it concerns."""
