@@ -14,6 +14,13 @@
   ``test_prompt_with_embedded_resource(resourceUri)``, ``test_prompt_with_image``;
 - completion of ``test_prompt_with_arguments``'s arguments and of the template's ``id``.
 
+**2026-07-28 fixtures** (alpha ``--requirements 2026-07-28``): ``test_missing_capability``
+(needs the client's ``sampling``: -32021 without it), ``test_logging_tool`` (logs, so a
+request without ``logLevel`` shows none arrive), ``test_streaming_elicitation`` (asks a
+name; the modern era cannot ask without MRTR, so there it answers ``isError``), and
+``test_header_echo(region)`` whose ``region`` carries ``x-mcp-header: Region``. Every
+fixture is served in both eras; ``test_simple_text`` stays first in ``tools/list``.
+
 **Tools a real server has:**
 
 - ``slow_job(steps, step_seconds)``: progress after each step, a log line per step;
