@@ -29,6 +29,7 @@ from ..protocol.modern import ModernRequest
 
 if TYPE_CHECKING:
     from .session import Session
+    from .writer import Writer
 
 
 _NOT_DECODED: Any = object()
@@ -44,7 +45,7 @@ class ProgressStream:
 
     token: t.ProgressToken
     request_id: RequestId
-    _session: Session
+    _writer: Writer
     _last: float | None = attrs.field(init=False, default=None)
     pending: t.ProgressParams | None = attrs.field(init=False, default=None)
     closed: bool = attrs.field(init=False, default=False)
@@ -64,7 +65,7 @@ class ProgressStream:
             total=UNSET if total is None else total,
             message=UNSET if message is None else message,
         )
-        self._session.schedule_progress(self)
+        self._writer.schedule_progress(self)
 
     def take(self) -> t.ProgressParams | None:
         pending, self.pending = self.pending, None

@@ -12,11 +12,9 @@ runs tasks:
   progress notification goes to the :class:`OutboundCall` waiting for it, a
   cancellation cancels the named request's scope, other notifications go to the
   dispatcher, and an answer the engine wrote itself (an error, ``ping``) is sent;
-- **the writer** takes encoded messages from a bounded queue, always sends
-  pending progress first, and hands the transport everything queued at once so
-  that many small messages cost one write. Only when it is idle may the reader
-  write an answer itself, over a transport whose writes do not wait
-  (:meth:`Session._send_from_reader`); the two never write at the same time;
+- **the writer** (:class:`~.writer.Writer`) sends everything, in order: from a
+  bounded queue, pending progress first, many messages in one write; when it is
+  idle, the reader may write an answer itself;
 - **the dispatcher** (a server's or a client's) is what gives methods meaning.
 
 A request whose handler is declared never to wait (the dispatcher's
@@ -61,12 +59,9 @@ from .inline import Finished, start_inline
 from .internal_errors import INTERNAL_ERROR, internal_errors
 from .outbound import ConnectionClosed, Deadlines, OutboundCall, ProgressCallback, RequestTimeout
 from .request import InboundRequest, ProgressStream
+from .writer import Writer
 
 log = logging.getLogger("mcp_actors.session")
-
-_TICK = Outgoing(b"")  # wakes the writer to flush pending progress; never written
-#: Answers the reader queues in a row before it lets the writer run (see _send_from_reader).
-_YIELD_EVERY = 32
 
 
 class Dispatcher(Protocol):
@@ -112,11 +107,8 @@ class Session:
     config: SessionConfig = attrs.field(factory=SessionConfig)
 
     _engine: Engine[InboundRequest, OutboundCall] = attrs.field(init=False)
-    _dirty_progress: dict[ProgressStream, None] = attrs.field(init=False, factory=dict)
-    _tick_queued: bool = attrs.field(init=False, default=False)
+    _writer: Writer = attrs.field(init=False)
     _nursery: trio.Nursery | None = attrs.field(init=False, default=None)
-    _send_channel: trio.MemorySendChannel[Outgoing] = attrs.field(init=False)
-    _receive_channel: trio.MemoryReceiveChannel[Outgoing] = attrs.field(init=False)
     _notify_send: trio.MemorySendChannel[Callable[[], Awaitable[None]]] = attrs.field(init=False)
     _notify_receive: trio.MemoryReceiveChannel[Callable[[], Awaitable[None]]] = attrs.field(
         init=False
@@ -124,14 +116,9 @@ class Session:
     _actors: set[trio.CancelScope] | None = attrs.field(init=False, factory=set)
     _dropped_notifications: int = attrs.field(init=False, default=0)
     _received: int = attrs.field(init=False, default=0)
-    _sent: int = attrs.field(init=False, default=0)
     closed: trio.Event = attrs.field(init=False, factory=trio.Event)
     #: Called once when the session ends (e.g. to drop it from a registry).
     closed_callbacks: list[Callable[[], None]] = attrs.field(init=False, factory=list)
-    _direct_writes: bool = attrs.field(init=False, default=False)
-    _direct_writing: bool = attrs.field(init=False, default=False)
-    _direct_done: trio.Event | None = attrs.field(init=False, default=None)
-    _queued_by_reader: int = attrs.field(init=False, default=0)
 
     def __attrs_post_init__(self) -> None:
         dispatcher = self.dispatcher
@@ -141,9 +128,11 @@ class Session:
         self._engine = Engine(
             self._state, open_request, describe, max_in_flight=self.config.max_in_flight
         )
-        self._direct_writes = self.transport.direct_writes
-        self._send_channel, self._receive_channel = trio.open_memory_channel[Outgoing](
-            self.config.outbound_queue_size
+        encode_progress = functools.partial(
+            self._engine.encode_notification, "notifications/progress"
+        )
+        self._writer = Writer(
+            self.transport, encode_progress, self.close, self.config.outbound_queue_size
         )
         self._notify_send, self._notify_receive = trio.open_memory_channel[
             Callable[[], Awaitable[None]]
@@ -167,7 +156,7 @@ class Session:
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
-                nursery.start_soon(self._write_loop)
+                nursery.start_soon(self._writer.run)
                 nursery.start_soon(self._notification_loop)
                 task_status.started(self)
                 await self._read_loop()
@@ -222,7 +211,7 @@ class Session:
         for scope in actors:
             scope.cancel()
         self._notify_send.close()
-        await self._send_channel.aclose()
+        await self._writer.close()
 
     def _shut_down(self) -> None:
         self._engine.close()
@@ -239,11 +228,11 @@ class Session:
         return SessionStatistics(
             inbound_requests=self._engine.inbound_count,
             outbound_calls=self._engine.outbound_count,
-            queued_messages=self._receive_channel.statistics().current_buffer_used,
+            queued_messages=self._writer.queued,
             queued_notifications=self._notify_receive.statistics().current_buffer_used,
             dropped_notifications=self._dropped_notifications,
             messages_received=self._received,
-            messages_sent=self._sent,
+            messages_sent=self._writer.sent,
         )
 
     # -- the reader ------------------------------------------------------------------
@@ -292,7 +281,8 @@ class Session:
 
     async def _reply(self, reply: Reply) -> None:
         request_id = reply.request_id
-        await self._send_from_reader(Outgoing(reply.payload, request_id, request_id is not None))
+        message = Outgoing(reply.payload, request_id, request_id is not None)
+        await self._writer.send_from_reader(message)
 
     async def _serve_batch(self, batch: BatchReceived[InboundRequest, OutboundCall]) -> None:
         """Serve a batch's requests concurrently; answer with one array of their responses.
@@ -317,14 +307,14 @@ class Session:
                 else:
                     self._deliver(event)
         if answers:
-            await self._send(Outgoing(self._engine.encode_batch(answers)))
+            await self._writer.send(Outgoing(self._engine.encode_batch(answers)))
 
     # -- inbound request actors --------------------------------------------------------
 
     async def _serve(self, request: InboundRequest) -> None:
         payload = await self._run_request(request)
         if payload is not None:
-            await self._send(Outgoing(payload, request.id, True))
+            await self._writer.send(Outgoing(payload, request.id, True))
 
     async def _serve_inline(self, request: InboundRequest) -> None:
         """Serve a request declared never to wait, in the reader (see :mod:`.inline`)."""
@@ -344,7 +334,7 @@ class Session:
             if request.progress is not None:
                 request.progress.closed = True
             self._engine.finished(request.id)
-        await self._send_from_reader(Outgoing(payload, request.id, True))
+        await self._writer.send_from_reader(Outgoing(payload, request.id, True))
 
     async def _run_request(self, request: InboundRequest) -> bytes | None:
         """Run a request's handler in its cancel scope: the encoded answer, None if cancelled."""
@@ -367,7 +357,7 @@ class Session:
             return engine.respond_error(request.id, invalid)
         token = progress_token(params)
         if token is not None:
-            request.progress = ProgressStream(token, request.id, self)
+            request.progress = ProgressStream(token, request.id, self._writer)
         try:
             result = await self.dispatcher.handle_request(request, params)
             return engine.respond(request.id, result)
@@ -376,50 +366,6 @@ class Session:
         except Exception:
             internal_errors.report(log, "handler for %s (id %r) failed", request.method, request.id)
             return engine.respond_error(request.id, INTERNAL_ERROR)
-
-    async def _send_from_reader(self, message: Outgoing) -> None:
-        """Send an answer from the reader, as cheaply as the writer's state allows.
-
-        If the writer is idle (waiting, nothing queued, no progress pending), the
-        transport's writes do not normally wait and no further input is at hand, the
-        reader writes the message itself: nothing can be overtaken, and a
-        request/response exchange costs one pass of the scheduler instead of two.
-        Otherwise the message is queued without a schedule point when there is room,
-        so that the writer takes a whole burst of answers at once when the reader
-        next waits for input.
-        """
-        if self._direct_writes and not self._dirty_progress and not self.transport.input_ready():
-            statistics = self._receive_channel.statistics()
-            if statistics.current_buffer_used == 0 and statistics.tasks_waiting_receive:
-                await self._write_direct(message)
-                return
-        try:
-            self._send_channel.send_nowait(message)
-        except trio.WouldBlock:
-            await self._send(message)
-        except trio.ClosedResourceError:
-            log.debug("session closed: dropped an outgoing message")
-        else:
-            self._queued_by_reader += 1
-            if self._queued_by_reader >= _YIELD_EVERY:
-                # A long burst of input: let the writer send what is ready, so that the
-                # peer works on those answers while we read on.
-                self._queued_by_reader = 0
-                await trio.lowlevel.cancel_shielded_checkpoint()
-
-    async def _write_direct(self, message: Outgoing) -> None:
-        self._direct_writing = True
-        try:
-            await self.transport.send_all((message,))
-            self._sent += 1
-        except TransportClosed:
-            log.debug("transport closed under the reader")
-            self.close()
-        finally:
-            self._direct_writing = False
-            if self._direct_done is not None:
-                self._direct_done.set()
-                self._direct_done = None
 
     # -- outbound --------------------------------------------------------------------
 
@@ -451,7 +397,7 @@ class Session:
         seconds = self.config.request_timeout if timeout is UNSET else timeout
         clock = Deadlines(seconds, self.config.max_request_timeout, trio.current_time())
         try:
-            await self._send(Outgoing(payload, related_request))
+            await self._writer.send(Outgoing(payload, related_request))
             soft = clock.soft(clock.started)
             while True:
                 with trio.move_on_at(min(soft, clock.hard())):
@@ -485,11 +431,11 @@ class Session:
     ) -> None:
         """Send a notification (checked against the lifecycle and capabilities)."""
         payload = self._engine.send_notification(method, params)
-        await self._send(Outgoing(payload, related_request))
+        await self._writer.send(Outgoing(payload, related_request))
 
     def notify_soon(self, method: str, params: Any = None) -> None:
         """Send a notification without waiting: queued now, or by a task if the queue is full."""
-        self._send_soon(Outgoing(self._engine.send_notification(method, params)))
+        self._writer.send_soon(Outgoing(self._engine.send_notification(method, params)))
 
     def submit(self, work: Callable[[], Awaitable[None]]) -> None:
         """Queue slow notification work for the session's notification task; drop if full."""
@@ -499,75 +445,11 @@ class Session:
             self._dropped_notifications += 1
             log.warning("notification queue full: dropped a notification")
 
-    def schedule_progress(self, stream: ProgressStream) -> None:
-        """``stream`` has a report to send: the writer sends it before anything else."""
-        self._dirty_progress[stream] = None
-        if not self._tick_queued:
-            try:
-                self._send_channel.send_nowait(_TICK)
-                self._tick_queued = True
-            except (trio.WouldBlock, trio.ClosedResourceError):
-                pass  # the writer is busy; it flushes progress before its next write
-
     def _cancel_remote(self, request_id: RequestId, method: str, reason: str) -> None:
         """Tell the peer we gave up on our request, without blocking."""
         payload = self._engine.cancel_request(request_id, method, reason)
         if payload is not None:
-            self._send_soon(Outgoing(payload))
-
-    def _send_soon(self, message: Outgoing) -> None:
-        try:
-            self._send_channel.send_nowait(message)
-        except trio.WouldBlock:
-            if self._nursery is not None:
-                self._nursery.start_soon(self._send, message)
-        except trio.ClosedResourceError:
-            pass
-
-    async def _send(self, message: Outgoing) -> None:
-        try:
-            await self._send_channel.send(message)
-        except trio.ClosedResourceError:
-            log.debug("session closed: dropped an outgoing message")
-
-    # -- the writer ------------------------------------------------------------------
-
-    async def _write_loop(self) -> None:
-        receive = self._receive_channel
-        send_all = self.transport.send_all
-        try:
-            async for first in receive:
-                batch = [first] if first is not _TICK else []
-                while True:
-                    try:
-                        item = receive.receive_nowait()
-                    except (trio.WouldBlock, trio.EndOfChannel):
-                        break
-                    if item is not _TICK:
-                        batch.append(item)
-                if self._dirty_progress:
-                    batch[:0] = self._take_progress()
-                self._tick_queued = False
-                if batch:
-                    while self._direct_writing:  # the reader's own write waited: let it end
-                        if self._direct_done is None:
-                            self._direct_done = trio.Event()
-                        await self._direct_done.wait()
-                    await send_all(batch)
-                    self._sent += len(batch)
-        except TransportClosed:
-            log.debug("transport closed under the writer")
-            self.close()
-
-    def _take_progress(self) -> list[Outgoing]:
-        messages = []
-        for stream in self._dirty_progress:
-            progress = stream.take()
-            if progress is not None:
-                payload = self._engine.encode_notification("notifications/progress", progress)
-                messages.append(Outgoing(payload, stream.request_id))
-        self._dirty_progress.clear()
-        return messages
+            self._writer.send_soon(Outgoing(payload))
 
     async def _notification_loop(self) -> None:
         async for work in self._notify_receive:
