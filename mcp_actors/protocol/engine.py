@@ -178,51 +178,17 @@ class Engine(Generic[In, Out]):
         if method == "ping":  # allowed in every phase: answered at once, never in flight
             return Reply(self.respond(request_id, _EMPTY_RESULT), request_id)
         if method == "initialize":
-            return self._receive_initialize(request_id, envelope.params)
-        return self._receive_request(request_id, method, envelope)
+            return self._receive_initialize(request_id, params)
+        return self._receive_request(request_id, method, params)
 
     def _receive_request(
-        self, request_id: RequestId, method: str, envelope: Envelope
+        self, request_id: RequestId, method: str, raw_params: msgspec.Raw | UnsetType
     ) -> RequestReceived[In] | Reply:
         try:
             spec = self._admit(request_id, method)
         except McpError as error:
             return self._refuse(request_id, error)
-        request = self.open_request(request_id, method, spec, envelope.params, None)
-        self._inbound[request_id] = request
-        return RequestReceived(request)
-
-    # -- the modern era (2026-07-28): each request on its own ----------------------------
-
-    def _receive_modern(
-        self, request_id: RequestId, method: str, raw_params: msgspec.Raw | UnsetType
-    ) -> RequestReceived[In] | Reply:
-        """A modern request (its ``_meta`` or its method says so) climbs its ladder
-        (``protocol.modern.admit``), then the connection's limits; it is served with a
-        state of its own.
-
-        One endpoint serves both eras and a connection is never locked into one: a
-        modern request is served whatever the legacy session's phase. Only a server
-        (an engine that can describe itself) takes requests for modern.
-        """
-        describe = self.describe_server
-        assert describe is not None
-        stateless = not self.state.back_channel
-
-        def capabilities(revision: Revision) -> t.ServerCapabilities:
-            return describe(revision, stateless=stateless).capabilities
-
-        try:
-            spec, modern = admit(
-                method,
-                raw_params,
-                supported=self.state.supported_versions,
-                local_capabilities=capabilities,
-            )
-            self._check_room(request_id)
-        except McpError as error:
-            return self._refuse(request_id, error)
-        request = self.open_request(request_id, method, spec, raw_params, modern)
+        request = self.open_request(request_id, method, spec, raw_params, None)
         self._inbound[request_id] = request
         return RequestReceived(request)
 
@@ -259,6 +225,42 @@ class Engine(Generic[In, Out]):
         if spec is None:
             spec = self._checked[method] = state.check_inbound(method)
         return spec
+
+    # -- the modern era (2026-07-28): each request on its own ----------------------------
+
+    def _receive_modern(
+        self, request_id: RequestId, method: str, raw_params: msgspec.Raw | UnsetType
+    ) -> RequestReceived[In] | Reply:
+        """A modern request (its ``_meta`` or its method says so) climbs its ladder
+        (``protocol.modern.admit``), then the connection's limits; it is served with a
+        state of its own.
+
+        One endpoint serves both eras and a connection is never locked into one: a
+        modern request is served whatever the legacy session's phase. Only a server
+        (an engine that can describe itself) takes requests for modern.
+        """
+        describe = self.describe_server
+        assert describe is not None
+        stateless = not self.state.back_channel
+
+        def capabilities(revision: Revision) -> t.ServerCapabilities:
+            return describe(revision, stateless=stateless).capabilities
+
+        try:
+            spec, modern = admit(
+                method,
+                raw_params,
+                supported=self.state.supported_versions,
+                local_capabilities=capabilities,
+            )
+            self._check_room(request_id)
+        except McpError as error:
+            return self._refuse(request_id, error)
+        request = self.open_request(request_id, method, spec, raw_params, modern)
+        self._inbound[request_id] = request
+        return RequestReceived(request)
+
+    # -- the legacy handshake, and everything else ---------------------------------------
 
     def _receive_initialize(
         self, request_id: RequestId, raw_params: msgspec.Raw | UnsetType
@@ -348,7 +350,7 @@ class Engine(Generic[In, Out]):
                 event = self._receive_ping_in_batch(item.id)
             else:
                 assert item.id is not None  # decode() refuses a request with a null id
-                event = self._receive_request(item.id, item.method, item)
+                event = self._receive_request(item.id, item.method, item.params)
             if event is not None:
                 events.append(event)
         return BatchReceived(events)
