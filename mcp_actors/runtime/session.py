@@ -240,6 +240,7 @@ class Session:
     async def _read_loop(self) -> None:
         receive = self.transport.receive
         engine = self._engine
+        serves_inline = self.dispatcher.serves_inline
         while True:
             try:
                 data = await receive()
@@ -254,7 +255,7 @@ class Session:
                 continue
             if type(event) is RequestReceived:
                 request = event.request
-                if self.dispatcher.serves_inline(request):
+                if serves_inline(request):
                     await self._serve_inline(request)
                 else:
                     request.scope = trio.CancelScope()
