@@ -195,7 +195,8 @@ class Engine(Generic[In, Out]):
     def _admit(self, request_id: RequestId, method: str) -> MethodSpec:
         """The method's row if a request may run now; raises the McpError to answer if not."""
         spec = self._check_inbound(method)
-        self._check_room(request_id)
+        if request_id in self._inbound or len(self._inbound) >= self.max_in_flight:
+            self._check_room(request_id)  # raises the error to answer
         return spec
 
     def _check_room(self, request_id: RequestId) -> None:

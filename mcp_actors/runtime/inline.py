@@ -20,27 +20,19 @@ from typing import Any, Generic, TypeVar
 T = TypeVar("T")
 
 
-def start_inline(coroutine: Coroutine[Any, Any, T]) -> Finished[T] | Waiting[T]:
-    """Step ``coroutine`` once, in a copy of the current context: finished, or waiting.
+def start_inline(coroutine: Coroutine[Any, Any, T]) -> T | Waiting[T]:
+    """Step ``coroutine`` once, in a copy of the current context: its value, or a
+    :class:`Waiting` if it waited (finish it with ``await waiting.finish()``).
 
-    A synchronous first step, so that the common case (it finishes) costs no await;
-    a :class:`Waiting` is finished with ``await waiting.finish()``.
+    A synchronous first step, so that the common case (it finishes) costs no await.
     """
     context = contextvars.copy_context()
     try:
         trap = context.run(coroutine.send, None)
     except StopIteration as done:
-        return Finished(done.value)
+        value: T = done.value
+        return value
     return Waiting(coroutine, trap, context)
-
-
-class Finished(Generic[T]):
-    """A coroutine that ran to its end in one step."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: T) -> None:
-        self.value = value
 
 
 class Waiting(Generic[T]):

@@ -55,7 +55,7 @@ from ..protocol.lifecycle import SessionState
 from ..protocol.versions import Revision
 from ..transports.abc import MessageStream, MessageTooLarge, Outgoing, TransportClosed
 from .config import SessionConfig
-from .inline import Finished, start_inline
+from .inline import Waiting, start_inline
 from .internal_errors import INTERNAL_ERROR, internal_errors
 from .outbound import ConnectionClosed, Deadlines, OutboundCall, ProgressCallback, RequestTimeout
 from .request import InboundRequest, ProgressStream
@@ -321,9 +321,10 @@ class Session:
         """Serve a request declared never to wait, in the reader (see :mod:`.inline`)."""
         try:
             step = start_inline(self._handle(request))
-            if isinstance(step, Finished):
-                payload = step.value
+            if type(step) is bytes:
+                payload = step
             else:
+                assert isinstance(step, Waiting)
                 log.warning(
                     "handler for %s (id %r) waited although it was declared inline;"
                     " the reader finishes it",
