@@ -57,7 +57,7 @@ from .events import (
     RequestReceived,
     ResponseReceived,
 )
-from .fit import fit, lacks_fields
+from .fit import LACKING_REVISIONS, fit
 from .jsonrpc import (
     JSONRPC_VERSION,
     BatchItem,
@@ -74,7 +74,13 @@ from .jsonrpc import (
 )
 from .lifecycle import Phase, SessionState
 from .methods import METHODS, MethodSpec
-from .modern import ModernRequest, admit, is_modern_method, is_modern_request
+from .modern import (
+    MODERN_ONLY_METHODS,
+    ModernRequest,
+    admit,
+    find_modern_marker,
+    is_modern_request,
+)
 from .versions import Revision
 
 _encode: Final = msgspec.json.Encoder().encode
@@ -172,7 +178,12 @@ class Engine(Generic[In, Out]):
         assert request_id is not None  # decode() refuses a request with a null id
         params = envelope.params
         if self.describe_server is not None and (  # a server: is it a modern request?
-            is_modern_request(params) or is_modern_method(method)
+            method in MODERN_ONLY_METHODS
+            or (
+                params is not UNSET
+                and find_modern_marker(params) is not None  # a C search, no copy
+                and is_modern_request(params)
+            )
         ):
             return self._receive_modern(request_id, method, params)
         if method == "ping":  # allowed in every phase: answered at once, never in flight
@@ -287,7 +298,7 @@ class Engine(Generic[In, Out]):
             server_info=description.server_info,
             instructions=instructions if instructions is not None else UNSET,
         )
-        if lacks_fields(revision):  # what an older revision lacks is left out
+        if revision.name in LACKING_REVISIONS:  # what an older revision lacks is left out
             result = fit(result, revision)
         return Reply(self.respond(request_id, result), request_id)
 
