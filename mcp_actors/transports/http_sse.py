@@ -25,7 +25,8 @@ from urllib.parse import quote
 import attrs
 import trio
 
-from ..protocol.jsonrpc import InvalidMessage, decode
+from ..protocol.inspect import check_message
+from ..protocol.jsonrpc import InvalidMessage
 from .abc import MessageStream, Outgoing, TransportClosed
 from .asgi import (
     JSON,
@@ -190,7 +191,7 @@ class LegacySseEndpoints:
         except ClientGone:
             return
         try:
-            decode(body)
+            check_message(body)
         except InvalidMessage as invalid:
             await respond_error(
                 send, 400, invalid.message, code=invalid.code, request_id=invalid.request_id

@@ -30,17 +30,15 @@ body and then reads the response stream (see :mod:`.streamable_http_stream`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from functools import partial
 
 import attrs
-import msgspec
 import trio
-from msgspec import UNSET
 
-from ..protocol import errors
-from ..protocol.jsonrpc import Envelope, InvalidMessage, RequestId, decode, peek
+from ..protocol.inspect import PostBody, inspect_post
+from ..protocol.jsonrpc import InvalidMessage, RequestId
 from ..protocol.versions import HTTP_DEFAULT, REVISIONS
 from .abc import MessageStream, TransportClosed
 from .asgi import (
@@ -81,22 +79,24 @@ SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
 
 
-class _CancelledParams(msgspec.Struct, rename="camel"):
-    request_id: RequestId | None = None
-
-
-_cancelled_params = msgspec.json.Decoder(_CancelledParams)
-
-
 @attrs.define
 class _Post:
-    """What the endpoint needs to know about a POST body, and the body until delivered."""
+    """A POST body until delivered, and what :func:`~..protocol.inspect.inspect_post` says of it."""
 
     body: bytes
-    batch: bool
-    request_ids: list[RequestId]
-    cancelled: list[RequestId]
-    initialize: bool
+    inspected: PostBody
+
+    @property
+    def batch(self) -> bool:
+        return self.inspected.batch
+
+    @property
+    def request_ids(self) -> tuple[RequestId, ...]:
+        return self.inspected.request_ids
+
+    @property
+    def initialize(self) -> bool:
+        return self.inspected.initialize
 
     def take_body(self) -> bytes:
         """The body, forgotten here: once the session has it, a POST waiting on a long
@@ -179,7 +179,7 @@ class StreamableHttpEndpoint:
         except ClientGone:
             return
         try:
-            post = _inspect(body)
+            post = _Post(body, inspect_post(body))
         except InvalidMessage as invalid:
             await respond_error(
                 send,
@@ -338,7 +338,7 @@ class StreamableHttpEndpoint:
                 send, 404, "Not Found: the session has ended", version=transport.version
             )
             return False
-        for request_id in post.cancelled:
+        for request_id in post.inspected.cancelled:
             transport.cancelled(request_id)
         return True
 
@@ -549,33 +549,6 @@ def _event_id_shape(event_id: str) -> bool:
     """Whether a ``Last-Event-ID`` may be an event id at all (short, visible ASCII), so
     that the event store only ever parses ids of a sane shape; anything else is unknown."""
     return len(event_id) <= MAX_EVENT_ID_LENGTH and event_id.isascii() and event_id.isprintable()
-
-
-def _inspect(body: bytes) -> _Post:
-    """Classify a POST body; raises :class:`InvalidMessage` (400) for anything malformed."""
-    parsed = decode(body)
-    items: Sequence[Envelope | InvalidMessage] = parsed if isinstance(parsed, list) else [parsed]
-    request_ids: list[RequestId] = []
-    cancelled: list[RequestId] = []
-    methods: list[str] = []
-    for item in items:
-        if isinstance(item, InvalidMessage):
-            raise item
-        method = item.method
-        if method is UNSET:
-            continue
-        if item.id is UNSET or item.id is None:
-            if method == "notifications/cancelled" and item.params is not UNSET:
-                params = peek(_cancelled_params, item.params)
-                if params is not None and params.request_id is not None:
-                    cancelled.append(params.request_id)
-            continue
-        request_ids.append(item.id)
-        methods.append(method)
-    if len(set(request_ids)) != len(request_ids):
-        raise InvalidMessage(errors.INVALID_REQUEST, "Invalid request: duplicate request ids")
-    initialize = not isinstance(parsed, list) and methods == ["initialize"]
-    return _Post(body, isinstance(parsed, list), request_ids, cancelled, initialize)
 
 
 async def _send_last_shielded(send: Send, data: bytes) -> None:

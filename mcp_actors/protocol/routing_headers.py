@@ -1,0 +1,319 @@
+"""Routing headers of Streamable HTTP in the 2026-07-28 era: what a request mirrors, and the check.
+
+From 2026-07-28 on, an HTTP client copies a few fields of each request's body
+into headers, so that a load balancer or gateway can route on them without
+reading the body (``streamable-http.mdx`` "Request Metadata"):
+
+- ``MCP-Protocol-Version``: the body's ``_meta`` ``io.modelcontextprotocol/protocolVersion``;
+- ``Mcp-Method``: the JSON-RPC ``method`` (values are case-sensitive);
+- ``Mcp-Name``: ``params.name`` of ``tools/call`` and ``prompts/get``,
+  ``params.uri`` of ``resources/read``;
+- ``Mcp-Param-<Name>``: each tool argument whose property in the tool's
+  ``inputSchema`` carries ``"x-mcp-header": "<Name>"``.
+
+Because something in front of the server may have acted on the headers, the
+server must refuse a request whose headers and body disagree — a header
+missing while its body value is there, a different value, a malformed one —
+with ``400`` and error -32020 (:data:`HEADER_MISMATCH`).
+
+Values that are not plain visible ASCII, or have edge whitespace, or look
+like the wrapper itself travel as ``=?base64?<base64 of the UTF-8>?=``. The
+wrapper is decoded strictly: the standard alphabet with its padding, and the
+canonical encoding only (the one an encoder produces: no stray bits in the last
+character), so one value has one spelling and a corrupt header never matches
+a body by accident. A value without the whole wrapper is a literal.
+
+Header names reach this module lower-cased (HTTP names are case-insensitive);
+``repeated`` names the headers that came more than once, which is a mismatch in
+itself for a routing header (two readers could take different copies).
+
+Nothing here does I/O: the transport hands over the headers and the decoded
+parameters, and answers the :class:`~.errors.McpError` raised.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import decimal
+import re
+from collections.abc import Collection, Iterator, Mapping
+from typing import Any, Final
+
+from .errors import McpError
+from .http_status import HEADER_MISMATCH
+
+VERSION_HEADER: Final = "mcp-protocol-version"
+METHOD_HEADER: Final = "mcp-method"
+NAME_HEADER: Final = "mcp-name"
+#: Lower-cased prefix of the headers mirroring annotated tool arguments.
+PARAM_HEADER_PREFIX: Final = "mcp-param-"
+#: The property annotation of a tool's input schema that names an ``Mcp-Param-*`` header.
+X_MCP_HEADER: Final = "x-mcp-header"
+
+#: Methods whose request mirrors a parameter into ``Mcp-Name``, and which parameter.
+NAME_PARAMS: Final[Mapping[str, str]] = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+}
+
+_ROUTING_HEADERS: Final = (VERSION_HEADER, METHOD_HEADER, NAME_HEADER)
+
+_WRAPPED = re.compile(r"=\?base64\?(.*)\?=", re.DOTALL)
+#: What a header value may hold as it is: horizontal tab, space and visible ASCII.
+_FIELD_VALUE = re.compile(r"[\t\x20-\x7e]*")
+#: An RFC 9110 token: what a header name (so an ``x-mcp-header`` value) may be.
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+#: A decimal a header may give for an integer argument (``42``, ``-7``, ``42.0``).
+_DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+_HEADER_TYPES: Final = frozenset({"string", "integer", "boolean"})
+#: The largest integer an ``x-mcp-header`` integer may be (JavaScript's safe range).
+MAX_SAFE_INTEGER: Final = 2**53 - 1
+
+# JSON Schema 2020-12 keywords whose values are schemas. Only ``properties``
+# keeps a position "statically reachable"; crossing any of these leaves the chain.
+# ``$ref`` is not followed: a reference is never dereferenced.
+_ONE_SCHEMA: Final = frozenset(
+    {
+        "items",
+        "contains",
+        "additionalItems",
+        "unevaluatedItems",
+        "additionalProperties",
+        "unevaluatedProperties",
+        "propertyNames",
+        "not",
+        "if",
+        "then",
+        "else",
+        "contentSchema",
+    }
+)
+_SCHEMA_LISTS: Final = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+_SCHEMA_MAPS: Final = frozenset(
+    {"patternProperties", "dependentSchemas", "$defs", "definitions"}
+)
+
+
+class HeaderMismatch(McpError):
+    """A routing header disagrees with the request body (-32020, HTTP 400)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(HEADER_MISMATCH, f"Header mismatch: {message}")
+
+
+def decode_header_value(value: str) -> str | None:
+    """The value a routing header carries: ``=?base64?…?=`` unwrapped, anything else as it is.
+
+    None if the value cannot be what a client sent: characters a header value
+    may not hold, or a wrapper whose base64 is invalid, not canonical, or not
+    UTF-8.
+    """
+    if _FIELD_VALUE.fullmatch(value) is None:
+        return None
+    wrapped = _WRAPPED.fullmatch(value)
+    if wrapped is None:
+        return value
+    payload = wrapped.group(1)
+    try:
+        raw = base64.b64decode(payload, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    if base64.b64encode(raw).decode("ascii") != payload:
+        return None  # stray bits in the last character: not how an encoder writes it
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def check_standard_headers(
+    headers: Mapping[str, str],
+    method: str,
+    params: Mapping[str, Any] | None,
+    body_version: object,
+    repeated: Collection[str] = (),
+) -> None:
+    """Rung 2 of the validation ladder: ``MCP-Protocol-Version``, ``Mcp-Method`` and
+    ``Mcp-Name`` against the body; raises :class:`HeaderMismatch`.
+
+    ``body_version`` is the ``_meta`` protocol version as sent (rung 1 has made
+    sure it is there). A body without the ``Mcp-Name`` field is not this rung's
+    business: dispatch refuses the missing parameter.
+    """
+    for name in _ROUTING_HEADERS:
+        if name in repeated:
+            raise HeaderMismatch(f"the {_title(name)} header appears more than once")
+    version = headers.get(VERSION_HEADER)
+    if version is None:
+        raise HeaderMismatch("the MCP-Protocol-Version header is required")
+    if version != body_version:
+        raise HeaderMismatch(
+            f"MCP-Protocol-Version header {version!r} does not match"
+            f" _meta io.modelcontextprotocol/protocolVersion {body_version!r}"
+        )
+    header_method = headers.get(METHOD_HEADER)
+    if header_method is None:
+        raise HeaderMismatch("the Mcp-Method header is required")
+    if header_method != method:
+        raise HeaderMismatch(
+            f"Mcp-Method header {header_method!r} does not match the method {method!r}"
+        )
+    field = NAME_PARAMS.get(method)
+    if field is None or params is None or params.get(field) is None:
+        return
+    body_value = params[field]
+    raw = headers.get(NAME_HEADER)
+    if raw is None:
+        raise HeaderMismatch(f"the Mcp-Name header is required for {method}")
+    named = decode_header_value(raw)
+    if named is None:
+        raise HeaderMismatch("the Mcp-Name header is malformed")
+    if named != body_value:
+        raise HeaderMismatch(
+            f"Mcp-Name header {named!r} does not match params.{field} {body_value!r}"
+        )
+
+
+def check_param_headers(
+    input_schema: Any,
+    arguments: Any,
+    headers: Mapping[str, str],
+    repeated: Collection[str] = (),
+) -> None:
+    """Rung 4: a ``tools/call``'s ``Mcp-Param-*`` headers against its arguments, as the
+    tool's ``input_schema`` declares them; raises :class:`HeaderMismatch`.
+
+    For each annotated property: a value in the body (not ``null``) needs its
+    header, equal after decoding (integers compare as numbers: ``42.0`` is
+    ``42``); a header needs its value; a repeated or malformed header is refused.
+    Headers no annotation names are ignored, as HTTP says. A schema whose
+    annotations are invalid declares nothing (a conforming client drops that tool).
+    """
+    if invalid_x_mcp_header(input_schema) is not None:
+        return
+    if not isinstance(arguments, Mapping):
+        arguments = {}
+    for path, name, prop_type in _annotations(input_schema):
+        key = PARAM_HEADER_PREFIX + name.lower()
+        header = f"Mcp-Param-{name}"
+        raw = headers.get(key)
+        if raw is not None and key in repeated:
+            raise HeaderMismatch(f"the {header} header appears more than once")
+        value = _value_at(arguments, path)
+        argument = ".".join(path)
+        if value is None:
+            if raw is not None:
+                raise HeaderMismatch(f"{header} is present but argument {argument!r} is not")
+            continue
+        if raw is None:
+            raise HeaderMismatch(f"{header} is missing for argument {argument!r}")
+        decoded = decode_header_value(raw)
+        if decoded is None:
+            raise HeaderMismatch(f"{header} is malformed")
+        if not _same_value(prop_type, value, decoded):
+            raise HeaderMismatch(f"{header} does not match argument {argument!r}")
+
+
+def invalid_x_mcp_header(input_schema: Any) -> str | None:
+    """Why the ``x-mcp-header`` annotations of a tool's ``input_schema`` are invalid, or None.
+
+    An annotation must be a non-empty RFC 9110 token, unique (ignoring case)
+    within the schema, on a property of type ``string``, ``integer`` or
+    ``boolean``, reached from the root through ``properties`` keys only (not
+    through ``items``, ``anyOf``, ``$ref``, …). A tool with an invalid one is
+    dropped by conforming HTTP clients.
+    """
+    seen: dict[str, str] = {}
+    for path, schema in _positions(input_schema):
+        if X_MCP_HEADER not in schema:
+            continue
+        if not path:
+            return f"{X_MCP_HEADER} is only allowed on a property reached through 'properties'"
+        where = ".".join(path)
+        name = schema[X_MCP_HEADER]
+        if not isinstance(name, str) or _TOKEN.fullmatch(name) is None:
+            return f"property {where!r}: {X_MCP_HEADER} must be a header-name token"
+        prop_type = schema.get("type")
+        if not isinstance(prop_type, str) or prop_type not in _HEADER_TYPES:
+            return (
+                f"property {where!r}: {X_MCP_HEADER} needs type string, integer or boolean"
+            )
+        folded = name.lower()
+        if folded in seen:
+            return f"property {where!r}: {X_MCP_HEADER} {name!r} repeats {seen[folded]!r}'s"
+        seen[folded] = where
+    return None
+
+
+def header_arguments(input_schema: Any) -> dict[tuple[str, ...], str]:
+    """The annotated properties of a valid ``input_schema``: property path → header name
+    (``Mcp-Param-`` plus it). Check :func:`invalid_x_mcp_header` first."""
+    return {path: name for path, name, _ in _annotations(input_schema)}
+
+
+def _annotations(input_schema: Any) -> Iterator[tuple[tuple[str, ...], str, str]]:
+    for path, schema in _positions(input_schema):
+        name = schema.get(X_MCP_HEADER)
+        if path and isinstance(name, str):
+            yield path, name, schema.get("type", "")
+
+
+def _positions(root: Any) -> Iterator[tuple[tuple[str, ...] | None, dict[str, Any]]]:
+    """Every schema position in ``root`` with its chain of ``properties`` keys (None once
+    off that chain). Iterative, so a schema of any depth is walked without recursion."""
+    stack: list[tuple[tuple[str, ...] | None, Any]] = [((), root)]
+    while stack:
+        path, node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        yield path, node
+        for keyword, value in node.items():
+            if keyword == "properties" and isinstance(value, dict):
+                stack.extend(
+                    (None if path is None else (*path, name), sub) for name, sub in value.items()
+                )
+            elif keyword in _ONE_SCHEMA:
+                stack.append((None, value))
+            elif keyword in _SCHEMA_LISTS and isinstance(value, list):
+                stack.extend((None, sub) for sub in value)
+            elif keyword in _SCHEMA_MAPS and isinstance(value, dict):
+                stack.extend((None, sub) for sub in value.values())
+
+
+def _value_at(arguments: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    node: Any = arguments
+    for key in path:
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(key)
+    return node
+
+
+def _same_value(prop_type: str, value: Any, decoded: str) -> bool:
+    """Whether a decoded header says what the body's argument says."""
+    if isinstance(value, bool):
+        return decoded == ("true" if value else "false")
+    if isinstance(value, str):
+        return decoded == value
+    if isinstance(value, int | float):
+        if prop_type == "integer" and _DECIMAL.fullmatch(decoded) is not None:
+            try:
+                return decimal.Decimal(decoded) == decimal.Decimal(value)
+            except (decimal.InvalidOperation, ValueError):
+                return False
+        try:
+            return decoded == str(value)
+        except ValueError:  # an integer past Python's str() digit limit
+            return False
+    return False  # an object or array has no header form: a header claiming one is wrong
+
+
+def _title(name: str) -> str:
+    return "MCP-Protocol-Version" if name == VERSION_HEADER else "-".join(
+        part.capitalize() for part in name.split("-")
+    )
+
+
+# -- client side --
