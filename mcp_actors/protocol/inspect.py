@@ -193,8 +193,7 @@ def read_modern_post(body: bytes) -> ModernPost:
     if isinstance(parsed, list):
         raise InvalidMessage(
             errors.INVALID_REQUEST,
-            "Invalid request: the body must be one JSON-RPC request or notification,"
-            " not a batch",
+            "Invalid request: the body must be one JSON-RPC request or notification, not a batch",
         )
     method = parsed.method
     if method is UNSET:

@@ -37,11 +37,12 @@ import base64
 import binascii
 import decimal
 import re
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any, Final
 
-from .errors import McpError
-from .http_status import HEADER_MISMATCH
+from .errors import HEADER_MISMATCH, McpError
+from .inspect import ModernPost
+from .modern import RequestMeta, check_version, read_request_meta
 
 VERSION_HEADER: Final = "mcp-protocol-version"
 METHOD_HEADER: Final = "mcp-method"
@@ -91,9 +92,7 @@ _ONE_SCHEMA: Final = frozenset(
     }
 )
 _SCHEMA_LISTS: Final = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
-_SCHEMA_MAPS: Final = frozenset(
-    {"patternProperties", "dependentSchemas", "$defs", "definitions"}
-)
+_SCHEMA_MAPS: Final = frozenset({"patternProperties", "dependentSchemas", "$defs", "definitions"})
 
 
 class HeaderMismatch(McpError):
@@ -101,6 +100,35 @@ class HeaderMismatch(McpError):
 
     def __init__(self, message: str) -> None:
         super().__init__(HEADER_MISMATCH, f"Header mismatch: {message}")
+
+
+def admit_http_request(
+    post: ModernPost,
+    headers: Mapping[str, str],
+    repeated: Collection[str],
+    supported: tuple[str, ...],
+    input_schema_of: Callable[[str], Any] | None = None,
+) -> RequestMeta:
+    """The validation ladder of a modern request over HTTP, first failure wins:
+
+    1. ``_meta`` carries the version and the client capabilities (-32602);
+    2. the standard headers agree with the body (-32020, :func:`check_standard_headers`);
+    3. the version is one of ``supported`` (-32022 with ``{supported, requested}``);
+    4. a ``tools/call``'s ``Mcp-Param-*`` headers agree with its arguments, as the
+       tool's input schema (``input_schema_of(name)``) declares them (-32020).
+
+    Dispatch (an unknown method: -32601) comes after, in the session. Returns the
+    request's ``_meta``; raises the :class:`~.errors.McpError` to answer.
+    """
+    meta = read_request_meta(post.raw_params)
+    check_standard_headers(headers, post.method, post.routed, meta.version, repeated)
+    check_version(meta, supported)
+    if post.method == "tools/call" and input_schema_of is not None and post.routed is not None:
+        name = post.routed.get("name")
+        schema = input_schema_of(name) if isinstance(name, str) else None
+        if schema is not None and header_arguments(schema):
+            check_param_headers(schema, post.arguments(), headers, repeated)
+    return meta
 
 
 def decode_header_value(value: str) -> str | None:
@@ -237,9 +265,7 @@ def invalid_x_mcp_header(input_schema: Any) -> str | None:
             return f"property {where!r}: {X_MCP_HEADER} must be a header-name token"
         prop_type = schema.get("type")
         if not isinstance(prop_type, str) or prop_type not in _HEADER_TYPES:
-            return (
-                f"property {where!r}: {X_MCP_HEADER} needs type string, integer or boolean"
-            )
+            return f"property {where!r}: {X_MCP_HEADER} needs type string, integer or boolean"
         folded = name.lower()
         if folded in seen:
             return f"property {where!r}: {X_MCP_HEADER} {name!r} repeats {seen[folded]!r}'s"
@@ -311,8 +337,10 @@ def _same_value(prop_type: str, value: Any, decoded: str) -> bool:
 
 
 def _title(name: str) -> str:
-    return "MCP-Protocol-Version" if name == VERSION_HEADER else "-".join(
-        part.capitalize() for part in name.split("-")
+    return (
+        "MCP-Protocol-Version"
+        if name == VERSION_HEADER
+        else "-".join(part.capitalize() for part in name.split("-"))
     )
 
 

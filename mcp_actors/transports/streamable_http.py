@@ -37,7 +37,7 @@ from functools import partial
 import attrs
 import trio
 
-from ..protocol.inspect import PostBody, inspect_post
+from ..protocol.inspect import PostBody, inspect_post, is_handshake_version
 from ..protocol.jsonrpc import InvalidMessage, RequestId
 from ..protocol.versions import HTTP_DEFAULT, REVISIONS
 from .abc import MessageStream, TransportClosed
@@ -66,6 +66,7 @@ from .asgi import (
 from .event_store import EventMemory, EventStore, InMemoryEventStore
 from .http_config import HttpConfig
 from .http_sessions import CloseSession, SessionRegistry, mint_session_id
+from .streamable_http_modern import InputSchemaOf, ModernPostHandler
 from .streamable_http_stream import HttpSessionStream, ResponseStream
 
 log = logging.getLogger("mcp_actors.http")
@@ -112,12 +113,17 @@ class StreamableHttpEndpoint:
     config: HttpConfig
     registry: SessionRegistry
     start_session: StartSession
+    #: The input schema of a tool by name, for the ``Mcp-Param-*`` check of the
+    #: 2026-07-28 era (None: the headers are not checked).
+    input_schema_of: InputSchemaOf | None = None
     #: The memory the sessions' in-memory event stores share (None: a custom factory).
     event_memory: EventMemory | None = attrs.field(init=False)
     _new_store: Callable[[str], EventStore] = attrs.field(init=False)
+    _modern: ModernPostHandler = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         config = self.config
+        self._modern = ModernPostHandler(config, self.start_session, self.input_schema_of)
         if config.event_store_factory is not None:
             self.event_memory, self._new_store = None, config.event_store_factory
         else:
@@ -127,6 +133,16 @@ class StreamableHttpEndpoint:
     async def __call__(self, request: Request, receive: Receive, send: Send) -> None:
         if request.method == "POST":
             await self._post(request, receive, send)
+        elif _modern_header(request):
+            # 2026-07-28: POST only; no standalone stream, no session to delete.
+            await respond_error(
+                send,
+                405,
+                f"Method Not Allowed: {request.method} (protocol revision"
+                f" {request.header(VERSION_HEADER)} speaks POST only)",
+                headers=[("allow", "POST")],
+                version=request.header(VERSION_HEADER),
+            )
         elif request.method == "GET":
             await self._get(request, receive, send)
         elif request.method == "DELETE":
@@ -178,6 +194,17 @@ class StreamableHttpEndpoint:
             return
         except ClientGone:
             return
+        json_mode = not sse_ok or (config.json_response and json_ok)
+        if _modern_header(request):
+            await self._modern.post(
+                request,
+                body,
+                json_only=json_mode,
+                stream_only=not json_ok,
+                receive=receive,
+                send=send,
+            )
+            return
         try:
             post = _Post(body, inspect_post(body))
         except InvalidMessage as invalid:
@@ -190,8 +217,18 @@ class StreamableHttpEndpoint:
                 version=request.header(VERSION_HEADER),
             )
             return
+        if post.inspected.modern and request.header(VERSION_HEADER) is None:
+            # A 2026-07-28 request without its required header: the ladder says which.
+            await self._modern.post(
+                request,
+                body,
+                json_only=json_mode,
+                stream_only=not json_ok,
+                receive=receive,
+                send=send,
+            )
+            return
         del body  # post holds it until delivered (see _Post.take_body)
-        json_mode = not sse_ok or (config.json_response and json_ok)
         if config.stateless:
             await self._post_stateless(request, post, json_mode, receive, send)
             return
@@ -543,6 +580,13 @@ class StreamableHttpEndpoint:
 
 #: The longest ``Last-Event-ID`` we look up; ours are a few characters.
 MAX_EVENT_ID_LENGTH = 128
+
+
+def _modern_header(request: Request) -> bool:
+    """Whether a request's ``MCP-Protocol-Version`` routes it to the 2026-07-28 era: any
+    value but a handshake revision's (an unknown one gets that era's -32022)."""
+    version = request.header(VERSION_HEADER)
+    return version is not None and not is_handshake_version(version)
 
 
 def _event_id_shape(event_id: str) -> bool:
