@@ -16,13 +16,15 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Final
 
-from .errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
-
-#: The 2026-07-28 codes for a header that does not match the body, a client
-#: capability the request needs but did not declare, and a version not served.
-HEADER_MISMATCH: Final = -32020
-MISSING_REQUIRED_CLIENT_CAPABILITY: Final = -32021
-UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
+from .errors import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MISSING_CLIENT_CAPABILITY,
+    PARSE_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
 
 _STATUS: Final = MappingProxyType(
     {
@@ -30,7 +32,7 @@ _STATUS: Final = MappingProxyType(
         INVALID_REQUEST: 400,
         INVALID_PARAMS: 400,
         HEADER_MISMATCH: 400,
-        MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+        MISSING_CLIENT_CAPABILITY: 400,
         UNSUPPORTED_PROTOCOL_VERSION: 400,
         METHOD_NOT_FOUND: 404,
     }

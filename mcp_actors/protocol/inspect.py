@@ -28,19 +28,12 @@ from msgspec import UNSET, UnsetType
 
 from . import errors
 from .jsonrpc import UNDECODABLE, Envelope, InvalidMessage, RequestId, decode, peek
+from .modern import is_modern_request
 from .versions import REVISIONS
-
-#: The ``_meta`` keys that make a request a 2026-07-28 one (its version and capabilities).
-PROTOCOL_VERSION_KEY: Final = "io.modelcontextprotocol/protocolVersion"
-CLIENT_CAPABILITIES_KEY: Final = "io.modelcontextprotocol/clientCapabilities"
 
 
 class _CancelledParams(msgspec.Struct, rename="camel"):
     request_id: RequestId | None = None
-
-
-class _MetaParams(msgspec.Struct):
-    meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")
 
 
 class _RoutedParams(msgspec.Struct):
@@ -71,7 +64,6 @@ class _InitializeReply(msgspec.Struct):
 
 
 _cancelled_params: Final = msgspec.json.Decoder(_CancelledParams)
-_meta_params: Final = msgspec.json.Decoder(_MetaParams)
 _routed_params: Final = msgspec.json.Decoder(_RoutedParams)
 _any: Final = msgspec.json.Decoder()
 _reply: Final = msgspec.json.Decoder(_Reply)
@@ -134,11 +126,7 @@ def inspect_post(body: bytes) -> PostBody:
 
 
 def _carries_modern_meta(envelope: Envelope | InvalidMessage) -> bool:
-    if isinstance(envelope, InvalidMessage) or envelope.params is UNSET:
-        return False
-    params = peek(_meta_params, envelope.params)
-    meta = None if params is None else params.meta
-    return meta is not None and (PROTOCOL_VERSION_KEY in meta or CLIENT_CAPABILITIES_KEY in meta)
+    return not isinstance(envelope, InvalidMessage) and is_modern_request(envelope.params)
 
 
 def check_message(body: bytes) -> None:

@@ -14,7 +14,7 @@ reading the body (``streamable-http.mdx`` "Request Metadata"):
 Because something in front of the server may have acted on the headers, the
 server must refuse a request whose headers and body disagree — a header
 missing while its body value is there, a different value, a malformed one —
-with ``400`` and error -32020 (:data:`HEADER_MISMATCH`).
+with ``400`` and error -32020 (header mismatch).
 
 Values that are not plain visible ASCII, or have edge whitespace, or look
 like the wrapper itself travel as ``=?base64?<base64 of the UTF-8>?=``. The
@@ -40,7 +40,7 @@ import re
 from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any, Final
 
-from .errors import HEADER_MISMATCH, McpError
+from .errors import header_mismatch
 from .inspect import ModernPost
 from .modern import RequestMeta, check_version, read_request_meta
 
@@ -93,13 +93,6 @@ _ONE_SCHEMA: Final = frozenset(
 )
 _SCHEMA_LISTS: Final = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
 _SCHEMA_MAPS: Final = frozenset({"patternProperties", "dependentSchemas", "$defs", "definitions"})
-
-
-class HeaderMismatch(McpError):
-    """A routing header disagrees with the request body (-32020, HTTP 400)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(HEADER_MISMATCH, f"Header mismatch: {message}")
 
 
 def admit_http_request(
@@ -164,7 +157,7 @@ def check_standard_headers(
     repeated: Collection[str] = (),
 ) -> None:
     """Rung 2 of the validation ladder: ``MCP-Protocol-Version``, ``Mcp-Method`` and
-    ``Mcp-Name`` against the body; raises :class:`HeaderMismatch`.
+    ``Mcp-Name`` against the body; raises :func:`~.errors.header_mismatch` (-32020).
 
     ``body_version`` is the ``_meta`` protocol version as sent (rung 1 has made
     sure it is there). A body without the ``Mcp-Name`` field is not this rung's
@@ -172,20 +165,20 @@ def check_standard_headers(
     """
     for name in _ROUTING_HEADERS:
         if name in repeated:
-            raise HeaderMismatch(f"the {_title(name)} header appears more than once")
+            raise header_mismatch(f"the {_title(name)} header appears more than once")
     version = headers.get(VERSION_HEADER)
     if version is None:
-        raise HeaderMismatch("the MCP-Protocol-Version header is required")
+        raise header_mismatch("the MCP-Protocol-Version header is required")
     if version != body_version:
-        raise HeaderMismatch(
+        raise header_mismatch(
             f"MCP-Protocol-Version header {version!r} does not match"
             f" _meta io.modelcontextprotocol/protocolVersion {body_version!r}"
         )
     header_method = headers.get(METHOD_HEADER)
     if header_method is None:
-        raise HeaderMismatch("the Mcp-Method header is required")
+        raise header_mismatch("the Mcp-Method header is required")
     if header_method != method:
-        raise HeaderMismatch(
+        raise header_mismatch(
             f"Mcp-Method header {header_method!r} does not match the method {method!r}"
         )
     field = NAME_PARAMS.get(method)
@@ -194,12 +187,12 @@ def check_standard_headers(
     body_value = params[field]
     raw = headers.get(NAME_HEADER)
     if raw is None:
-        raise HeaderMismatch(f"the Mcp-Name header is required for {method}")
+        raise header_mismatch(f"the Mcp-Name header is required for {method}")
     named = decode_header_value(raw)
     if named is None:
-        raise HeaderMismatch("the Mcp-Name header is malformed")
+        raise header_mismatch("the Mcp-Name header is malformed")
     if named != body_value:
-        raise HeaderMismatch(
+        raise header_mismatch(
             f"Mcp-Name header {named!r} does not match params.{field} {body_value!r}"
         )
 
@@ -211,7 +204,7 @@ def check_param_headers(
     repeated: Collection[str] = (),
 ) -> None:
     """Rung 4: a ``tools/call``'s ``Mcp-Param-*`` headers against its arguments, as the
-    tool's ``input_schema`` declares them; raises :class:`HeaderMismatch`.
+    tool's ``input_schema`` declares them; raises :func:`~.errors.header_mismatch` (-32020).
 
     For each annotated property: a value in the body (not ``null``) needs its
     header, equal after decoding (integers compare as numbers: ``42.0`` is
@@ -228,20 +221,20 @@ def check_param_headers(
         header = f"Mcp-Param-{name}"
         raw = headers.get(key)
         if raw is not None and key in repeated:
-            raise HeaderMismatch(f"the {header} header appears more than once")
+            raise header_mismatch(f"the {header} header appears more than once")
         value = _value_at(arguments, path)
         argument = ".".join(path)
         if value is None:
             if raw is not None:
-                raise HeaderMismatch(f"{header} is present but argument {argument!r} is not")
+                raise header_mismatch(f"{header} is present but argument {argument!r} is not")
             continue
         if raw is None:
-            raise HeaderMismatch(f"{header} is missing for argument {argument!r}")
+            raise header_mismatch(f"{header} is missing for argument {argument!r}")
         decoded = decode_header_value(raw)
         if decoded is None:
-            raise HeaderMismatch(f"{header} is malformed")
+            raise header_mismatch(f"{header} is malformed")
         if not _same_value(prop_type, value, decoded):
-            raise HeaderMismatch(f"{header} does not match argument {argument!r}")
+            raise header_mismatch(f"{header} does not match argument {argument!r}")
 
 
 def invalid_x_mcp_header(input_schema: Any) -> str | None:
