@@ -56,6 +56,9 @@ class Revision:
     #: The server may send the client requests (sampling, elicitation, roots) on a back
     #: channel; from 2026-07-28 on it asks for input inside a result instead (MRTR).
     server_requests: bool = True
+    #: The log level comes with each request (``_meta["io.modelcontextprotocol/logLevel"]``);
+    #: a request without one gets no ``notifications/message`` (2026-07-28 on).
+    log_level_per_request: bool = False
     #: ``structuredContent`` may be any JSON value, not only an object (2026-07-28 on).
     structured_content_any: bool = False
     #: The error code for a resource URI the server does not know: -32002 before
@@ -114,6 +117,7 @@ _2026_07_28 = attrs.evolve(
     sse_polling=False,
     result_type=True,
     server_requests=False,
+    log_level_per_request=True,
     structured_content_any=True,
     resource_not_found=INVALID_PARAMS,
 )
