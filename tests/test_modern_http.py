@@ -644,3 +644,30 @@ async def test_a_session_id_on_a_modern_request_leaves_that_session_alone() -> N
         answer = await http.post(handle.url, json=call, headers=session)
         events = [json.loads(e.data) for e in SSEDecoder().feed(answer.content) if e.data]
         assert events[-1]["result"]["structuredContent"] == {"result": 3}
+
+
+async def test_requests_beyond_the_cap_are_refused_with_503() -> None:
+    config = HttpConfig(max_modern_requests=1, keepalive_interval=None)
+    async with modern_server(config=config) as (http, handle, seen):
+        waiting = {"_meta": META, "name": "wait_forever", "arguments": {}}
+        headers = headers_for("tools/call", "wait_forever")
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(
+                partial(http.post, handle.url, json=request("tools/call", waiting), headers=headers)
+            )
+            with trio.fail_after(5):
+                await seen["started"].wait()
+            params = {"_meta": META, "name": "add", "arguments": {"a": 1, "b": 2}}
+            refused, messages = await send(
+                http, handle.url, request("tools/call", params, 9), headers_for("tools/call", "add")
+            )
+            nursery.cancel_scope.cancel()
+        with trio.fail_after(5):
+            await seen["cancelled"].wait()
+        again, answer = await send(
+            http, handle.url, request("tools/call", params, 10), headers_for("tools/call", "add")
+        )
+    assert refused.status_code == 503
+    assert refused.headers["retry-after"]
+    assert error_of(messages)["id"] == 9
+    assert (again.status_code, answer[-1]["result"]["structuredContent"]) == (200, {"result": 3})

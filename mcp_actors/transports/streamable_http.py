@@ -1,5 +1,15 @@
 """The Streamable HTTP endpoint (2025-03-26 on): one path answering POST, GET and DELETE.
 
+Two eras share the path; each request says which it speaks. A request whose
+``MCP-Protocol-Version`` header is 2026-07-28 — or any value that is not a
+handshake revision's, so that an unknown one is told which versions we serve —
+belongs to the per-request era and is handed to
+:class:`~.streamable_http_modern.ModernPostHandler` (GET and DELETE with such a
+header are ``405`` with ``Allow: POST``); so is a POST without the header whose
+body's ``_meta`` carries the per-request fields (other than ``initialize``), which
+that era refuses for the missing header. Everything else is the legacy era,
+described below, whose behaviour is unchanged.
+
 - **POST** carries one JSON-RPC message or batch. Only notifications or
   responses: ``202 Accepted``, no body. Any request: a ``text/event-stream``
   carrying the messages related to it and then its response (or, when the server
@@ -217,7 +227,7 @@ class StreamableHttpEndpoint:
                 version=request.header(VERSION_HEADER),
             )
             return
-        if post.inspected.modern and request.header(VERSION_HEADER) is None:
+        if post.inspected.modern and not post.initialize and request.header(VERSION_HEADER) is None:
             # A 2026-07-28 request without its required header: the ladder says which.
             await self._modern.post(
                 request,

@@ -28,6 +28,8 @@ A modern POST carries one request with everything the server needs in its
 A client that closes the connection before the answer cancels the request: its
 session actor is closed, which cancels the handler (a JSON reply too). Nothing
 is remembered after the answer: an ``Mcp-Session-Id`` is ignored and never sent.
+At most ``HttpConfig.max_modern_requests`` requests are served at once; one more
+is refused with ``503`` and ``Retry-After``.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ from .asgi import (
     watch_disconnect,
 )
 from .http_config import HttpConfig
-from .http_sessions import CloseSession
+from .http_sessions import RETRY_AFTER, CloseSession
 from .sse import encode_comment, encode_event
 
 log = logging.getLogger("mcp_actors.http")
@@ -148,6 +150,8 @@ class ModernPostHandler:
     config: HttpConfig
     start_session: StartExchange
     input_schema_of: InputSchemaOf | None = None
+    #: Requests being served now (capped by ``config.max_modern_requests``).
+    in_progress: int = attrs.field(init=False, default=0)
 
     async def post(
         self,
@@ -179,15 +183,29 @@ class ModernPostHandler:
         except McpError as error:
             await _respond_error(send, request_id, error)
             return
+        limit = self.config.max_modern_requests
+        if limit is not None and self.in_progress >= limit:
+            busy = McpError(
+                INTERNAL_ERROR,
+                f"Service Unavailable: {limit} requests in progress, try again later",
+            )
+            body = encode_error(request_id, busy, _MODERN)
+            retry = [("retry-after", str(RETRY_AFTER))]
+            await respond(send, 503, body, content_type=JSON, headers=retry)
+            return
         exchange = ModernExchange(body, request_id, self.config.outbound_queue_size)
         exchange.streaming = not json_only
         del body, post
-        close = await self.start_session(exchange, None)
+        self.in_progress += 1
         try:
-            await self._reply(exchange, stream_only, receive, send)
+            close = await self.start_session(exchange, None)
+            try:
+                await self._reply(exchange, stream_only, receive, send)
+            finally:
+                if not exchange.answered.is_set():
+                    close()  # the client left (or we failed): cancel the request
         finally:
-            if not exchange.answered.is_set():
-                close()  # the client left (or we failed): cancel the request
+            self.in_progress -= 1
 
     async def _reply(
         self, exchange: ModernExchange, stream_only: bool, receive: Receive, send: Send
