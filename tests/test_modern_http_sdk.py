@@ -28,8 +28,18 @@ from mcp_actors.server.serve_http import HttpServerHandle, serve_http
 MODERN = "2026-07-28"
 
 
-def dual_era_server() -> Server:
+def dual_era_server(seen: dict[str, trio.Event]) -> Server:
     server = Server("dual-era", version="1.0.0", supported_versions=ALL)
+
+    @server.tool
+    async def wait_forever() -> str:
+        """Wait until cancelled."""
+        seen["started"].set()
+        try:
+            await trio.sleep_forever()
+        finally:
+            seen["cancelled"].set()
+        return "never"
 
     @server.tool
     async def add(a: int, b: int) -> int:
@@ -48,13 +58,13 @@ def dual_era_server() -> Server:
 
 
 @asynccontextmanager
-async def serving() -> AsyncIterator[HttpServerHandle]:
+async def serving(seen: dict[str, trio.Event]) -> AsyncIterator[HttpServerHandle]:
     async with trio.open_nursery() as nursery:
-        yield await nursery.start(partial(serve_http, dual_era_server(), port=0))
+        yield await nursery.start(partial(serve_http, dual_era_server(seen), port=0))
         nursery.cancel_scope.cancel()
 
 
-async def exercise(client: Any) -> None:
+async def exercise(client: Any, events: dict[str, trio.Event]) -> None:
     assert "add" in {tool.name for tool in (await client.list_tools()).tools}
     added = await client.call_tool("add", {"a": 2, "b": 40})
     assert added.structured_content == {"result": 42}
@@ -69,12 +79,21 @@ async def exercise(client: Any) -> None:
         while len(seen) < 3:
             await trio.sleep(0.01)
     assert sorted(seen) == [1, 2, 3]
+    # the caller gives up: the SDK closes the request (its POST, or notifications/cancelled)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(client.call_tool, "wait_forever", {})
+        with trio.fail_after(5):
+            await events["started"].wait()
+        nursery.cancel_scope.cancel()
+    with trio.fail_after(5):
+        await events["cancelled"].wait()
 
 
 @SDK_CLIENT_LEAKS
 @pytest.mark.parametrize(("mode", "era"), [("auto", MODERN), ("legacy", LATEST)])
 async def test_the_sdk_client_reaches_the_era_it_asks_for(mode: str, era: str) -> None:
-    async with serving() as server:
+    events = {"started": trio.Event(), "cancelled": trio.Event()}
+    async with serving(events) as server:
         with trio.fail_after(30):
             async with SdkClient(server.url, mode=mode) as client:  # type: ignore[arg-type]
                 assert client.protocol_version == era
@@ -82,7 +101,7 @@ async def test_the_sdk_client_reaches_the_era_it_asks_for(mode: str, era: str) -
                 assert (discovered is not None) == (era == MODERN)
                 if discovered is not None:
                     assert MODERN in discovered.supported_versions
-                await exercise(client)
+                await exercise(client, events)
         # a modern client leaves no session behind; a legacy one ends its own
         with trio.fail_after(5):
             while server.sessions or server.supervisor.statistics().sessions_active:
