@@ -166,21 +166,8 @@ def check_standard_headers(
     for name in _ROUTING_HEADERS:
         if name in repeated:
             raise header_mismatch(f"the {_title(name)} header appears more than once")
-    version = headers.get(VERSION_HEADER)
-    if version is None:
-        raise header_mismatch("the MCP-Protocol-Version header is required")
-    if version != body_version:
-        raise header_mismatch(
-            f"MCP-Protocol-Version header {version!r} does not match"
-            f" _meta io.modelcontextprotocol/protocolVersion {body_version!r}"
-        )
-    header_method = headers.get(METHOD_HEADER)
-    if header_method is None:
-        raise header_mismatch("the Mcp-Method header is required")
-    if header_method != method:
-        raise header_mismatch(
-            f"Mcp-Method header {header_method!r} does not match the method {method!r}"
-        )
+    _require(headers, VERSION_HEADER, body_version, "_meta io.modelcontextprotocol/protocolVersion")
+    _require(headers, METHOD_HEADER, method, "the method")
     field = NAME_PARAMS.get(method)
     if field is None or params is None or params.get(field) is None:
         return
@@ -194,6 +181,17 @@ def check_standard_headers(
     if named != body_value:
         raise header_mismatch(
             f"Mcp-Name header {named!r} does not match params.{field} {body_value!r}"
+        )
+
+
+def _require(headers: Mapping[str, str], name: str, body_value: object, what: str) -> None:
+    """The header ``name`` is there and says exactly ``body_value`` (``what`` names it)."""
+    value = headers.get(name)
+    if value is None:
+        raise header_mismatch(f"the {_title(name)} header is required")
+    if value != body_value:
+        raise header_mismatch(
+            f"{_title(name)} header {value!r} does not match {what} {body_value!r}"
         )
 
 

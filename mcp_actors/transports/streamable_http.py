@@ -109,6 +109,14 @@ class _Post:
     def initialize(self) -> bool:
         return self.inspected.initialize
 
+    def modern_without_header(self, request: Request) -> bool:
+        """A 2026-07-28 request (other than ``initialize``) that lacks its required
+        ``MCP-Protocol-Version`` header: that era's ladder says so (-32020)."""
+        inspected = self.inspected
+        return (
+            inspected.modern and not inspected.initialize and VERSION_HEADER not in request.headers
+        )
+
     def take_body(self) -> bytes:
         """The body, forgotten here: once the session has it, a POST waiting on a long
         reply (or a client that does not read it) must not keep it alive."""
@@ -205,30 +213,21 @@ class StreamableHttpEndpoint:
         except ClientGone:
             return
         json_mode = not sse_ok or (config.json_response and json_ok)
-        if _modern_header(request):
-            await self._modern.post(
-                request,
-                body,
-                json_only=json_mode,
-                stream_only=not json_ok,
-                receive=receive,
-                send=send,
-            )
-            return
-        try:
-            post = _Post(body, inspect_post(body))
-        except InvalidMessage as invalid:
-            await respond_error(
-                send,
-                400,
-                invalid.message,
-                code=invalid.code,
-                request_id=invalid.request_id,
-                version=request.header(VERSION_HEADER),
-            )
-            return
-        if post.inspected.modern and not post.initialize and request.header(VERSION_HEADER) is None:
-            # A 2026-07-28 request without its required header: the ladder says which.
+        post = None
+        if not _modern_header(request):
+            try:
+                post = _Post(body, inspect_post(body))
+            except InvalidMessage as invalid:
+                await respond_error(
+                    send,
+                    400,
+                    invalid.message,
+                    code=invalid.code,
+                    request_id=invalid.request_id,
+                    version=request.header(VERSION_HEADER),
+                )
+                return
+        if post is None or post.modern_without_header(request):
             await self._modern.post(
                 request,
                 body,
