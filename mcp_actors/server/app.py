@@ -36,6 +36,7 @@ from .._version import __version__
 from ..protocol import errors
 from ..protocol import types as t
 from ..protocol.errors import McpError, ProtocolViolation
+from ..protocol.fit import fit, lacks_fields
 from ..protocol.jsonrpc import RequestId
 from ..protocol.lifecycle import Phase, SessionState
 from ..protocol.modern import ModernRequest
@@ -582,7 +583,9 @@ class ServerSession:
             raise errors.method_not_found(request.method)
         modern = request.modern
         if modern is None:
-            return await handler(self, request, params)
+            result = await handler(self, request, params)
+            revision = self.state.revision
+            return fit(result, revision) if lacks_fields(revision) else result
         server = self.server
         try:
             result = await handler(self.for_request(modern), request, params)
@@ -664,6 +667,33 @@ class ServerSession:
             self.session.notify_soon(method, params)
         except ProtocolViolation as violation:  # e.g. a kind this session did not declare
             log.debug("not sent to this session: %s", violation)
+
+    async def request(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        result_type: Any = None,
+        timeout: float | UnsetType | None = UNSET,
+        related_request: RequestId | None = None,
+    ) -> Any:
+        """Send the client a request of any method and await its result (see
+        :meth:`Session.request`); refused (:class:`ProtocolViolation`, nothing sent) where
+        this session cannot carry server-to-client requests (stateless, modern era)."""
+        state = self.state
+        if not state.back_channel or not state.revision.server_requests:
+            raise ProtocolViolation(
+                errors.INVALID_REQUEST,
+                f"{method} cannot be sent: this request is served on its own"
+                f" (protocol revision {state.revision.name}, no channel back to the client)",
+            )
+        return await self.session.request(
+            method,
+            params,
+            result_type=result_type,
+            timeout=timeout,
+            related_request=related_request,
+        )
 
     async def sample(
         self, messages: Any, *, max_tokens: int, **options: Any
