@@ -10,7 +10,7 @@ Each question is a function here, so that every JSON-RPC decode lives in
 - an inbound POST body: :func:`inspect_post` (legacy Streamable HTTP),
   :func:`read_modern_post` (2026-07-28), :func:`check_message` (legacy HTTP+SSE);
 - the era an HTTP request speaks: :func:`is_handshake_version`;
-- an outbound message of ours: :func:`answered_ids`, :func:`initialize_version`,
+- an outbound message of ours: :func:`response_ids`, :func:`negotiated_version`,
   :func:`outgoing_request`, :func:`error_code`.
 
 Every function is total: malformed bytes raise :class:`~.jsonrpc.InvalidMessage`
@@ -211,7 +211,7 @@ def read_modern_post(body: bytes) -> ModernPost:
 # -- outbound (what we encoded ourselves) ----------------------------------------------
 
 
-def answered_ids(payload: bytes) -> list[RequestId]:
+def response_ids(payload: bytes) -> list[RequestId]:
     """The request ids a batch of responses answers (empty if ``payload`` is not one)."""
     try:
         items = _batch_reply.decode(payload)
@@ -220,7 +220,7 @@ def answered_ids(payload: bytes) -> list[RequestId]:
     return [item.id for item in items if item.id is not None and item.method is None]
 
 
-def initialize_version(payload: bytes) -> str | None:
+def negotiated_version(payload: bytes) -> str | None:
     """The protocol version an ``initialize`` response settles (None for an error)."""
     try:
         result = _initialize_reply.decode(payload).result

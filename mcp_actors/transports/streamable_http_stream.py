@@ -39,7 +39,7 @@ import trio
 
 from ..protocol import types as t
 from ..protocol.errors import METHOD_NOT_FOUND, McpError
-from ..protocol.inspect import answered_ids, initialize_version, outgoing_request
+from ..protocol.inspect import negotiated_version, outgoing_request, response_ids
 from ..protocol.jsonrpc import JSONRPC_VERSION, NotificationMessage, RequestId, encode_error
 from ..protocol.versions import LATEST, REVISIONS
 from .abc import MessageStream, Outgoing, TransportClosed
@@ -418,7 +418,7 @@ class HttpSessionStream(MessageStream):
     def _batch_owner(self, payload: bytes) -> ResponseStream | None:
         """A batch of responses answers requests of one POST: settle them, return its stream."""
         owner = None
-        for request_id in answered_ids(payload):
+        for request_id in response_ids(payload):
             if (stream := self._owners.pop(request_id, None)) is not None:
                 stream.pending.discard(request_id)
                 owner = stream
@@ -441,7 +441,7 @@ class HttpSessionStream(MessageStream):
         return True
 
     def _read_version(self, payload: bytes) -> None:
-        version = initialize_version(payload)
+        version = negotiated_version(payload)
         if version is not None and version in REVISIONS:
             self.version = version
 
