@@ -19,6 +19,7 @@ from mcp_actors.protocol.routing_headers import (
     decode_header_value,
     header_arguments,
     invalid_x_mcp_header,
+    mirrored_value,
 )
 
 
@@ -160,7 +161,10 @@ def mismatch(call: Any, *args: Any) -> str:
         ({"count": 3}, {"mcp-param-count": "3e0"}, "does not match"),
         ({"count": 3}, {}, "missing"),
         ({}, {"mcp-param-count": "3"}, "present"),
-        ({"count": [3]}, {"mcp-param-count": "3"}, "does not match"),
+        ({"count": [3]}, {"mcp-param-count": "3"}, "present"),  # an array has no header form
+        ({"count": [3]}, {}, None),
+        ({"count": 2**53}, {}, None),  # past the safe range: a client sends no header
+        ({"count": 1.5}, {"mcp-param-count": "1.5"}, "present"),
         ({"count": 3}, {"mcp-param-count": "=?base64?Mw?=", "x": "y"}, "malformed"),
         ({"count": 3}, {"mcp-param-count": "=?base64?Mw==?="}, None),
     ],
@@ -172,6 +176,26 @@ def test_param_headers_against_nested_and_numeric_arguments(
         check_param_headers(NESTED, arguments, headers)
     else:
         assert problem in mismatch(check_param_headers, NESTED, arguments, headers)
+
+
+@pytest.mark.parametrize(
+    ("value", "mirrored"),
+    [
+        ("eu", "eu"),
+        ("", ""),
+        (True, "true"),
+        (False, "false"),
+        (-7, "-7"),
+        (42.0, "42"),
+        (2**53 - 1, str(2**53 - 1)),
+        (-(2**53), None),
+        (1.5, None),
+        (None, None),
+        ({"a": 1}, None),
+    ],
+)
+def test_what_a_client_mirrors_of_an_argument(value: object, mirrored: str | None) -> None:
+    assert mirrored_value(value) == mirrored
 
 
 def test_a_repeated_param_header_is_refused() -> None:

@@ -47,8 +47,8 @@ from .modern import RequestMeta, check_version, read_request_meta
 VERSION_HEADER: Final = "mcp-protocol-version"
 METHOD_HEADER: Final = "mcp-method"
 NAME_HEADER: Final = "mcp-name"
-#: Lower-cased prefix of the headers mirroring annotated tool arguments.
-PARAM_HEADER_PREFIX: Final = "mcp-param-"
+#: Prefix of the headers mirroring annotated tool arguments: ``Mcp-Param-{x-mcp-header}``.
+PARAM_HEADER_PREFIX: Final = "Mcp-Param-"
 #: The property annotation of a tool's input schema that names an ``Mcp-Param-*`` header.
 X_MCP_HEADER: Final = "x-mcp-header"
 
@@ -205,8 +205,9 @@ def check_param_headers(
     tool's ``input_schema`` declares them; raises :func:`~.errors.header_mismatch` (-32020).
 
     For each annotated property: a value in the body (not ``null``) needs its
-    header, equal after decoding (integers compare as numbers: ``42.0`` is
-    ``42``); a header needs its value; a repeated or malformed header is refused.
+    header, equal after decoding to what a client mirrors of it
+    (:func:`mirrored_value`; integers compare as numbers: ``42.0`` is ``42``); a
+    header needs such a value; a repeated or malformed header is refused.
     Headers no annotation names are ignored, as HTTP says. A schema whose
     annotations are invalid declares nothing (a conforming client drops that tool).
     """
@@ -214,15 +215,15 @@ def check_param_headers(
         return
     if not isinstance(arguments, Mapping):
         arguments = {}
-    for path, name, prop_type in _annotations(input_schema):
-        key = PARAM_HEADER_PREFIX + name.lower()
-        header = f"Mcp-Param-{name}"
+    for path, name in _annotations(input_schema):
+        header = PARAM_HEADER_PREFIX + name
+        key = header.lower()
         raw = headers.get(key)
         if raw is not None and key in repeated:
             raise header_mismatch(f"the {header} header appears more than once")
-        value = _value_at(arguments, path)
         argument = ".".join(path)
-        if value is None:
+        expected = mirrored_value(_value_at(arguments, path))
+        if expected is None:
             if raw is not None:
                 raise header_mismatch(f"{header} is present but argument {argument!r} is not")
             continue
@@ -231,8 +232,30 @@ def check_param_headers(
         decoded = decode_header_value(raw)
         if decoded is None:
             raise header_mismatch(f"{header} is malformed")
-        if not _same_value(prop_type, value, decoded):
+        if decoded != expected and not _same_integer(expected, decoded):
             raise header_mismatch(f"{header} does not match argument {argument!r}")
+
+
+def mirrored_value(value: object) -> str | None:
+    """What a client mirrors of a tool argument into its ``Mcp-Param-*`` header (before
+    the ``=?base64?…?=`` encoding), or None when it sends no header for it: strings as
+    they are, integers in decimal (an integral float as the integer), booleans
+    ``true``/``false``; nothing for ``null``, other numbers, objects, arrays, or integers
+    past 2**53 - 1 either way."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int):
+        return str(value) if abs(value) <= MAX_SAFE_INTEGER else None
+    return value if isinstance(value, str) else None
+
+
+def _same_integer(expected: str, decoded: str) -> bool:
+    """Integers compare as numbers: a header ``42.0`` says what an argument ``42`` says."""
+    if _DECIMAL.fullmatch(decoded) is None or _DECIMAL.fullmatch(expected) is None:
+        return False
+    return decimal.Decimal(decoded) == decimal.Decimal(expected)
 
 
 def invalid_x_mcp_header(input_schema: Any) -> str | None:
@@ -267,14 +290,14 @@ def invalid_x_mcp_header(input_schema: Any) -> str | None:
 def header_arguments(input_schema: Any) -> dict[tuple[str, ...], str]:
     """The annotated properties of a valid ``input_schema``: property path → header name
     (``Mcp-Param-`` plus it). Check :func:`invalid_x_mcp_header` first."""
-    return {path: name for path, name, _ in _annotations(input_schema)}
+    return dict(_annotations(input_schema))
 
 
-def _annotations(input_schema: Any) -> Iterator[tuple[tuple[str, ...], str, str]]:
+def _annotations(input_schema: Any) -> Iterator[tuple[tuple[str, ...], str]]:
     for path, schema in _positions(input_schema):
         name = schema.get(X_MCP_HEADER)
         if path and isinstance(name, str):
-            yield path, name, schema.get("type", "")
+            yield path, name
 
 
 def _positions(root: Any) -> Iterator[tuple[tuple[str, ...] | None, dict[str, Any]]]:
@@ -306,25 +329,6 @@ def _value_at(arguments: Mapping[str, Any], path: tuple[str, ...]) -> Any:
             return None
         node = node.get(key)
     return node
-
-
-def _same_value(prop_type: str, value: Any, decoded: str) -> bool:
-    """Whether a decoded header says what the body's argument says."""
-    if isinstance(value, bool):
-        return decoded == ("true" if value else "false")
-    if isinstance(value, str):
-        return decoded == value
-    if isinstance(value, int | float):
-        if prop_type == "integer" and _DECIMAL.fullmatch(decoded) is not None:
-            try:
-                return decimal.Decimal(decoded) == decimal.Decimal(value)
-            except (decimal.InvalidOperation, ValueError):
-                return False
-        try:
-            return decoded == str(value)
-        except ValueError:  # an integer past Python's str() digit limit
-            return False
-    return False  # an object or array has no header form: a header claiming one is wrong
 
 
 def _title(name: str) -> str:
