@@ -20,7 +20,7 @@ import trio
 from mcp import Client as SdkClient
 from test_http_sdk_interop import SDK_CLIENT_LEAKS
 
-from mcp_actors.protocol.versions import ALL, LATEST
+from mcp_actors.protocol.versions import ALL, LATEST, SUPPORTED
 from mcp_actors.server.app import Server
 from mcp_actors.server.context import Context
 from mcp_actors.server.serve_http import HttpServerHandle, serve_http
@@ -28,8 +28,8 @@ from mcp_actors.server.serve_http import HttpServerHandle, serve_http
 MODERN = "2026-07-28"
 
 
-def dual_era_server(seen: dict[str, trio.Event]) -> Server:
-    server = Server("dual-era", version="1.0.0", supported_versions=ALL)
+def dual_era_server(seen: dict[str, trio.Event], versions: tuple[str, ...] = ALL) -> Server:
+    server = Server("dual-era", version="1.0.0", supported_versions=versions)
 
     @server.tool
     async def wait_forever() -> str:
@@ -58,9 +58,11 @@ def dual_era_server(seen: dict[str, trio.Event]) -> Server:
 
 
 @asynccontextmanager
-async def serving(seen: dict[str, trio.Event]) -> AsyncIterator[HttpServerHandle]:
+async def serving(
+    seen: dict[str, trio.Event], versions: tuple[str, ...] = ALL
+) -> AsyncIterator[HttpServerHandle]:
     async with trio.open_nursery() as nursery:
-        yield await nursery.start(partial(serve_http, dual_era_server(seen), port=0))
+        yield await nursery.start(partial(serve_http, dual_era_server(seen, versions), port=0))
         nursery.cancel_scope.cancel()
 
 
@@ -106,4 +108,17 @@ async def test_the_sdk_client_reaches_the_era_it_asks_for(mode: str, era: str) -
         with trio.fail_after(5):
             while server.sessions or server.supervisor.statistics().sessions_active:
                 await trio.sleep(0.01)
+    gc.collect()
+
+
+@SDK_CLIENT_LEAKS
+async def test_the_sdk_client_falls_back_to_a_legacy_only_server() -> None:
+    """Its probe gets -32022 naming only handshake versions, so it sends initialize."""
+    events = {"started": trio.Event(), "cancelled": trio.Event()}
+    async with serving(events, SUPPORTED) as server:
+        with trio.fail_after(30):
+            async with SdkClient(server.url) as client:
+                assert client.protocol_version == LATEST
+                assert client.session.discover_result is None
+                await exercise(client, events)
     gc.collect()
