@@ -15,10 +15,10 @@ from .asgi import Receive, Request, Scope, Send, lifespan, respond_error
 from .event_store import EventStoreStatistics
 from .http_config import HttpConfig
 from .http_security import HostPolicy
-from .http_sessions import SessionRegistry
+from .http_sessions import SessionRegistry, StartSession
 from .http_sse import LegacySseEndpoints
 from .streamable_http import VERSION_HEADER as VERSION
-from .streamable_http import StartSession, StreamableHttpEndpoint
+from .streamable_http import StreamableHttpEndpoint
 from .streamable_http_modern import InputSchemaOf
 
 

@@ -48,9 +48,8 @@ from .asgi import (
     watch_disconnect,
 )
 from .http_config import HttpConfig
-from .http_sessions import SessionRegistry, mint_session_id
+from .http_sessions import SessionRegistry, StartSession, mint_session_id
 from .sse import encode_comment, encode_event
-from .streamable_http import StartSession
 from .streamable_http_stream import Write
 
 log = logging.getLogger("mcp_actors.http")

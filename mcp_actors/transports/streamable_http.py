@@ -40,7 +40,7 @@ body and then reads the response stream (see :mod:`.streamable_http_stream`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from contextlib import suppress
 from functools import partial
 
@@ -50,7 +50,7 @@ import trio
 from ..protocol.inspect import PostBody, inspect_post, is_handshake_version
 from ..protocol.jsonrpc import InvalidMessage, RequestId
 from ..protocol.versions import HTTP_DEFAULT, REVISIONS
-from .abc import MessageStream, TransportClosed
+from .abc import TransportClosed
 from .asgi import (
     EVENT_STREAM,
     JSON,
@@ -75,16 +75,11 @@ from .asgi import (
 )
 from .event_store import EventMemory, EventStore, InMemoryEventStore
 from .http_config import HttpConfig
-from .http_sessions import CloseSession, SessionRegistry, mint_session_id
+from .http_sessions import SessionRegistry, StartSession, mint_session_id
 from .streamable_http_modern import InputSchemaOf, ModernPostHandler
 from .streamable_http_stream import HttpSessionStream, ResponseStream
 
 log = logging.getLogger("mcp_actors.http")
-
-#: Starts a session actor over ``stream`` in the server's supervisor and returns the
-#: function that ends it. A version is given for a stateless session, which then
-#: starts operating at that version without ``initialize``.
-StartSession = Callable[[MessageStream, str | None], Awaitable[CloseSession]]
 
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"

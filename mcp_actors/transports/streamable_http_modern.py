@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import suppress
 from typing import Any, Final
 
@@ -62,7 +62,7 @@ from .asgi import (
     watch_disconnect,
 )
 from .http_config import HttpConfig
-from .http_sessions import RETRY_AFTER, CloseSession
+from .http_sessions import RETRY_AFTER, StartSession
 from .sse import encode_comment, encode_event
 
 log = logging.getLogger("mcp_actors.http")
@@ -70,8 +70,6 @@ log = logging.getLogger("mcp_actors.http")
 #: The revision modern replies are written as (ids omitted when unknown).
 _MODERN: Final = REVISIONS["2026-07-28"]
 
-#: Starts a session actor over a stream in the server's supervisor; returns what ends it.
-StartExchange = Callable[[MessageStream, str | None], Awaitable[CloseSession]]
 #: The ``inputSchema`` of the server's tool of that name (None: no such tool).
 InputSchemaOf = Callable[[str], Any]
 
@@ -148,7 +146,7 @@ class ModernPostHandler:
     """Answers the POSTs the endpoint routes to the 2026-07-28 era (module docstring)."""
 
     config: HttpConfig
-    start_session: StartExchange
+    start_session: StartSession
     input_schema_of: InputSchemaOf | None = None
     #: Requests being served now (capped by ``config.max_modern_requests``).
     in_progress: int = attrs.field(init=False, default=0)
