@@ -24,7 +24,7 @@ import hypercorn.trio
 import trio
 
 from ..protocol.lifecycle import SessionState
-from ..protocol.versions import SUPPORTED
+from ..protocol.versions import ALL
 from ..runtime.supervisor import Supervisor, open_supervisor
 from ..transports.abc import MessageStream
 from ..transports.http_app import McpHttpApp
@@ -146,7 +146,7 @@ async def serve_http(
         overrides["allowed_hosts"] = tuple(allowed_hosts)
     if path != "/mcp":
         overrides["path"] = path
-    if config.supported_versions is SUPPORTED:  # the default: the server's own list
+    if config.supported_versions is ALL:  # the default: the server's own list
         overrides["supported_versions"] = server.supported_versions
     config = attrs.evolve(config, **overrides)
     policy = HostPolicy.for_bind(

@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE
-from ..protocol.versions import SUPPORTED
+from ..protocol.versions import ALL
 from .event_store import EventStore
 
 
@@ -117,5 +117,7 @@ class HttpConfig:
     #: ``Origin`` values accepted besides same-origin; None: loopback origins for a
     #: loopback bind, else none.
     allowed_origins: tuple[str, ...] | None = None
-    #: ``MCP-Protocol-Version`` values accepted after initialization.
-    supported_versions: tuple[str, ...] = SUPPORTED
+    #: The protocol versions served: the legacy ones accepted in ``MCP-Protocol-Version``
+    #: after initialization, the 2026-07-28 ones a per-request POST may speak (others get
+    #: -32022 naming these). ``serve_http`` puts the server's own list here.
+    supported_versions: tuple[str, ...] = ALL
