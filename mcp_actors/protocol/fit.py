@@ -64,9 +64,9 @@ _CLEARED: Final[dict[str, dict[type[msgspec.Struct], tuple[str, ...]]]] = {
 }
 
 
-def lacks_fields(revision: Revision) -> bool:
-    """Whether ``revision`` lacks any field the types can hold (so :func:`fit` has work)."""
-    return bool(_CLEARED[revision.name])
+#: The names of the revisions that lack some field the types can hold (:func:`fit` has
+#: work to do for them; for the others it returns its argument).
+LACKING_REVISIONS: Final = frozenset(name for name, cleared in _CLEARED.items() if cleared)
 
 
 def fit(value: T, revision: Revision) -> T:

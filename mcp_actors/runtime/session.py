@@ -62,7 +62,13 @@ from ..protocol.jsonrpc import (
 )
 from ..protocol.lifecycle import Phase, SessionState
 from ..protocol.methods import MethodSpec
-from ..protocol.modern import ModernRequest, admit, is_modern_method, is_modern_request
+from ..protocol.modern import (
+    MODERN_ONLY_METHODS,
+    ModernRequest,
+    admit,
+    find_modern_marker,
+    is_modern_request,
+)
 from ..transports.abc import MessageStream, MessageTooLarge, Outgoing, TransportClosed
 from .config import SessionConfig
 from .internal_errors import INTERNAL_ERROR, internal_errors
@@ -146,9 +152,13 @@ class Session:
     _direct_done: trio.Event | None = attrs.field(init=False, default=None)
     _queued_by_reader: int = attrs.field(init=False, default=0)
     _checked_for: tuple[object, object] | None = attrs.field(init=False, default=None)
+    #: Whether requests may be of the modern era: a server's session serves both eras, and
+    #: is never locked to one (a modern request is served on its own, whatever our phase).
+    _serves_modern: bool = attrs.field(init=False, default=False)
 
     def __attrs_post_init__(self) -> None:
         self._runs_inline = getattr(self.dispatcher, "runs_inline", None)
+        self._serves_modern = self.state.role == "server"
         self._direct_writes = self.transport.direct_writes
         self._send_channel, self._receive_channel = trio.open_memory_channel[Outgoing](
             self.config.outbound_queue_size
@@ -282,8 +292,8 @@ class Session:
             if (
                 method == "ping"
                 and request_id is not None
-                and not self._is_modern(method, envelope.params)
-            ):  # fast path: the reader answers
+                and not (self._serves_modern and is_modern_request(envelope.params))
+            ):  # fast path: the reader answers (a modern ping is -32601, from _admit)
                 await self._send_from_reader(
                     Outgoing(_result(request_id, _EMPTY_RESULT), request_id, True)
                 )
@@ -307,9 +317,17 @@ class Session:
         method = envelope.method
         assert isinstance(request_id, (int, str)) and isinstance(method, str)
         modern: ModernRequest | None = None
+        params = envelope.params
         try:
-            if self._is_modern(method, envelope.params):
-                spec, modern = self._modern_admission(request_id, method, envelope.params)
+            if self._serves_modern and (
+                method in MODERN_ONLY_METHODS
+                or (
+                    params is not UNSET
+                    and find_modern_marker(params) is not None
+                    and is_modern_request(params)
+                )
+            ):  # a request of the modern era (2026-07-28), on its own whatever our phase
+                spec, modern = self._modern_admission(request_id, method, params)
             else:
                 spec = self._admission(request_id, method)
         except McpError as error:
@@ -332,13 +350,15 @@ class Session:
         self._inbound[request_id] = request
         return request
 
-    def _admission(self, request_id: RequestId, method: str) -> MethodSpec:
-        """The method's spec if a request may run now; raises the McpError to answer if not."""
-        spec = self._check_inbound(method)
-        self._check_room(request_id)
-        return spec
+    def _admission(
+        self, request_id: RequestId, method: str, spec: MethodSpec | None = None
+    ) -> MethodSpec:
+        """The method's spec if a request may run now; raises the McpError to answer if not.
 
-    def _check_room(self, request_id: RequestId) -> None:
+        ``spec``: the row a modern request's ladder already found (its state's, not ours).
+        """
+        if spec is None:
+            spec = self._check_inbound(method)
         if request_id in self._inbound:
             raise errors.invalid_request(f"request id {request_id!r} is already in use")
         if len(self._inbound) >= self.config.max_in_flight:
@@ -346,19 +366,9 @@ class Session:
                 errors.REQUEST_REJECTED,
                 f"too many requests in flight (limit {self.config.max_in_flight})",
             )
+        return spec
 
     # -- the modern era (2026-07-28): each request on its own ----------------------------
-
-    def _is_modern(self, method: str, raw_params: msgspec.Raw | UnsetType) -> bool:
-        """Whether a request to this server is of the modern era (its ``_meta`` or its
-        method says so).
-
-        One endpoint serves both eras and the process is never locked to one: a
-        modern request is served on its own whatever the legacy session's phase.
-        """
-        return self.state.role == "server" and (
-            is_modern_request(raw_params) or is_modern_method(method)
-        )
 
     def _modern_admission(
         self, request_id: RequestId, method: str, raw_params: msgspec.Raw | UnsetType
@@ -367,14 +377,13 @@ class Session:
         capabilities = getattr(self.dispatcher, "capabilities", None)
         local = self.state.local_capabilities
         assert isinstance(local, t.ServerCapabilities)
-        admitted = admit(
+        spec, modern = admit(
             method,
             raw_params,
             supported=self.state.supported_versions,
             local_capabilities=capabilities if capabilities is not None else lambda _: local,
         )
-        self._check_room(request_id)
-        return admitted
+        return self._admission(request_id, method, spec), modern
 
     def _check_inbound(self, method: str) -> MethodSpec:
         """``state.check_inbound``, remembered per method once the session is operating

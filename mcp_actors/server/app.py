@@ -36,7 +36,7 @@ from .._version import __version__
 from ..protocol import errors
 from ..protocol import types as t
 from ..protocol.errors import McpError, ProtocolViolation
-from ..protocol.fit import fit, lacks_fields
+from ..protocol.fit import LACKING_REVISIONS, fit
 from ..protocol.jsonrpc import RequestId
 from ..protocol.lifecycle import Phase, SessionState
 from ..protocol.modern import ModernRequest
@@ -544,8 +544,7 @@ class ServerSession:
 
     @property
     def state(self) -> SessionState:
-        own = self._own_state
-        return own if own is not None else self.session.state
+        return self._own_state or self.session.state
 
     def for_request(self, modern: ModernRequest) -> ServerSession:
         """The server's side of one modern request: same server and connection, the
@@ -584,8 +583,8 @@ class ServerSession:
         modern = request.modern
         if modern is None:
             result = await handler(self, request, params)
-            revision = self.state.revision
-            return fit(result, revision) if lacks_fields(revision) else result
+            revision = self.session.state.revision  # a legacy request: the session's own
+            return fit(result, revision) if revision.name in LACKING_REVISIONS else result
         server = self.server
         try:
             result = await handler(self.for_request(modern), request, params)
