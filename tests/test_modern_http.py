@@ -589,6 +589,7 @@ async def test_get_and_delete_are_405_in_the_modern_era(method: str) -> None:
         legacy = await http.request(method, handle.url, headers={"accept": "text/event-stream"})
     assert reply.status_code == 405
     assert reply.headers["allow"] == "POST"
+    validate_message(MODERN, reply.content)  # a JSON-RPC error without an id
     assert legacy.status_code == 400  # the legacy era still asks for its session
     assert "Mcp-Session-Id" in legacy.text
 
