@@ -47,9 +47,10 @@ META = {
 ACCEPT_BOTH = "application/json, text/event-stream"
 
 
-def make_server() -> tuple[Server, dict[str, trio.Event]]:
-    """A dual-era server with the tools the tests drive, and the events they watch."""
-    server = Server("modern-http", version="1.0.0", supported_versions=ALL)
+def make_server(versions: tuple[str, ...] = ALL) -> tuple[Server, dict[str, trio.Event]]:
+    """A server of ``versions`` (both eras by default) with the tools the tests drive,
+    and the events they watch (``wait_forever`` started, then cancelled)."""
+    server = Server("modern-http", version="1.0.0", supported_versions=versions)
     seen = {"started": trio.Event(), "cancelled": trio.Event()}
 
     @server.tool

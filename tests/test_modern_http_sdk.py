@@ -19,50 +19,21 @@ import pytest
 import trio
 from mcp import Client as SdkClient
 from test_http_sdk_interop import SDK_CLIENT_LEAKS
+from test_modern_http import make_server
 
 from mcp_actors.protocol.versions import ALL, LATEST, SUPPORTED
-from mcp_actors.server.app import Server
-from mcp_actors.server.context import Context
 from mcp_actors.server.serve_http import HttpServerHandle, serve_http
 
 MODERN = "2026-07-28"
 
 
-def dual_era_server(seen: dict[str, trio.Event], versions: tuple[str, ...] = ALL) -> Server:
-    server = Server("dual-era", version="1.0.0", supported_versions=versions)
-
-    @server.tool
-    async def wait_forever() -> str:
-        """Wait until cancelled."""
-        seen["started"].set()
-        try:
-            await trio.sleep_forever()
-        finally:
-            seen["cancelled"].set()
-        return "never"
-
-    @server.tool
-    async def add(a: int, b: int) -> int:
-        """Add two integers."""
-        return a + b
-
-    @server.tool
-    async def count(ctx: Context, steps: int) -> str:
-        """Report progress ``steps`` times."""
-        for step in range(steps):
-            await ctx.report_progress(step + 1, steps)
-            await trio.sleep(0.01)
-        return f"counted {steps}"
-
-    return server
-
-
 @asynccontextmanager
 async def serving(
-    seen: dict[str, trio.Event], versions: tuple[str, ...] = ALL
-) -> AsyncIterator[HttpServerHandle]:
+    versions: tuple[str, ...] = ALL,
+) -> AsyncIterator[tuple[HttpServerHandle, dict[str, trio.Event]]]:
+    server, events = make_server(versions)
     async with trio.open_nursery() as nursery:
-        yield await nursery.start(partial(serve_http, dual_era_server(seen, versions), port=0))
+        yield await nursery.start(partial(serve_http, server, port=0)), events
         nursery.cancel_scope.cancel()
 
 
@@ -94,8 +65,7 @@ async def exercise(client: Any, events: dict[str, trio.Event]) -> None:
 @SDK_CLIENT_LEAKS
 @pytest.mark.parametrize(("mode", "era"), [("auto", MODERN), ("legacy", LATEST)])
 async def test_the_sdk_client_reaches_the_era_it_asks_for(mode: str, era: str) -> None:
-    events = {"started": trio.Event(), "cancelled": trio.Event()}
-    async with serving(events) as server:
+    async with serving() as (server, events):
         with trio.fail_after(30):
             async with SdkClient(server.url, mode=mode) as client:  # type: ignore[arg-type]
                 assert client.protocol_version == era
@@ -114,8 +84,7 @@ async def test_the_sdk_client_reaches_the_era_it_asks_for(mode: str, era: str) -
 @SDK_CLIENT_LEAKS
 async def test_the_sdk_client_falls_back_to_a_legacy_only_server() -> None:
     """Its probe gets -32022 naming only handshake versions, so it sends initialize."""
-    events = {"started": trio.Event(), "cancelled": trio.Event()}
-    async with serving(events, SUPPORTED) as server:
+    async with serving(SUPPORTED) as (server, events):
         with trio.fail_after(30):
             async with SdkClient(server.url) as client:
                 assert client.protocol_version == LATEST
