@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import trio
 
-from mcp_actors import Context, McpError, Server
+from mcp_actors import Context, McpError, Server, types
 from mcp_actors.protocol.versions import MODERN, SUPPORTED
 from mcp_actors.server.caching import CacheHint
 from mcp_actors.testing.wire import WireRecorder, validate_message
@@ -511,3 +511,22 @@ async def test_notifications_cancelled_stops_a_modern_request(transport: str) ->
                 status = result_of(response)["structuredContent"]
     assert status == {"job": "j1", "state": "cancelled", "leases_held": 0}
     assert all(message.get("id") != 77 for message in peer.received)  # never answered
+
+
+async def test_structured_content_may_be_any_json_value_only_in_the_modern_era() -> None:
+    server = Server("lists")
+
+    @server.tool
+    async def numbers() -> types.CallToolResult:
+        "Numbers, structured as a list."
+        return types.CallToolResult(
+            content=[types.TextContent(text="1 2")], structured_content=[1, 2]
+        )
+
+    async with raw_peer("memory", server) as peer:
+        modern, _ = await peer.modern("tools/call", {"name": "numbers"})
+        await peer.initialize("2025-11-25")
+        legacy, _ = await peer.request("tools/call", {"name": "numbers"}, revision="2025-11-25")
+    assert result_of(modern)["structuredContent"] == [1, 2]
+    error = error_of(legacy)
+    assert error["code"] == -32603 and "only a JSON object" in error["message"]

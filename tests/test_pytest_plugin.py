@@ -51,8 +51,10 @@ async def add(a: int, b: int) -> int:
 
 @server.tool
 async def broken() -> types.CallToolResult:
-    # structuredContent must be an object: the wire check catches it
-    return types.CallToolResult(content=[], structured_content=[1, 2])
+    # a priority is between 0 and 1: the wire check catches it (a non-object
+    # structuredContent, the server refuses itself before 2026-07-28)
+    priority = types.Annotations(priority=5.0)
+    return types.CallToolResult(content=[types.TextContent(text="x", annotations=priority)])
 
 
 @pytest.fixture
@@ -80,7 +82,7 @@ def test_a_users_project_runs_the_plugin_from_its_entry_point(pytester: pytest.P
     result.stdout.fnmatch_lines(
         [
             "*result for 'tools/call' does not match CallToolResult:*",
-            "*at $.result.structuredContent: [[]1, 2[]] is not of type 'object'*",
+            "*at $.result.content[[]0[]]: * is not valid under any of the given schemas*",
             "FAILED test_users_server.py::test_broken*",
         ]
     )
