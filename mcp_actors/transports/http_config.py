@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE
-from ..protocol.versions import SUPPORTED
+from ..protocol.versions import ALL
 from .event_store import EventStore
 
 
@@ -57,6 +57,10 @@ class HttpConfig:
     #: Sessions at once from one client (peer IP address), with the same eviction
     #: among that client's own sessions. None: no cap.
     max_sessions_per_client: int | None = attrs.field(default=100, validator=_count)
+    #: Requests of the 2026-07-28 era in progress at once (each is served by a session
+    #: actor of its own, see :mod:`.streamable_http_modern`); one more is refused with
+    #: 503 and ``Retry-After``. None: no cap.
+    max_modern_requests: int | None = attrs.field(default=1000, validator=_count)
     #: Largest request body, in bytes (413 beyond).
     max_body_size: int = DEFAULT_MAX_MESSAGE_SIZE
     #: Seconds a client has to send a whole request body; beyond it the request is
@@ -113,5 +117,7 @@ class HttpConfig:
     #: ``Origin`` values accepted besides same-origin; None: loopback origins for a
     #: loopback bind, else none.
     allowed_origins: tuple[str, ...] | None = None
-    #: ``MCP-Protocol-Version`` values accepted after initialization.
-    supported_versions: tuple[str, ...] = SUPPORTED
+    #: The protocol versions served: the legacy ones accepted in ``MCP-Protocol-Version``
+    #: after initialization, the 2026-07-28 ones a per-request POST may speak (others get
+    #: -32022 naming these). ``serve_http`` puts the server's own list here.
+    supported_versions: tuple[str, ...] = ALL
