@@ -29,6 +29,7 @@ from mcp_actors.protocol import types as t
 from mcp_actors.protocol.types import (
     Annotations,
     AudioContent,
+    CacheableResult,
     CallToolParams,
     CallToolResult,
     CancelledParams,
@@ -44,6 +45,8 @@ from mcp_actors.protocol.types import (
     CreateMessageParams,
     CreateMessageResult,
     CreateTaskResult,
+    DiscoverParams,
+    DiscoverResult,
     ElicitationCompleteParams,
     ElicitParams,
     ElicitResult,
@@ -88,6 +91,7 @@ from mcp_actors.protocol.types import (
     ResourceTemplate,
     ResourceTemplateReference,
     ResourceUpdatedParams,
+    Result,
     Root,
     RootsCapability,
     SamplingContent,
@@ -114,6 +118,7 @@ ALL = REVISIONS
 SINCE_2025_03 = REVISIONS[1:]
 SINCE_2025_06 = REVISIONS[2:]
 ONLY_2025_11 = REVISIONS[3:]
+MODERN = ("2026-07-28",)
 
 
 # --------------------------------------------------------------------------- schema helpers
@@ -847,6 +852,39 @@ CASES: tuple[Case, ...] = (
         "task-status-params",
         TaskStatusNotificationParams(**TASK_FIELDS, status_message="stopped"),
         notification("notifications/tasks/status", "TaskStatus"),
+    ),
+    # the modern era (2026-07-28)
+    Case("result-complete", Result(result_type="complete"), (direct("Result", MODERN),)),
+    Case(
+        "cacheable-result",
+        CacheableResult(result_type="complete", ttl_ms=0, cache_scope="private"),
+        (direct("CacheableResult", MODERN),),
+    ),
+    Case(
+        "discover-params",
+        DiscoverParams(
+            meta={
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {"sampling": {}},
+            }
+        ),
+        request("server/discover", "Discover", MODERN)[:1],
+    ),
+    Case(
+        "discover-result",
+        DiscoverResult(
+            result_type="complete",
+            supported_versions=["2026-07-28"],
+            capabilities=ServerCapabilities(
+                tools=ToolsCapability(),
+                extensions={"io.modelcontextprotocol/tasks": {}},
+            ),
+            instructions="Use the tools.",
+            ttl_ms=60000,
+            cache_scope="public",
+            meta={"io.modelcontextprotocol/serverInfo": {"name": "x", "version": "1"}},
+        ),
+        (direct("DiscoverResult", MODERN),),
     ),
 )
 

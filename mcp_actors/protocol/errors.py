@@ -20,6 +20,12 @@ RESOURCE_NOT_FOUND = -32002
 URL_ELICITATION_REQUIRED = -32042
 #: Implementation-defined (JSON-RPC reserves -32000..-32099 for servers).
 REQUEST_REJECTED = -32000
+#: MCP 2026-07-28: an HTTP routing header disagrees with the body (or is missing, malformed).
+HEADER_MISMATCH = -32020
+#: MCP 2026-07-28: serving the request needs a client capability it did not declare.
+MISSING_CLIENT_CAPABILITY = -32021
+#: MCP 2026-07-28: the request's protocol version is not one the server speaks.
+UNSUPPORTED_PROTOCOL_VERSION = -32022
 
 _NAMES = {
     PARSE_ERROR: "Parse error",
@@ -28,6 +34,9 @@ _NAMES = {
     INVALID_PARAMS: "Invalid params",
     INTERNAL_ERROR: "Internal error",
     RESOURCE_NOT_FOUND: "Resource not found",
+    HEADER_MISMATCH: "Header mismatch",
+    MISSING_CLIENT_CAPABILITY: "Missing required client capability",
+    UNSUPPORTED_PROTOCOL_VERSION: "Unsupported protocol version",
 }
 
 
@@ -69,3 +78,28 @@ def invalid_params(detail: str) -> McpError:
 
 def invalid_request(detail: str) -> McpError:
     return McpError(INVALID_REQUEST, f"Invalid request: {detail}")
+
+
+def header_mismatch(detail: str) -> McpError:
+    """-32020: an HTTP routing header is missing, malformed or disagrees with the body."""
+    return McpError(HEADER_MISMATCH, f"Header mismatch: {detail}")
+
+
+def missing_client_capability(required: dict[str, Any], detail: str = "") -> McpError:
+    """-32021 with ``data.requiredCapabilities``: a ClientCapabilities object, such as
+    ``{"sampling": {}}`` (an object, not a list of names)."""
+    names = ", ".join(required)
+    message = f"Missing required client capability: {names}" + (f" ({detail})" if detail else "")
+    return McpError(MISSING_CLIENT_CAPABILITY, message, {"requiredCapabilities": required})
+
+
+def unsupported_protocol_version(
+    requested: str, supported: tuple[str, ...] | list[str], *, detail: str = ""
+) -> McpError:
+    """-32022 with ``data: {supported, requested}`` (``requested`` echoed as sent)."""
+    message = "Unsupported protocol version" + (f": {detail}" if detail else "")
+    return McpError(
+        UNSUPPORTED_PROTOCOL_VERSION,
+        message,
+        {"supported": list(supported), "requested": requested},
+    )

@@ -5,7 +5,12 @@ a message, so neither side hard-codes "is this allowed now?" rules:
 
 - ``sender``: ``"client"``, ``"server"`` or ``"both"``;
 - ``params`` / ``result``: the msgspec types (``result`` is None for notifications);
-- ``since`` / ``until``: the revisions that have the method;
+- ``since`` / ``until``: the revisions that have the method. The table is keyed by
+  era this way: the modern era (2026-07-28) drops ``initialize``, ``ping``,
+  ``logging/setLevel``, ``resources/(un)subscribe``, the roots and URL-elicitation
+  notifications, and the server→client requests (which it replaces with input
+  requests inside results, MRTR); it adds ``server/discover``. :func:`method_table`
+  gives one revision's view;
 - ``capability``: the capability path that must be declared for the method to be
   used — by the *receiver* for a request (``tools/call`` needs the server's
   ``tools``), by the *sender* for a notification (``notifications/message`` needs
@@ -14,6 +19,9 @@ a message, so neither side hard-codes "is this allowed now?" rules:
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, Final, Literal
 
 import attrs
@@ -25,6 +33,8 @@ from .versions import REVISIONS, Revision
 Sender = Literal["client", "server", "both"]
 
 _ORDER: Final = {name: index for index, name in enumerate(reversed(list(REVISIONS)))}
+#: The last revision of the legacy (handshake) era: ``until`` of what the modern era drops.
+_LEGACY: Final = "2025-11-25"
 
 
 @attrs.frozen
@@ -74,9 +84,10 @@ def _spec(*args: Any, **kwargs: Any) -> tuple[str, MethodSpec]:
 METHODS: Final[dict[str, MethodSpec]] = dict(
     [
         # lifecycle and utilities
-        _spec("initialize", "client", t.InitializeParams, t.InitializeResult),
-        _spec("notifications/initialized", "client", t.EmptyParams, None),
-        _spec("ping", "both", t.EmptyParams, t.EmptyResult),
+        _spec("initialize", "client", t.InitializeParams, t.InitializeResult, until=_LEGACY),
+        _spec("notifications/initialized", "client", t.EmptyParams, None, until=_LEGACY),
+        _spec("ping", "both", t.EmptyParams, t.EmptyResult, until=_LEGACY),
+        _spec("server/discover", "client", t.DiscoverParams, t.DiscoverResult, since="2026-07-28"),
         _spec("notifications/cancelled", "both", t.CancelledParams, None),
         _spec("notifications/progress", "both", t.ProgressParams, None),
         # tools
@@ -116,6 +127,7 @@ METHODS: Final[dict[str, MethodSpec]] = dict(
             "client",
             t.SubscribeParams,
             t.EmptyResult,
+            until=_LEGACY,
             capability=("resources", "subscribe"),
         ),
         _spec(
@@ -123,6 +135,7 @@ METHODS: Final[dict[str, MethodSpec]] = dict(
             "client",
             t.UnsubscribeParams,
             t.EmptyResult,
+            until=_LEGACY,
             capability=("resources", "subscribe"),
         ),
         _spec(
@@ -167,7 +180,12 @@ METHODS: Final[dict[str, MethodSpec]] = dict(
             capability_since="2025-03-26",
         ),
         _spec(
-            "logging/setLevel", "client", t.SetLevelParams, t.EmptyResult, capability=("logging",)
+            "logging/setLevel",
+            "client",
+            t.SetLevelParams,
+            t.EmptyResult,
+            until=_LEGACY,
+            capability=("logging",),
         ),
         _spec(
             "notifications/message",
@@ -182,6 +200,7 @@ METHODS: Final[dict[str, MethodSpec]] = dict(
             "server",
             t.CreateMessageParams,
             t.CreateMessageResult,
+            until=_LEGACY,
             capability=("sampling",),
         ),
         _spec(
@@ -190,6 +209,7 @@ METHODS: Final[dict[str, MethodSpec]] = dict(
             t.ElicitParams,
             t.ElicitResult,
             since="2025-06-18",
+            until=_LEGACY,
             capability=("elicitation",),
         ),
         _spec(
@@ -198,17 +218,34 @@ METHODS: Final[dict[str, MethodSpec]] = dict(
             t.ElicitationCompleteParams,
             None,
             since="2025-11-25",
+            until=_LEGACY,
         ),
-        _spec("roots/list", "server", t.EmptyParams, t.ListRootsResult, capability=("roots",)),
+        _spec(
+            "roots/list",
+            "server",
+            t.EmptyParams,
+            t.ListRootsResult,
+            until=_LEGACY,
+            capability=("roots",),
+        ),
         _spec(
             "notifications/roots/list_changed",
             "client",
             t.EmptyParams,
             None,
+            until=_LEGACY,
             capability=("roots", "list_changed"),
         ),
     ]
 )
+
+
+@functools.cache
+def method_table(revision: Revision) -> Mapping[str, MethodSpec]:
+    """The methods that exist in ``revision``, by name (unknown there: -32601)."""
+    return MappingProxyType(
+        {name: spec for name, spec in METHODS.items() if spec.available_in(revision)}
+    )
 
 
 def has_capability(capabilities: object, path: tuple[str, ...]) -> bool:

@@ -34,6 +34,8 @@ from msgspec import UNSET, UnsetType, field
 __all__ = [
     "Annotations",
     "AudioContent",
+    "CacheScope",
+    "CacheableResult",
     "CallToolParams",
     "CallToolResult",
     "CancelTaskParams",
@@ -50,6 +52,8 @@ __all__ = [
     "CreateMessageResult",
     "CreateTaskResult",
     "Cursor",
+    "DiscoverParams",
+    "DiscoverResult",
     "ElicitParams",
     "ElicitResult",
     "ElicitationCompleteParams",
@@ -99,6 +103,7 @@ __all__ = [
     "ResourceTemplateReference",
     "ResourceUpdatedParams",
     "ResourcesCapability",
+    "Result",
     "Role",
     "Root",
     "RootsCapability",
@@ -133,6 +138,9 @@ Cursor: TypeAlias = str
 """Opaque pagination cursor."""
 
 Role: TypeAlias = Literal["user", "assistant"]
+
+CacheScope: TypeAlias = Literal["public", "private"]
+"""Who may share a cached result (2026-07-28, ``cacheScope``)."""
 
 LoggingLevel: TypeAlias = Literal[
     "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
@@ -323,6 +331,7 @@ class ClientCapabilities(McpStruct):
     sampling: dict[str, Any] | UnsetType = UNSET
     elicitation: dict[str, Any] | UnsetType = UNSET  # 2025-06-18+
     tasks: dict[str, Any] | UnsetType = UNSET  # 2025-11-25
+    extensions: dict[str, dict[str, Any]] | UnsetType = UNSET  # 2026-07-28
 
 
 class ServerCapabilities(McpStruct):
@@ -334,10 +343,36 @@ class ServerCapabilities(McpStruct):
     prompts: PromptsCapability | UnsetType = UNSET
     resources: ResourcesCapability | UnsetType = UNSET
     tools: ToolsCapability | UnsetType = UNSET
-    tasks: dict[str, Any] | UnsetType = UNSET  # 2025-11-25
+    tasks: dict[str, Any] | UnsetType = UNSET  # 2025-11-25 (2026-07-28: under ``extensions``)
+    extensions: dict[str, dict[str, Any]] | UnsetType = UNSET  # 2026-07-28
 
 
 # --------------------------------------------------------------------------- generic
+
+
+class Result(McpStruct, kw_only=True):
+    """Common fields of every result.
+
+    ``result_type`` (``"complete"``; ``"input_required"`` for MRTR) is set on results
+    of the modern era (2026-07-28) only: legacy peers validate results strictly, so
+    it stays UNSET there. A client reads an absent ``resultType`` as ``"complete"``.
+    """
+
+    result_type: str | UnsetType = UNSET
+    meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
+
+
+class CacheableResult(Result, kw_only=True):
+    """A result the client may cache (2026-07-28): ``server/discover``, the four list
+    results and ``resources/read``.
+
+    ``ttl_ms`` (integer >= 0) says for how long, ``cache_scope`` who may share the
+    cached copy (``"public"``: anyone; ``"private"``: one authorization context).
+    Both are required on a modern ``"complete"`` result, absent on legacy ones.
+    """
+
+    ttl_ms: int | UnsetType = UNSET
+    cache_scope: CacheScope | UnsetType = UNSET
 
 
 class EmptyParams(McpStruct):
@@ -347,10 +382,8 @@ class EmptyParams(McpStruct):
     meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
 
 
-class EmptyResult(McpStruct):
+class EmptyResult(Result, kw_only=True):
     """A result with no content (e.g. ``ping``, ``logging/setLevel``); encodes to ``{}``."""
-
-    meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
 
 
 class PaginatedParams(McpStruct):
@@ -372,14 +405,31 @@ class InitializeParams(McpStruct):
     meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
 
 
-class InitializeResult(McpStruct):
+class InitializeResult(Result, kw_only=True):
     """Result of ``initialize``."""
 
     protocol_version: str
     capabilities: ServerCapabilities
     server_info: Implementation
     instructions: str | UnsetType = UNSET
+
+
+# --------------------------------------------------------------------------- discovery (2026-07-28)
+
+
+class DiscoverParams(McpStruct):
+    """Params of ``server/discover``: nothing but the request ``_meta``."""
+
     meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
+
+
+class DiscoverResult(CacheableResult, kw_only=True):
+    """Result of ``server/discover``: the versions, capabilities and instructions of a
+    modern server. Its identity travels in ``_meta["io.modelcontextprotocol/serverInfo"]``."""
+
+    supported_versions: list[str]
+    capabilities: ServerCapabilities
+    instructions: str | UnsetType = UNSET
 
 
 # --------------------------------------------------------------------------- tasks (2025-11-25)
@@ -494,12 +544,11 @@ class Tool(McpStruct):
     meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
 
 
-class ListToolsResult(McpStruct):
+class ListToolsResult(CacheableResult, kw_only=True):
     """Result of ``tools/list``."""
 
     tools: list[Tool]
     next_cursor: Cursor | UnsetType = UNSET
-    meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
 
 
 class CallToolParams(McpStruct):
@@ -515,13 +564,13 @@ class CallToolParams(McpStruct):
     meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
 
 
-class CallToolResult(McpStruct):
-    """Result of ``tools/call``. ``structured_content`` is 2025-06-18+."""
+class CallToolResult(Result, kw_only=True):
+    """Result of ``tools/call``. ``structured_content`` is 2025-06-18+: a JSON object
+    until 2025-11-25, any JSON value from 2026-07-28 on."""
 
     content: list[ContentBlock]
-    structured_content: dict[str, Any] | UnsetType = UNSET
+    structured_content: Any | UnsetType = UNSET
     is_error: bool | UnsetType = UNSET
-    meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
 
 
 # --------------------------------------------------------------------------- resources
@@ -554,20 +603,18 @@ class ResourceTemplate(McpStruct):
     meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
 
 
-class ListResourcesResult(McpStruct):
+class ListResourcesResult(CacheableResult, kw_only=True):
     """Result of ``resources/list``."""
 
     resources: list[Resource]
     next_cursor: Cursor | UnsetType = UNSET
-    meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
 
 
-class ListResourceTemplatesResult(McpStruct):
+class ListResourceTemplatesResult(CacheableResult, kw_only=True):
     """Result of ``resources/templates/list``."""
 
     resource_templates: list[ResourceTemplate]
     next_cursor: Cursor | UnsetType = UNSET
-    meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
 
 
 class ReadResourceParams(McpStruct):
@@ -577,11 +624,10 @@ class ReadResourceParams(McpStruct):
     meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
 
 
-class ReadResourceResult(McpStruct):
+class ReadResourceResult(CacheableResult, kw_only=True):
     """Result of ``resources/read``."""
 
     contents: list[ResourceContents]
-    meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
 
 
 class SubscribeParams(McpStruct):
@@ -628,12 +674,11 @@ class Prompt(McpStruct):
     meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
 
 
-class ListPromptsResult(McpStruct):
+class ListPromptsResult(CacheableResult, kw_only=True):
     """Result of ``prompts/list``."""
 
     prompts: list[Prompt]
     next_cursor: Cursor | UnsetType = UNSET
-    meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
 
 
 class GetPromptParams(McpStruct):
@@ -651,12 +696,11 @@ class PromptMessage(McpStruct):
     content: ContentBlock
 
 
-class GetPromptResult(McpStruct):
+class GetPromptResult(Result, kw_only=True):
     """Result of ``prompts/get``."""
 
     messages: list[PromptMessage]
     description: str | UnsetType = UNSET
-    meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
 
 
 # --------------------------------------------------------------------------- completion
@@ -711,11 +755,10 @@ class Completion(McpStruct):
     has_more: bool | UnsetType = UNSET
 
 
-class CompleteResult(McpStruct):
+class CompleteResult(Result, kw_only=True):
     """Result of ``completion/complete``."""
 
     completion: Completion
-    meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
 
 
 # --------------------------------------------------------------------------- logging

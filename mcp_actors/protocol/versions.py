@@ -2,9 +2,13 @@
 
 A revision is data (:class:`Revision`): the runtime asks ``revision.batches`` or
 ``revision.elicitation`` instead of comparing date strings all over the code.
-2026-07-28 is described here too (it drops ``initialize``: the version and the
-capabilities ride in every request's ``_meta``), so that adding it is a matter of
-listing it in :data:`SUPPORTED` and teaching the lifecycle its per-request mode.
+
+Two eras share one endpoint. The *legacy* revisions (:data:`SUPPORTED`, 2024-11-05 to
+2025-11-25) open a session with an ``initialize`` handshake. The *modern* ones
+(:data:`MODERN`, 2026-07-28 on) have no handshake: the version and the client's
+capabilities ride in every request's ``_meta`` (see :mod:`.modern`), and each
+request is served on its own. A server lists the versions it serves, of either era,
+in one tuple (default :data:`ALL`); :func:`negotiate` picks among its legacy ones.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from typing import Final
 
 import attrs
 
-from .errors import INVALID_PARAMS, McpError
+from .errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, McpError, unsupported_protocol_version
 
 
 @attrs.frozen
@@ -45,6 +49,21 @@ class Revision:
     #: An error answering no identifiable request omits ``id`` (2025-11-25 on);
     #: before, JSON-RPC 2.0's ``"id": null`` (which those schemas cannot express).
     anonymous_error_omits_id: bool = True
+    #: Every result carries ``resultType`` and ``_meta["io.modelcontextprotocol/serverInfo"]``;
+    #: discover, the list results and ``resources/read`` carry ``ttlMs`` and ``cacheScope``
+    #: (2026-07-28 on).
+    result_type: bool = False
+    #: The server may send the client requests (sampling, elicitation, roots) on a back
+    #: channel; from 2026-07-28 on it asks for input inside a result instead (MRTR).
+    server_requests: bool = True
+    #: The log level comes with each request (``_meta["io.modelcontextprotocol/logLevel"]``);
+    #: a request without one gets no ``notifications/message`` (2026-07-28 on).
+    log_level_per_request: bool = False
+    #: ``structuredContent`` may be any JSON value, not only an object (2026-07-28 on).
+    structured_content_any: bool = False
+    #: The error code for a resource URI the server does not know: -32002 before
+    #: 2026-07-28, -32602 (with ``data.uri``) from then on.
+    resource_not_found: int = RESOURCE_NOT_FOUND
 
     def __str__(self) -> str:
         return self.name
@@ -91,16 +110,48 @@ _2025_11_25 = attrs.evolve(
     anonymous_error_omits_id=True,
     sse_polling=True,
 )
-_2026_07_28 = attrs.evolve(_2025_11_25, name="2026-07-28", handshake=False)
+_2026_07_28 = attrs.evolve(
+    _2025_11_25,
+    name="2026-07-28",
+    handshake=False,
+    sse_polling=False,
+    result_type=True,
+    server_requests=False,
+    log_level_per_request=True,
+    structured_content_any=True,
+    resource_not_found=INVALID_PARAMS,
+)
 
 #: Every revision we know about, newest first (including ones we do not speak yet).
 REVISIONS: Final[dict[str, Revision]] = {
     r.name: r for r in (_2026_07_28, _2025_11_25, _2025_06_18, _2025_03_26, _2024_11_05)
 }
 
-#: The revisions this runtime speaks, newest first.
+#: The legacy revisions this runtime speaks (opened by ``initialize``), newest first.
 SUPPORTED: Final[tuple[str, ...]] = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 LATEST: Final = SUPPORTED[0]
+#: The modern revisions this runtime speaks (no handshake; per-request ``_meta``), newest first.
+MODERN: Final[tuple[str, ...]] = ("2026-07-28",)
+#: Every revision this runtime speaks, of both eras, newest first.
+ALL: Final[tuple[str, ...]] = MODERN + SUPPORTED
+
+
+def is_modern(version: str) -> bool:
+    """Whether ``version`` is a revision of the modern era (one we know, without handshake)."""
+    revision = REVISIONS.get(version)
+    return revision is not None and not revision.handshake
+
+
+def legacy_versions(supported: tuple[str, ...]) -> tuple[str, ...]:
+    """The handshake revisions among ``supported``, in its order."""
+    return tuple(version for version in supported if not is_modern(version))
+
+
+def modern_versions(supported: tuple[str, ...]) -> tuple[str, ...]:
+    """The modern revisions among ``supported``, in its order."""
+    return tuple(version for version in supported if is_modern(version))
+
+
 #: What an HTTP peer that sends no ``MCP-Protocol-Version`` header is assumed to speak.
 HTTP_DEFAULT: Final = "2025-03-26"
 
@@ -115,9 +166,20 @@ def http_revision(header: str | None) -> Revision:
 def negotiate(requested: str, supported: tuple[str, ...] = SUPPORTED) -> Revision:
     """The server's answer to a client's ``protocolVersion``, as the lifecycle page says.
 
-    The same revision if we support it, otherwise our latest one.
+    The same revision if we support it, otherwise our latest legacy one. A server
+    that speaks only modern revisions has nothing to negotiate: it answers -32022
+    naming the versions it does speak (``basic/versioning.mdx``: a modern-only
+    server names its versions in any error to ``initialize``).
     """
-    return REVISIONS[requested if requested in supported else supported[0]]
+    legacy = legacy_versions(supported)
+    if not legacy:
+        raise unsupported_protocol_version(
+            requested,
+            supported,
+            detail=f"this server speaks only {', '.join(supported)}, without initialize:"
+            " send each request with _meta io.modelcontextprotocol/protocolVersion",
+        )
+    return REVISIONS[requested if requested in legacy else legacy[0]]
 
 
 def accept(offered: str, supported: tuple[str, ...] = SUPPORTED) -> Revision:

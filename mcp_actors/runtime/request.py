@@ -25,6 +25,7 @@ from msgspec import UNSET, UnsetType
 from ..protocol import types as t
 from ..protocol.jsonrpc import UNDECODABLE, RequestId, invalid_payload
 from ..protocol.methods import MethodSpec
+from ..protocol.modern import ModernRequest
 
 if TYPE_CHECKING:
     from .session import Session
@@ -84,6 +85,9 @@ class InboundRequest:
     cancel_reason: str | None = None
     #: Served inside the session's reader, no task of its own (``Session._serve_inline``).
     inline: bool = False
+    #: A request of the modern era (2026-07-28): its ``_meta`` and the state it is served
+    #: with, of its own (None: a request of the session's legacy era).
+    modern: ModernRequest | None = None
     _params: Any = attrs.field(init=False, default=_NOT_DECODED)
 
     def decode_params(self) -> Any:

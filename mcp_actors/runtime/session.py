@@ -62,6 +62,7 @@ from ..protocol.jsonrpc import (
 )
 from ..protocol.lifecycle import Phase, SessionState
 from ..protocol.methods import MethodSpec
+from ..protocol.modern import ModernRequest, admit, is_modern_request
 from ..transports.abc import MessageStream, MessageTooLarge, Outgoing, TransportClosed
 from .config import SessionConfig
 from .internal_errors import INTERNAL_ERROR, internal_errors
@@ -91,6 +92,8 @@ class Dispatcher(Protocol):
 
     # Optional: ``runs_inline(request) -> bool``, true when the request's handler is
     # known never to wait (see ``Session._serve_inline``). Absent means never.
+    # Optional (servers): ``capabilities(revision) -> ServerCapabilities``, what a request
+    # of a modern revision is served with. Absent: the session's own capabilities.
 
 
 @attrs.frozen
@@ -276,7 +279,9 @@ class Session:
             self._receive_notification(method, envelope.params)
         else:
             request_id = envelope.id
-            if method == "ping" and request_id is not None:  # fast path: the reader answers
+            if (
+                method == "ping" and request_id is not None and not self._is_modern(envelope.params)
+            ):  # fast path: the reader answers
                 await self._send_from_reader(
                     Outgoing(_result(request_id, _EMPTY_RESULT), request_id, True)
                 )
@@ -299,12 +304,17 @@ class Session:
         request_id = envelope.id
         method = envelope.method
         assert isinstance(request_id, (int, str)) and isinstance(method, str)
+        modern: ModernRequest | None = None
         try:
-            spec = self._admission(request_id, method)
+            if self._is_modern(envelope.params):
+                spec, modern = self._modern_admission(request_id, method, envelope.params)
+            else:
+                spec = self._admission(request_id, method)
         except McpError as error:
             await self._send_error(request_id, error)
             return None
         request = InboundRequest(request_id, method, spec, envelope.params, self, _INERT_SCOPE)
+        request.modern = modern
         if method == "initialize":
             # Served inline: nothing else is valid until it is done, and it cannot be cancelled.
             request.scope = trio.CancelScope()
@@ -323,6 +333,10 @@ class Session:
     def _admission(self, request_id: RequestId, method: str) -> MethodSpec:
         """The method's spec if a request may run now; raises the McpError to answer if not."""
         spec = self._check_inbound(method)
+        self._check_room(request_id)
+        return spec
+
+    def _check_room(self, request_id: RequestId) -> None:
         if request_id in self._inbound:
             raise errors.invalid_request(f"request id {request_id!r} is already in use")
         if len(self._inbound) >= self.config.max_in_flight:
@@ -330,7 +344,32 @@ class Session:
                 errors.REQUEST_REJECTED,
                 f"too many requests in flight (limit {self.config.max_in_flight})",
             )
-        return spec
+
+    # -- the modern era (2026-07-28): each request on its own ----------------------------
+
+    def _is_modern(self, raw_params: msgspec.Raw | UnsetType) -> bool:
+        """Whether a request to this server is of the modern era (its ``_meta`` says so).
+
+        One endpoint serves both eras and the process is never locked to one: a
+        modern request is served on its own whatever the legacy session's phase.
+        """
+        return self.state.role == "server" and is_modern_request(raw_params)
+
+    def _modern_admission(
+        self, request_id: RequestId, method: str, raw_params: msgspec.Raw | UnsetType
+    ) -> tuple[MethodSpec, ModernRequest]:
+        """A modern request's ladder (``protocol.modern.admit``), then the session's limits."""
+        capabilities = getattr(self.dispatcher, "capabilities", None)
+        local = self.state.local_capabilities
+        assert isinstance(local, t.ServerCapabilities)
+        admitted = admit(
+            method,
+            raw_params,
+            supported=self.state.supported_versions,
+            local_capabilities=capabilities if capabilities is not None else lambda _: local,
+        )
+        self._check_room(request_id)
+        return admitted
 
     def _check_inbound(self, method: str) -> MethodSpec:
         """``state.check_inbound``, remembered per method once the session is operating

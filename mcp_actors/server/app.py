@@ -13,6 +13,13 @@ client connects: ``tools``, ``resources`` (with ``subscribe`` and ``listChanged`
 ``prompts`` and ``completions`` appear once something of that kind exists;
 ``logging`` is always there. Changing the registry later tells connected clients
 with ``notifications/*/list_changed`` (when their session declared that kind).
+
+Both eras are served on one endpoint (``supported_versions``, default
+:data:`~mcp_actors.protocol.versions.ALL`): an ``initialize`` opens a legacy
+session; a request whose ``_meta`` names a modern revision (2026-07-28) is served
+on its own, by a :class:`ServerSession` made for it (:meth:`ServerSession.for_request`)
+whose state is that request's: its revision, the capabilities it declares, its log
+level. ``server/discover`` tells modern clients what the server offers.
 """
 
 from __future__ import annotations
@@ -28,21 +35,24 @@ from msgspec import UNSET, UnsetType
 from .._version import __version__
 from ..protocol import errors
 from ..protocol import types as t
-from ..protocol.errors import ProtocolViolation
+from ..protocol.errors import McpError, ProtocolViolation
 from ..protocol.jsonrpc import RequestId
 from ..protocol.lifecycle import Phase, SessionState
-from ..protocol.versions import LATEST, REVISIONS, SUPPORTED, Revision
+from ..protocol.modern import ModernRequest
+from ..protocol.versions import ALL, LATEST, REVISIONS, Revision
 from ..runtime.config import SessionConfig
 from ..runtime.request import InboundRequest
 from ..runtime.session import Session
 from ..runtime.subscription import HubStatistics, Subscription, SubscriptionHub
 from ..transports.abc import MessageStream
 from . import client_requests
+from .caching import CacheHint, check_cacheable
 from .completion import CompleterLike, CompletionKey, CompletionRegistry
 from .context import LOG_SEVERITY, Context
 from .elicitation import ElicitationResult
 from .handlers import HANDLERS
 from .log_bridge import McpLogHandler
+from .modern import era_error, finish_result
 from .prompts import RegisteredPrompt, argument_choices, prompt_arguments
 from .resources import RegisteredResource, ResourceRegistry
 from .signature import describe, inspect_tool
@@ -58,6 +68,16 @@ RootsChangedHandler = Callable[["ServerSession"], Awaitable[None] | None]
 
 def _unset(value: Any) -> Any:
     return UNSET if value is None else value
+
+
+def _known_versions(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if not isinstance(value, tuple) or not value:
+        raise ValueError(f"supported_versions must be a non-empty tuple, not {value!r}")
+    unknown = [version for version in value if version not in ALL]
+    if unknown:
+        raise ValueError(
+            f"supported_versions: {', '.join(map(repr, unknown))} not among {', '.join(ALL)}"
+        )
 
 
 @attrs.define(eq=False)
@@ -77,7 +97,13 @@ class Server:
     title: str | None = None
     #: Items per page of list results (None: everything in one page).
     page_size: int | None = None
-    supported_versions: tuple[str, ...] = SUPPORTED
+    #: The protocol revisions served, of either era: the default serves both on one
+    #: endpoint. Only modern ones (``MODERN``): ``initialize`` is answered -32022 naming
+    #: them. Only legacy ones (``SUPPORTED``): a modern request is answered -32022.
+    supported_versions: tuple[str, ...] = attrs.field(default=ALL, validator=_known_versions)
+    #: ``ttlMs``/``cacheScope`` of cacheable modern results, unless set per method
+    #: (:meth:`set_cache_hint`) or per resource (``resource(..., cache=...)``).
+    cache: CacheHint = attrs.field(factory=CacheHint)
     config: SessionConfig = attrs.field(factory=SessionConfig)
     #: Tell clients only "internal error" for an exception in a tool (it is logged with
     #: its traceback either way); off, the tool's ``isError`` result carries the
@@ -94,6 +120,7 @@ class Server:
         init=False, factory=SubscriptionHub
     )
     _roots_changed: list[RootsChangedHandler] = attrs.field(init=False, factory=list)
+    _cache_hints: dict[str, CacheHint] = attrs.field(init=False, factory=dict)
     #: The Trio run serving this server's sessions (set when one initializes), so that
     #: other threads can reach it (see :class:`.log_bridge.McpLogHandler`).
     trio_token: trio.lowlevel.TrioToken | None = attrs.field(init=False, default=None)
@@ -183,6 +210,7 @@ class Server:
         icons: list[t.Icon] | None = None,
         meta: dict[str, Any] | None = None,
         complete: Mapping[str, CompleterLike] | None = None,
+        cache: CacheHint | None = None,
     ) -> Callable[[F], F]:
         """Register a function as a resource (fixed ``uri``) or a template (``uri`` has ``{vars}``).
 
@@ -190,7 +218,8 @@ class Server:
         decoded with their type hints (see :mod:`.resources` for what it may
         return). ``complete`` maps variable names to completers (a list of
         choices or a function; see :mod:`.completion`). ``size`` applies to a
-        fixed resource only.
+        fixed resource only. ``cache`` is the caching hint of its ``resources/read``
+        results in the modern era (default: the server's, see :meth:`set_cache_hint`).
         """
         template = UriTemplate.parse(uri)
         if size is not None and template.is_template:
@@ -212,7 +241,7 @@ class Server:
                 definition = t.ResourceTemplate(uri_template=uri, **common)
             else:
                 definition = t.Resource(uri=uri, size=_unset(size), **common)
-            registered = RegisteredResource(definition, template, function, signature)
+            registered = RegisteredResource(definition, template, function, signature, cache)
             for variable in template.variables:
                 choices = argument_choices(signature, variable)
                 if choices is not None:
@@ -379,11 +408,12 @@ class Server:
         """What the server declares to a client negotiating ``revision`` (default: latest).
 
         A ``stateless`` server (stateless HTTP) promises neither resource subscriptions
-        nor list-change notifications: it has no channel to deliver them on.
+        nor list-change notifications: it has no channel to deliver them on. Nor does
+        one of the modern era, until ``subscriptions/listen`` exists here.
         """
         revision = revision or REVISIONS[LATEST]
         completions = bool(self._completions) and revision.completions_capability
-        sessions = True if not stateless else UNSET
+        sessions = True if not stateless and revision.handshake else UNSET
         return t.ServerCapabilities(
             logging={},
             completions={} if completions else UNSET,
@@ -395,6 +425,27 @@ class Server:
             ),
             tools=t.ToolsCapability(list_changed=sessions) if self._tools else UNSET,
         )
+
+    # -- caching hints (modern era) --------------------------------------------------
+
+    def set_cache_hint(self, method: str, hint: CacheHint) -> None:
+        """The ``ttlMs``/``cacheScope`` of ``method``'s modern results (see :mod:`.caching`).
+
+        ``method`` is one of ``server/discover``, ``tools/list``, ``prompts/list``,
+        ``resources/list``, ``resources/templates/list``, ``resources/read`` (for
+        every resource without its own ``cache=``); anything else raises ValueError.
+        """
+        check_cacheable(method)
+        self._cache_hints[method] = hint
+
+    def cache_hint(self, method: str) -> CacheHint:
+        """The caching hint of ``method``'s results: its own, else the server's default."""
+        return self._cache_hints.get(method, self.cache)
+
+    @property
+    def info(self) -> t.Implementation:
+        """The server's name and version, as ``serverInfo`` carries them."""
+        return t.Implementation(name=self.name, version=self.version, title=_unset(self.title))
 
     @property
     def sessions(self) -> list[ServerSession]:
@@ -487,10 +538,22 @@ class ServerSession:
     _subscriptions: dict[str, Subscription[t.ResourceUpdatedParams]] = attrs.field(
         init=False, factory=dict
     )
+    #: A modern request's own state (see :meth:`for_request`); None: the session's.
+    _own_state: SessionState | None = attrs.field(init=False, default=None)
 
     @property
     def state(self) -> SessionState:
-        return self.session.state
+        own = self._own_state
+        return own if own is not None else self.session.state
+
+    def for_request(self, modern: ModernRequest) -> ServerSession:
+        """The server's side of one modern request: same server and connection, the
+        request's own state (revision, client capabilities and info) and log level."""
+        view = ServerSession(self.server)
+        view.session = self.session
+        view._own_state = modern.state
+        view.log_level = modern.meta.log_level
+        return view
 
     @property
     def client_info(self) -> t.Implementation | None:
@@ -517,7 +580,20 @@ class ServerSession:
         handler = HANDLERS.get(request.method)
         if handler is None:
             raise errors.method_not_found(request.method)
-        return await handler(self, request, params)
+        modern = request.modern
+        if modern is None:
+            return await handler(self, request, params)
+        server = self.server
+        try:
+            result = await handler(self.for_request(modern), request, params)
+        except McpError as error:
+            raise era_error(error, modern.state.revision) from None
+        hint = server.cache_hint(request.method)
+        return finish_result(result, server_info=server.info, cache_hint=hint)
+
+    def capabilities(self, revision: Revision) -> t.ServerCapabilities:
+        """What this server declares to a request of ``revision`` (a modern one)."""
+        return self.server.capabilities(revision, stateless=not self.session.state.back_channel)
 
     def runs_inline(self, request: InboundRequest) -> bool:
         """Whether the session may serve ``request`` in its reader (a never-waiting tool)."""
@@ -576,7 +652,9 @@ class ServerSession:
 
     def _passes(self, level: t.LoggingLevel) -> bool:
         threshold = self.log_level
-        return threshold is None or LOG_SEVERITY[level] >= LOG_SEVERITY[threshold]
+        if threshold is None:  # no level: all (legacy), none (modern, per request)
+            return not self.state.revision.log_level_per_request
+        return LOG_SEVERITY[level] >= LOG_SEVERITY[threshold]
 
     def notify_soon(self, method: str, params: Any = None) -> None:
         """Send a notification without waiting, if this session may get it (else nothing)."""
@@ -586,6 +664,33 @@ class ServerSession:
             self.session.notify_soon(method, params)
         except ProtocolViolation as violation:  # e.g. a kind this session did not declare
             log.debug("not sent to this session: %s", violation)
+
+    async def request(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        result_type: Any = None,
+        timeout: float | UnsetType | None = UNSET,
+        related_request: RequestId | None = None,
+    ) -> Any:
+        """Send the client a request of any method and await its result (see
+        :meth:`Session.request`); refused (:class:`ProtocolViolation`, nothing sent) where
+        this session cannot carry server-to-client requests (stateless, modern era)."""
+        state = self.state
+        if not state.back_channel or not state.revision.server_requests:
+            raise ProtocolViolation(
+                errors.INVALID_REQUEST,
+                f"{method} cannot be sent: this request is served on its own"
+                f" (protocol revision {state.revision.name}, no channel back to the client)",
+            )
+        return await self.session.request(
+            method,
+            params,
+            result_type=result_type,
+            timeout=timeout,
+            related_request=related_request,
+        )
 
     async def sample(
         self, messages: Any, *, max_tokens: int, **options: Any

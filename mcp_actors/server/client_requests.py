@@ -16,6 +16,13 @@ nothing is sent:
   mode, tools in sampling, content lists, richer enum forms before 2025-11-25;
   audio before 2025-03-26);
 - the elicitation form is not the restricted flat schema (see :mod:`.elicitation`).
+
+In the modern era (2026-07-28) a server sends the client no requests at all: it asks
+for input inside its result (``input_required``, MRTR), which this runtime does not
+do yet. There, a request the client lacks the capability for is refused with
+-32021 (``data.requiredCapabilities`` names it), as the revision prescribes; one it
+has the capability for with a :class:`ProtocolViolation` (-32600) saying so. Either
+error ends the handler and becomes the request's error response.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from msgspec import UNSET, UnsetType
 
 from ..protocol import types as t
-from ..protocol.errors import INVALID_REQUEST, ProtocolViolation
+from ..protocol.errors import INVALID_REQUEST, ProtocolViolation, missing_client_capability
 from ..protocol.jsonrpc import RequestId
 from ..protocol.methods import has_capability
 from .elicitation import (
@@ -67,6 +74,7 @@ async def create_message(
     timeout: Timeout = UNSET,
 ) -> t.CreateMessageResult:
     """Send ``sampling/createMessage`` and return the client's (model's) answer."""
+    may_ask(server_session, "sampling/createMessage", "sampling")
     state = server_session.state
     state.check_outbound("sampling/createMessage")
     revision = state.revision
@@ -151,6 +159,7 @@ async def elicit(
     timeout: Timeout = UNSET,
 ) -> ElicitationResult[Any]:
     """Ask the user to fill ``form`` (a restricted schema, or a type); check what comes back."""
+    may_ask(server_session, "elicitation/create", "elicitation")
     state = server_session.state
     state.check_outbound("elicitation/create")
     if state.revision.url_elicitation and not _elicitation_mode(server_session, "form"):
@@ -185,6 +194,7 @@ async def elicit_url(
     What happens at the URL stays out of band; when it is done, tell the client
     with ``ServerSession.complete_elicitation(result.elicitation_id)``.
     """
+    may_ask(server_session, "elicitation/create", "elicitation")
     state = server_session.state
     state.check_outbound("elicitation/create")
     if not state.revision.url_elicitation:
@@ -214,10 +224,32 @@ async def list_roots(
     timeout: Timeout = UNSET,
 ) -> list[t.Root]:
     """The client's roots (``roots/list``)."""
+    may_ask(server_session, "roots/list", "roots")
     result: t.ListRootsResult = await server_session.session.request(
         "roots/list", related_request=related_request, timeout=timeout
     )
     return result.roots
+
+
+def may_ask(server_session: ServerSession, method: str, capability: str) -> None:
+    """Refuse ``method`` where the session's revision has no server-to-client requests.
+
+    -32021 naming ``capability`` when the client did not declare it, else a
+    :class:`ProtocolViolation` (see the module docstring). Nothing is sent.
+    """
+    revision = server_session.state.revision
+    if revision.server_requests:
+        return
+    if not _declared(server_session, capability):
+        raise missing_client_capability(
+            {capability: {}}, f"{method} needs it, and this request did not declare it"
+        )
+    raise ProtocolViolation(
+        INVALID_REQUEST,
+        f"{method} cannot be sent in protocol revision {revision.name}: there the server asks"
+        " for client input inside its result (input_required), which mcp_actors does not"
+        " support yet",
+    )
 
 
 def _declared(server_session: ServerSession, *path: str) -> bool:

@@ -204,7 +204,7 @@ class Context:
         self, method: str, params: Any = None, *, result_type: Any = None, timeout: Any = UNSET
     ) -> Any:
         """Send a request to the client on behalf of this request and await its result."""
-        return await self._session.session.request(
+        return await self._session.request(
             method,
             params,
             result_type=result_type,

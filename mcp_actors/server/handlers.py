@@ -17,7 +17,7 @@ from msgspec import UNSET
 from ..protocol import errors
 from ..protocol import types as t
 from ..protocol.errors import McpError
-from ..protocol.versions import Revision
+from ..protocol.versions import Revision, modern_versions
 from ..runtime.request import InboundRequest
 from .completion import Completer
 from .pagination import paginate
@@ -70,6 +70,24 @@ async def set_level(
     return t.EmptyResult()
 
 
+async def discover(
+    server_session: ServerSession, request: InboundRequest, params: t.DiscoverParams
+) -> t.DiscoverResult:
+    """``server/discover`` (2026-07-28): versions, capabilities, instructions.
+
+    The server's identity goes in the result's ``_meta`` and the caching hints on it
+    with every modern result (see :mod:`.modern`).
+    """
+    server = server_session.server
+    capabilities = server_session.state.local_capabilities
+    assert isinstance(capabilities, t.ServerCapabilities)
+    return t.DiscoverResult(
+        supported_versions=list(modern_versions(server.supported_versions)),
+        capabilities=capabilities,
+        instructions=server.instructions if server.instructions is not None else UNSET,
+    )
+
+
 # -- tools ----------------------------------------------------------------------------
 
 
@@ -98,9 +116,19 @@ async def call_tool(
     )
     revision = server_session.state.revision
     check_content(result.content, revision, f"tool {params.name!r}")
-    if not revision.structured_output and result.structured_content:
+    structured = result.structured_content
+    if not revision.structured_output and structured is not UNSET:
         result = t.CallToolResult(
             content=result.content, is_error=result.is_error, meta=result.meta
+        )
+    elif not (
+        revision.structured_content_any or structured is UNSET or isinstance(structured, dict)
+    ):
+        raise McpError(
+            errors.INTERNAL_ERROR,
+            f"tool {params.name!r} returned structuredContent of type"
+            f" {type(structured).__name__}; protocol revision {revision.name} carries only"
+            " a JSON object there (any JSON value from 2026-07-28 on)",
         )
     return result
 
@@ -145,7 +173,10 @@ async def read_resource(
 ) -> t.ReadResourceResult:
     resource, variables = server_session.server._resources.resolve(params.uri)
     contents = await resource.read(params.uri, variables, server_session.context(request))
-    return t.ReadResourceResult(contents=contents)
+    result = t.ReadResourceResult(contents=contents)
+    if resource.cache is not None and server_session.state.revision.result_type:
+        result.ttl_ms, result.cache_scope = resource.cache.ttl_ms, resource.cache.scope
+    return result
 
 
 async def subscribe(
@@ -259,6 +290,7 @@ def check_content(
 
 HANDLERS: dict[str, Handler] = {
     "initialize": initialize,
+    "server/discover": discover,
     "logging/setLevel": set_level,
     "tools/list": list_tools,
     "tools/call": call_tool,

@@ -40,6 +40,7 @@ from msgspec import UNSET
 from ..protocol import errors
 from ..protocol import types as t
 from ..protocol.errors import McpError
+from .caching import CacheHint
 from .calling import call, is_async
 from .signature import ToolSignature
 from .uri_template import UriTemplate
@@ -51,7 +52,8 @@ _to_json = msgspec.json.Encoder().encode
 
 
 def resource_not_found(uri: str) -> McpError:
-    """The -32002 error the spec prescribes for an unknown resource URI."""
+    """The -32002 error the spec prescribes for an unknown resource URI (legacy era; a
+    modern request gets -32602 with the same ``data.uri``, see :mod:`.modern`)."""
     return McpError(errors.RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
 
 
@@ -67,6 +69,8 @@ class RegisteredResource:
     template: UriTemplate
     function: Callable[..., Any]
     signature: ToolSignature
+    #: The caching hint of its ``resources/read`` results (modern era); None: the server's.
+    cache: CacheHint | None = None
     is_async: bool = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:

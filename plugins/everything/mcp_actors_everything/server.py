@@ -126,16 +126,32 @@ USER_INFO_SCHEMA: Final[dict[str, Any]] = {
     "required": ["username", "email"],
 }
 
+#: The suite's ``JSON_SCHEMA_2020_12_FIXTURE`` (SEP-1613, SEP-2106): served byte for byte as
+#: written — ``$ref``, ``$defs``, ``$anchor``, composition and conditional keywords kept.
 JSON_SCHEMA_2020_12_INPUT: Final[dict[str, Any]] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "type": "object",
     "$defs": {
         "address": {
+            "$anchor": "addressDef",
             "type": "object",
             "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
         }
     },
-    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {
+        "properties": {"contactMethod": {"const": "phone"}},
+        "required": ["contactMethod"],
+    },
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
     "additionalProperties": False,
 }
 
@@ -287,10 +303,21 @@ def _fixture_tools(server: Server, settings: Settings) -> None:
         )
 
     async def json_schema_2020_12_tool(
-        name: str | None = None, address: Address | None = None
+        name: str | None = None,
+        address: Address | None = None,
+        contactMethod: Literal["phone", "email"] | None = None,  # the wire name
+        phone: str | None = None,
+        email: str | None = None,
     ) -> str:
         """Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)."""
-        return _compact({"name": name, "address": msgspec.to_builtins(address)})
+        given = {
+            "name": name,
+            "address": msgspec.to_builtins(address),
+            "contactMethod": contactMethod,
+            "phone": phone,
+            "email": email,
+        }
+        return _compact({key: value for key, value in given.items() if value is not None})
 
     signature = inspect_tool(json_schema_2020_12_tool, Context)
     definition = types.Tool(
@@ -300,6 +327,66 @@ def _fixture_tools(server: Server, settings: Settings) -> None:
         annotations=_READ_ONLY,
     )
     server.add_tool(RegisteredTool(definition, json_schema_2020_12_tool, signature))
+    _modern_fixture_tools(server, settings)
+
+
+def _modern_fixture_tools(server: Server, settings: Settings) -> None:
+    """Fixtures of the suite's 2026-07-28 scenarios (``server-stateless``, the header ones)."""
+    delay = settings.step_delay
+
+    @server.tool
+    async def test_missing_capability(ctx: Context) -> str:
+        """Needs the client's sampling capability: asks its model one question.
+
+        A modern request that does not declare ``sampling`` gets -32021 with
+        ``requiredCapabilities: {"sampling": {}}`` and the question is never asked.
+        """
+        result = await ctx.sample("Say hello.", max_tokens=20)
+        blocks = result.content if isinstance(result.content, list) else [result.content]
+        return " ".join(b.text for b in blocks if isinstance(b, types.TextContent))
+
+    @server.tool(annotations=_READ_ONLY)
+    async def test_logging_tool(ctx: Context) -> str:
+        """Logs two lines (info), then answers; a modern request without a log level gets
+        no ``notifications/message`` from it, one with ``logLevel`` gets those at or above."""
+        await ctx.info("test_logging_tool started")
+        await trio.sleep(delay)
+        await ctx.info("test_logging_tool finished")
+        return "Logging tool executed"
+
+    @server.tool
+    async def test_streaming_elicitation(ctx: Context) -> types.CallToolResult:
+        """Asks the user's name (form elicitation) and greets them.
+
+        In the modern era a server may ask only inside its result (``input_required``),
+        which mcp_actors does not do yet: there the tool answers an ``isError`` result
+        saying so, and never sends the client a request.
+        """
+        try:
+            answer = await ctx.elicit(
+                "What is your name?",
+                {
+                    "type": "object",
+                    "properties": {"name": {"type": "string"}},
+                    "required": ["name"],
+                },
+            )
+        except McpError as error:
+            return types.CallToolResult(content=[text(f"Cannot ask: {error}")], is_error=True)
+        if answer.action != "accept":
+            return types.CallToolResult(content=[text(f"No name ({answer.action})")])
+        return types.CallToolResult(content=[text(f"Hello, {answer.content['name']}!")])
+
+    @server.tool(annotations=_READ_ONLY)
+    async def test_header_echo(
+        region: Annotated[str, msgspec.Meta(extra_json_schema={"x-mcp-header": "Region"})],
+    ) -> str:
+        """Echoes ``region``, which HTTP clients of 2026-07-28 mirror in ``Mcp-Param-Region``.
+
+        Args:
+            region: Any string; the server checks the header against it.
+        """
+        return region
 
 
 def _elicitation_tools(server: Server) -> None:

@@ -1,0 +1,198 @@
+"""The modern era (2026-07-28): every request says in its ``_meta`` who sends it and how.
+
+There is no ``initialize`` in this era. Each request carries, in ``params._meta``:
+
+- ``io.modelcontextprotocol/protocolVersion`` (required): the revision it speaks;
+- ``io.modelcontextprotocol/clientCapabilities`` (required, ``{}`` for none): what
+  the client supports *for this request* — never inferred from earlier ones;
+- ``io.modelcontextprotocol/clientInfo`` (optional): the client's name and version;
+- ``io.modelcontextprotocol/logLevel`` (optional): the lowest level of
+  ``notifications/message`` the client wants for this request; absent, it wants none.
+
+Results carry ``_meta["io.modelcontextprotocol/serverInfo"]`` in return.
+
+A request is checked on a fixed ladder, first failure wins (``basic/index.mdx``,
+``basic/versioning.mdx``; the conformance suite probes exactly this order):
+
+1. :func:`read_request_meta`: ``_meta`` and its two required keys are there and well
+   formed, else -32602 naming what is missing;
+2. (HTTP only, the transport's job) the routing headers agree with the body, else -32020;
+3. :func:`check_version`: the version is one the server speaks, else -32022 with
+   ``data: {supported, requested}``;
+4. dispatch by the modern method table (:func:`~.methods.method_table`): unknown, -32601.
+
+:func:`is_modern_request` is how one endpoint serves both eras: a request whose
+``_meta`` carries the version or the capabilities key is modern, anything else
+(``initialize`` first of all) is legacy. No I/O here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final, get_args
+
+import attrs
+import msgspec
+from msgspec import UNSET
+
+from . import types as t
+from .errors import INVALID_PARAMS, McpError, method_not_found, unsupported_protocol_version
+from .lifecycle import SessionState
+from .methods import MethodSpec
+from .versions import REVISIONS, Revision, is_modern, modern_versions
+
+#: ``_meta`` key of the request's protocol version (required).
+PROTOCOL_VERSION_KEY: Final = "io.modelcontextprotocol/protocolVersion"
+#: ``_meta`` key of the client's capabilities for this request (required).
+CLIENT_CAPABILITIES_KEY: Final = "io.modelcontextprotocol/clientCapabilities"
+#: ``_meta`` key of the client's name and version (optional).
+CLIENT_INFO_KEY: Final = "io.modelcontextprotocol/clientInfo"
+#: ``_meta`` key of the lowest log level the client wants for this request (optional).
+LOG_LEVEL_KEY: Final = "io.modelcontextprotocol/logLevel"
+#: Result ``_meta`` key of the server's name and version.
+SERVER_INFO_KEY: Final = "io.modelcontextprotocol/serverInfo"
+
+_REQUIRED_KEYS: Final = (PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY)
+#: What every modern ``_meta`` key has in its raw bytes (a ``/`` may be escaped as ``\\/``).
+_MARKER: Final = b"io.modelcontextprotocol"
+_LOG_LEVELS: Final = frozenset(get_args(t.LoggingLevel))
+
+
+class _MetaOnly(msgspec.Struct):
+    """``params`` decoded only as far as its ``_meta`` (other fields are skipped)."""
+
+    meta: Any = msgspec.field(default=None, name="_meta")
+
+
+_meta_decoder: Final = msgspec.json.Decoder(_MetaOnly)
+
+
+@attrs.frozen
+class RequestMeta:
+    """What a modern request says about itself in ``_meta``."""
+
+    version: str
+    client_capabilities: t.ClientCapabilities
+    client_info: t.Implementation | None = None
+    #: None: the client wants no ``notifications/message`` for this request.
+    log_level: t.LoggingLevel | None = None
+
+
+def _meta_of(raw_params: msgspec.Raw | bytes | Any) -> dict[str, Any] | None:
+    """The ``_meta`` object of raw ``params`` (None if absent, not an object, or no JSON)."""
+    if raw_params is UNSET or raw_params is None:
+        return None
+    try:
+        meta = _meta_decoder.decode(raw_params).meta
+    except (msgspec.DecodeError, TypeError):
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
+def is_modern_request(raw_params: msgspec.Raw | bytes | Any) -> bool:
+    """Whether a request's raw ``params`` mark it as modern: its ``_meta`` carries
+    ``protocolVersion`` or ``clientCapabilities``.
+
+    Cheap for legacy traffic: the bytes are only decoded when they mention
+    ``io.modelcontextprotocol`` at all.
+    """
+    if raw_params is UNSET or raw_params is None:
+        return False
+    if _MARKER not in bytes(raw_params):
+        return False
+    meta = _meta_of(raw_params)
+    return meta is not None and any(key in meta for key in _REQUIRED_KEYS)
+
+
+def read_request_meta(raw_params: msgspec.Raw | bytes | Any) -> RequestMeta:
+    """Rung 1 of the ladder: the request's ``_meta``, or -32602 saying what is wrong.
+
+    Missing keys are named; so is a value of the wrong shape (a version that is not a
+    string, capabilities that are not a ClientCapabilities object, an unknown log
+    level). ``clientInfo`` is optional and never required.
+    """
+    meta = _meta_of(raw_params)
+    if meta is None:
+        raise McpError(
+            INVALID_PARAMS,
+            "Invalid params: params._meta is required in protocol revision 2026-07-28 and"
+            f" must carry {PROTOCOL_VERSION_KEY} and {CLIENT_CAPABILITIES_KEY}",
+        )
+    missing = [key for key in _REQUIRED_KEYS if key not in meta]
+    if missing:
+        raise McpError(
+            INVALID_PARAMS,
+            f"Invalid params: params._meta lacks {' and '.join(missing)}",
+            {"missing": missing},
+        )
+    version = meta[PROTOCOL_VERSION_KEY]
+    if not isinstance(version, str):
+        raise _invalid(PROTOCOL_VERSION_KEY, "must be a string")
+    capabilities = _convert(meta, CLIENT_CAPABILITIES_KEY, t.ClientCapabilities)
+    client_info = (
+        _convert(meta, CLIENT_INFO_KEY, t.Implementation) if CLIENT_INFO_KEY in meta else None
+    )
+    log_level = meta.get(LOG_LEVEL_KEY)
+    if log_level is not None and log_level not in _LOG_LEVELS:
+        raise _invalid(LOG_LEVEL_KEY, f"must be one of {', '.join(sorted(_LOG_LEVELS))}")
+    return RequestMeta(version, capabilities, client_info, log_level)
+
+
+def check_version(meta: RequestMeta, supported: tuple[str, ...]) -> Revision:
+    """Rung 3 of the ladder: the revision the request speaks, if the server speaks it.
+
+    Otherwise -32022 with ``data.requested`` (as sent) and ``data.supported``: the
+    server's modern versions (what ``server/discover`` lists), or all its versions
+    when it speaks no modern one (a legacy-only server; the client then falls back
+    to ``initialize``).
+    """
+    if meta.version in supported and is_modern(meta.version):
+        return REVISIONS[meta.version]
+    listed = modern_versions(supported) or supported
+    raise unsupported_protocol_version(meta.version, listed)
+
+
+def _convert(meta: dict[str, Any], key: str, kind: type[msgspec.Struct]) -> Any:
+    try:
+        return msgspec.convert(meta[key], kind)
+    except msgspec.ValidationError as error:
+        raise _invalid(key, str(error)) from None
+
+
+def _invalid(key: str, detail: str) -> McpError:
+    return McpError(INVALID_PARAMS, f"Invalid params: params._meta {key} {detail}", {"key": key})
+
+
+@attrs.frozen
+class ModernRequest:
+    """A modern request admitted through the ladder: its ``_meta`` and the state it is
+    served with (a :class:`SessionState` of its own: its revision, the capabilities
+    its ``_meta`` declares, no back channel)."""
+
+    meta: RequestMeta
+    state: SessionState
+
+
+def admit(
+    method: str,
+    raw_params: msgspec.Raw | bytes | Any,
+    *,
+    supported: tuple[str, ...],
+    local_capabilities: Callable[[Revision], t.ServerCapabilities],
+) -> tuple[MethodSpec, ModernRequest]:
+    """Run a modern request up the ladder (rungs 1, 3 and the dispatch rung).
+
+    Returns the method's row and the request's own state, or raises the McpError
+    to answer: -32602 (``_meta``), -32022 (version), -32601 (a method the modern
+    table lacks — ``initialize``, ``ping``, ``logging/setLevel``... — or whose
+    server capability ``local_capabilities(revision)`` does not declare).
+    """
+    meta = read_request_meta(raw_params)
+    revision = check_version(meta, supported)
+    state = SessionState.stateless("server", local_capabilities(revision), revision.name, supported)
+    state.peer_capabilities = meta.client_capabilities
+    state.peer_info = meta.client_info
+    spec = state.check_inbound(method)
+    if not spec.is_request:
+        raise method_not_found(method)
+    return spec, ModernRequest(meta, state)
