@@ -18,7 +18,7 @@ class ServerDescription:
     _client: Client
 
     @property
-    def server_info(self) -> t.Implementation:
+    def server_info(self) -> t.Implementation | None:
         return self._client.server_info
 
     @property

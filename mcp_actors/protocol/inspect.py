@@ -14,14 +14,17 @@ from typing import Any, Final
 import attrs
 import msgspec
 
-from .errors import McpError
+from .errors import (
+    HEADER_MISMATCH,
+    METHOD_NOT_FOUND,
+    MISSING_CLIENT_CAPABILITY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    McpError,
+)
 from .jsonrpc import ErrorObject, RequestId, peek
+from .modern import PROTOCOL_VERSION_KEY
 
 # -- client side --
-
-#: ``params._meta`` key of the protocol version a modern (2026-07-28) request speaks.
-_VERSION_KEY: Final = "io.modelcontextprotocol/protocolVersion"
-
 
 _NULL: Final = msgspec.Raw(b"null")
 
@@ -100,7 +103,7 @@ def outgoing(data: bytes) -> Outgoing:
     if params is None:
         return Outgoing(request_ids, method)
     meta = params.meta if isinstance(params.meta, dict) else {}
-    version = meta.get(_VERSION_KEY)
+    version = meta.get(PROTOCOL_VERSION_KEY)
     field = _NAMED_BY.get(method)
     name = getattr(params, field) if field is not None else None
     cancels = params.request_id if method == "notifications/cancelled" else None
@@ -128,7 +131,9 @@ def negotiated_version(data: bytes) -> str | None:
 
 #: The errors only a modern (2026-07-28) server answers with: header mismatch,
 #: missing client capability, unsupported protocol version.
-_MODERN_ERRORS: Final = frozenset({-32020, -32021, -32022})
+MODERN_ERRORS: Final = frozenset(
+    {HEADER_MISMATCH, MISSING_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION}
+)
 
 
 def is_modern_refusal(status: int, error: McpError) -> bool:
@@ -138,7 +143,7 @@ def is_modern_refusal(status: int, error: McpError) -> bool:
     ``404`` and -32601; a legacy server on the same URL would have served the POST
     (Streamable HTTP) or refused it without a JSON-RPC error (HTTP+SSE).
     """
-    return error.code in _MODERN_ERRORS or (status == 404 and error.code == -32601)
+    return error.code in MODERN_ERRORS or (status == 404 and error.code == METHOD_NOT_FOUND)
 
 
 def error_in_body(body: bytes) -> McpError | None:

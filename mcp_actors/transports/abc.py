@@ -71,6 +71,10 @@ class MessageStream(abc.ABC):
     #: with the reason, what needs a back channel or a session.
     stateless: bool = False
 
+    #: Whether the transport belongs to the legacy era only (HTTP+SSE, 2024-11-05): a
+    #: client then opens its session with ``initialize`` without probing for the modern era.
+    legacy_only: bool = False
+
     #: Set by a transport that mirrors tool arguments into headers (Streamable HTTP in
     #: the 2026-07-28 era, ``x-mcp-header``): the client teaches it each tool listing,
     #: and drops from the listing the tools whose annotations are invalid.

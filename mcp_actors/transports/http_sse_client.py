@@ -130,6 +130,8 @@ class LegacySseConnection:
 class SseClientStream(MessageStream):
     """A legacy SSE session as a message stream (see :func:`open_sse_client`)."""
 
+    legacy_only = True
+
     def __init__(self, connection: LegacySseConnection) -> None:
         self._connection = connection
         self._closed = False
