@@ -27,6 +27,7 @@ async def test_a_users_test_with_only_the_plugins_fixtures(mcp_client: Client) -
     assert result.structured_content == {"result": 3}
 
 
+@pytest.mark.parametrize("mcp_era", ["legacy"])
 async def test_the_wire_fixture_shows_what_went_over(mcp_client: Client, mcp_wire: object) -> None:
     await mcp_client.ping()
     sent = mcp_wire.sent_messages()  # type: ignore[attr-defined]
@@ -35,6 +36,15 @@ async def test_the_wire_fixture_shows_what_went_over(mcp_client: Client, mcp_wir
         "notifications/initialized",
         "ping",
     ]
+
+
+async def test_by_default_the_client_probes_and_speaks_the_modern_era(
+    mcp_client: Client, mcp_wire: object
+) -> None:
+    await mcp_client.list_tools()
+    sent = mcp_wire.sent_messages()  # type: ignore[attr-defined]
+    assert [message.get("method") for message in sent] == ["server/discover", "tools/list"]
+    assert mcp_client.era == "modern"
 
 
 USER_CONFTEST = """
@@ -51,8 +61,8 @@ async def add(a: int, b: int) -> int:
 
 @server.tool
 async def broken() -> types.CallToolResult:
-    # structuredContent must be an object: the wire check catches it
-    return types.CallToolResult(content=[], structured_content=[1, 2])
+    # isError must be a boolean: the wire check catches it
+    return types.CallToolResult(content=[], is_error="yes")
 
 
 @pytest.fixture
@@ -80,7 +90,7 @@ def test_a_users_project_runs_the_plugin_from_its_entry_point(pytester: pytest.P
     result.stdout.fnmatch_lines(
         [
             "*result for 'tools/call' does not match CallToolResult:*",
-            "*at $.result.structuredContent: [[]1, 2[]] is not of type 'object'*",
+            "*at $.result.isError: 'yes' is not of type 'boolean'*",
             "FAILED test_users_server.py::test_broken*",
         ]
     )
