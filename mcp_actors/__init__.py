@@ -15,12 +15,13 @@ from .client.client import Client, ClientHandlers, open_client
 from .client.targets import StdioTarget, UrlTarget
 from .protocol import types
 from .protocol.errors import McpError, ProtocolViolation
-from .protocol.versions import LATEST, SUPPORTED
+from .protocol.versions import LATEST, MODERN, SUPPORTED
 from .runtime.config import SessionConfig
 from .runtime.outbound import ConnectionClosed, RequestTimeout
 from .runtime.supervisor import Supervisor, open_supervisor
 from .server import content
 from .server.app import Server, ServerSession
+from .server.caching import CacheHint
 from .server.context import Context
 from .server.elicitation import ElicitationContentError, ElicitationResult
 from .server.log_bridge import McpLogHandler
@@ -30,7 +31,9 @@ from .transports.memory import memory_pair
 
 __all__ = [
     "LATEST",
+    "MODERN",
     "SUPPORTED",
+    "CacheHint",
     "Client",
     "ClientHandlers",
     "ConnectionClosed",

@@ -60,6 +60,7 @@ ELICITATION_REPLIES: dict[str, dict[str, Any]] = {
         "untitledMulti": ["option1", "option2"],
         "titledMulti": ["value1", "value2"],
     },
+    "What is your name?": {"name": "Ada"},
 }
 
 
@@ -196,6 +197,12 @@ TOOL_FIXTURES: list[tuple[str, dict[str, Any] | None, dict[str, Any]]] = [
         {},
         text_result("Tool with logging executed successfully"),
     ),
+    # the 2026-07-28 scenarios' fixtures, in a legacy session (tests/test_modern_server.py
+    # has them in the modern era)
+    ("test_missing_capability", {}, text_result("This is a test response from the client")),
+    ("test_logging_tool", {}, text_result("Logging tool executed")),
+    ("test_streaming_elicitation", {}, text_result("Hello, Ada!")),
+    ("test_header_echo", {"region": "=?base64?SGVsbG8="}, text_result("=?base64?SGVsbG8=")),
 ]
 
 

@@ -209,6 +209,18 @@ async def test_missing_meta_keys_are_named_in_a_32602(transport: str) -> None:
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("params", [{}, None], ids=["empty", "absent"])
+async def test_a_bare_discover_is_modern_and_gets_32602(
+    transport: str, params: dict[str, Any] | None
+) -> None:
+    """server/discover exists only in the modern era: without _meta it fails rung 1."""
+    async with raw_peer(transport) as peer:
+        response, _ = await peer.request("server/discover", params, request_id=101)
+    assert response["id"] == 101
+    assert error_of(response)["code"] == -32602
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_unsupported_version_is_32022_with_supported_and_requested(transport: str) -> None:
     async with raw_peer(transport) as peer:
         response, _ = await peer.request(
@@ -470,3 +482,32 @@ async def test_handlers_cannot_reach_the_client_from_a_modern_request() -> None:
     assert result_of(response)["content"][0]["text"] == "done"
     assert outcomes == ["-32021", "-32600"]
     assert notifications == []
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_notifications_cancelled_stops_a_modern_request(transport: str) -> None:
+    async with raw_peer(transport) as peer:
+        params = {"name": "cancellable_job", "arguments": {"job": "j1", "seconds": 30}}
+        params["_meta"] = modern_meta()
+        await peer.send({"jsonrpc": "2.0", "id": 77, "method": "tools/call", "params": params})
+        status: dict[str, Any] = {}
+        with trio.fail_after(10):
+            while status.get("state") != "running":
+                response, _ = await peer.modern(
+                    "tools/call", {"name": "job_status", "arguments": {"job": "j1"}}
+                )
+                status = result_of(response)["structuredContent"]
+            await peer.send(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/cancelled",
+                    "params": {"requestId": 77, "reason": "changed my mind"},
+                }
+            )
+            while status.get("state") == "running":
+                response, _ = await peer.modern(
+                    "tools/call", {"name": "job_status", "arguments": {"job": "j1"}}
+                )
+                status = result_of(response)["structuredContent"]
+    assert status == {"job": "j1", "state": "cancelled", "leases_held": 0}
+    assert all(message.get("id") != 77 for message in peer.received)  # never answered

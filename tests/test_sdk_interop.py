@@ -1,7 +1,7 @@
 """The official Python SDK (``mcp`` on PyPI) as a real peer, in both directions over stdio.
 
-- its client against our server (``mcp-actors run``): initialize (both its legacy
-  handshake and its ``auto`` mode, which first probes ``server/discover``), list and
+- its client against our server (``mcp-actors run``): its legacy handshake and its
+  ``auto`` mode (which probes ``server/discover`` and so adopts 2026-07-28), list and
   call tools, progress, and a cancellation our handler observes;
 - our client against its server (``tests/peers/sdk_server.py``): the same, plus a
   timeout that makes its handler see the cancellation.
@@ -32,10 +32,13 @@ def our_server(events: Path) -> StdioServerParameters:
     )
 
 
-@pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_sdk_client_initializes_lists_and_calls(mode: str, events_file: Path) -> None:
+@pytest.mark.parametrize(("mode", "version"), [("legacy", LATEST), ("auto", "2026-07-28")])
+async def test_sdk_client_initializes_lists_and_calls(
+    mode: str, version: str, events_file: Path
+) -> None:
+    # auto: the SDK's server/discover probe is answered, so it adopts the modern era
     async with SdkClient(our_server(events_file), mode=mode) as client:  # type: ignore[arg-type]
-        assert client.protocol_version == LATEST
+        assert client.protocol_version == version
         assert client.server_info is not None and client.server_info.name == "sample"
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert tools["add"].input_schema["required"] == ["a", "b"]

@@ -22,7 +22,8 @@ A request is checked on a fixed ladder, first failure wins (``basic/index.mdx``,
 4. dispatch by the modern method table (:func:`~.methods.method_table`): unknown, -32601.
 
 :func:`is_modern_request` is how one endpoint serves both eras: a request whose
-``_meta`` carries the version or the capabilities key is modern, anything else
+``_meta`` carries the version or the capabilities key is modern, and so is one for a
+method only the modern era has (:func:`is_modern_method`); anything else
 (``initialize`` first of all) is legacy. No I/O here.
 """
 
@@ -38,7 +39,7 @@ from msgspec import UNSET
 from . import types as t
 from .errors import INVALID_PARAMS, McpError, method_not_found, unsupported_protocol_version
 from .lifecycle import SessionState
-from .methods import MethodSpec
+from .methods import METHODS, MethodSpec
 from .versions import REVISIONS, Revision, is_modern, modern_versions
 
 #: ``_meta`` key of the request's protocol version (required).
@@ -56,6 +57,7 @@ _REQUIRED_KEYS: Final = (PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY)
 #: What every modern ``_meta`` key has in its raw bytes (a ``/`` may be escaped as ``\\/``).
 _MARKER: Final = b"io.modelcontextprotocol"
 _LOG_LEVELS: Final = frozenset(get_args(t.LoggingLevel))
+_MODERN_ONLY: Final = frozenset(name for name, spec in METHODS.items() if is_modern(spec.since))
 
 
 class _MetaOnly(msgspec.Struct):
@@ -102,6 +104,12 @@ def is_modern_request(raw_params: msgspec.Raw | bytes | Any) -> bool:
         return False
     meta = _meta_of(raw_params)
     return meta is not None and any(key in meta for key in _REQUIRED_KEYS)
+
+
+def is_modern_method(method: str) -> bool:
+    """Whether ``method`` exists only in the modern era (``server/discover``): a request
+    for it is modern whatever its ``_meta`` says, so a bare one gets the ladder's -32602."""
+    return method in _MODERN_ONLY
 
 
 def read_request_meta(raw_params: msgspec.Raw | bytes | Any) -> RequestMeta:

@@ -62,7 +62,7 @@ from ..protocol.jsonrpc import (
 )
 from ..protocol.lifecycle import Phase, SessionState
 from ..protocol.methods import MethodSpec
-from ..protocol.modern import ModernRequest, admit, is_modern_request
+from ..protocol.modern import ModernRequest, admit, is_modern_method, is_modern_request
 from ..transports.abc import MessageStream, MessageTooLarge, Outgoing, TransportClosed
 from .config import SessionConfig
 from .internal_errors import INTERNAL_ERROR, internal_errors
@@ -280,7 +280,9 @@ class Session:
         else:
             request_id = envelope.id
             if (
-                method == "ping" and request_id is not None and not self._is_modern(envelope.params)
+                method == "ping"
+                and request_id is not None
+                and not self._is_modern(method, envelope.params)
             ):  # fast path: the reader answers
                 await self._send_from_reader(
                     Outgoing(_result(request_id, _EMPTY_RESULT), request_id, True)
@@ -306,7 +308,7 @@ class Session:
         assert isinstance(request_id, (int, str)) and isinstance(method, str)
         modern: ModernRequest | None = None
         try:
-            if self._is_modern(envelope.params):
+            if self._is_modern(method, envelope.params):
                 spec, modern = self._modern_admission(request_id, method, envelope.params)
             else:
                 spec = self._admission(request_id, method)
@@ -347,13 +349,16 @@ class Session:
 
     # -- the modern era (2026-07-28): each request on its own ----------------------------
 
-    def _is_modern(self, raw_params: msgspec.Raw | UnsetType) -> bool:
-        """Whether a request to this server is of the modern era (its ``_meta`` says so).
+    def _is_modern(self, method: str, raw_params: msgspec.Raw | UnsetType) -> bool:
+        """Whether a request to this server is of the modern era (its ``_meta`` or its
+        method says so).
 
         One endpoint serves both eras and the process is never locked to one: a
         modern request is served on its own whatever the legacy session's phase.
         """
-        return self.state.role == "server" and is_modern_request(raw_params)
+        return self.state.role == "server" and (
+            is_modern_request(raw_params) or is_modern_method(method)
+        )
 
     def _modern_admission(
         self, request_id: RequestId, method: str, raw_params: msgspec.Raw | UnsetType

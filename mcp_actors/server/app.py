@@ -36,6 +36,7 @@ from .._version import __version__
 from ..protocol import errors
 from ..protocol import types as t
 from ..protocol.errors import McpError, ProtocolViolation
+from ..protocol.fit import fit, lacks_fields
 from ..protocol.jsonrpc import RequestId
 from ..protocol.lifecycle import Phase, SessionState
 from ..protocol.modern import ModernRequest
@@ -582,7 +583,9 @@ class ServerSession:
             raise errors.method_not_found(request.method)
         modern = request.modern
         if modern is None:
-            return await handler(self, request, params)
+            result = await handler(self, request, params)
+            revision = self.state.revision
+            return fit(result, revision) if lacks_fields(revision) else result
         server = self.server
         try:
             result = await handler(self.for_request(modern), request, params)

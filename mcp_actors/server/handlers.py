@@ -95,11 +95,7 @@ async def list_tools(
     server_session: ServerSession, request: InboundRequest, params: t.PaginatedParams
 ) -> t.ListToolsResult:
     server = server_session.server
-    structured = server_session.state.revision.structured_output
-    tools = [
-        tool.definition if structured else _without_output_schema(tool.definition)
-        for tool in server._tools.values()
-    ]
+    tools = [tool.definition for tool in server._tools.values()]
     page, next_cursor = paginate(tools, params.cursor, server.page_size)
     return t.ListToolsResult(tools=page, next_cursor=next_cursor)
 
@@ -116,12 +112,8 @@ async def call_tool(
     )
     revision = server_session.state.revision
     check_content(result.content, revision, f"tool {params.name!r}")
-    structured = result.structured_content
-    if not revision.structured_output and structured is not UNSET:
-        result = t.CallToolResult(
-            content=result.content, is_error=result.is_error, meta=result.meta
-        )
-    elif not (
+    structured = result.structured_content  # left out before 2025-06-18 (protocol.fit)
+    if revision.structured_output and not (
         revision.structured_content_any or structured is UNSET or isinstance(structured, dict)
     ):
         raise McpError(
@@ -131,20 +123,6 @@ async def call_tool(
             " a JSON object there (any JSON value from 2026-07-28 on)",
         )
     return result
-
-
-def _without_output_schema(tool: t.Tool) -> t.Tool:
-    if tool.output_schema is UNSET:
-        return tool
-    return t.Tool(
-        name=tool.name,
-        title=tool.title,
-        description=tool.description,
-        input_schema=tool.input_schema,
-        annotations=tool.annotations,
-        icons=tool.icons,
-        meta=tool.meta,
-    )
 
 
 # -- resources ------------------------------------------------------------------------

@@ -14,6 +14,13 @@
   ``test_prompt_with_embedded_resource(resourceUri)``, ``test_prompt_with_image``;
 - completion of ``test_prompt_with_arguments``'s arguments and of the template's ``id``.
 
+**2026-07-28 fixtures** (alpha ``--requirements 2026-07-28``): ``test_missing_capability``
+(needs the client's ``sampling``: -32021 without it), ``test_logging_tool`` (logs, so a
+request without ``logLevel`` shows none arrive), ``test_streaming_elicitation`` (asks a
+name; the modern era cannot ask without MRTR, so there it answers ``isError``), and
+``test_header_echo(region)`` whose ``region`` carries ``x-mcp-header: Region``. Every
+fixture is served in both eras; ``test_simple_text`` stays first in ``tools/list``.
+
 **Tools a real server has:**
 
 - ``slow_job(steps, step_seconds)``: progress after each step, a log line per step;
@@ -124,6 +131,12 @@ USER_INFO_SCHEMA: Final[dict[str, Any]] = {
         "email": {"type": "string", "description": "User's email address"},
     },
     "required": ["username", "email"],
+}
+
+NAME_FORM: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}},
+    "required": ["name"],
 }
 
 #: The suite's ``JSON_SCHEMA_2020_12_FIXTURE`` (SEP-1613, SEP-2106): served byte for byte as
@@ -363,17 +376,10 @@ def _modern_fixture_tools(server: Server, settings: Settings) -> None:
         saying so, and never sends the client a request.
         """
         try:
-            answer = await ctx.elicit(
-                "What is your name?",
-                {
-                    "type": "object",
-                    "properties": {"name": {"type": "string"}},
-                    "required": ["name"],
-                },
-            )
+            answer = await ctx.elicit("What is your name?", NAME_FORM)
         except McpError as error:
             return types.CallToolResult(content=[text(f"Cannot ask: {error}")], is_error=True)
-        if answer.action != "accept":
+        if answer.action != "accept" or answer.content is None:
             return types.CallToolResult(content=[text(f"No name ({answer.action})")])
         return types.CallToolResult(content=[text(f"Hello, {answer.content['name']}!")])
 
