@@ -1,48 +1,85 @@
-"""The HTTP routing headers of the 2026-07-28 era: body fields mirrored into headers.
+"""Routing headers of Streamable HTTP in the 2026-07-28 era: what a request mirrors, and the check.
 
-A modern Streamable HTTP request repeats parts of its JSON-RPC body in headers, so
-that load balancers and gateways can route without parsing the body:
-``MCP-Protocol-Version`` (the ``_meta`` version), ``Mcp-Method`` (the method),
-``Mcp-Name`` (``params.name`` of ``tools/call`` and ``prompts/get``, ``params.uri`` of
-``resources/read``) and one ``Mcp-Param-{Name}`` per tool argument whose property in
-the tool's ``inputSchema`` carries ``"x-mcp-header": "{Name}"``. The server checks
-that every header agrees with the body (-32020 otherwise).
+From 2026-07-28 on, an HTTP client copies a few fields of each request's body
+into headers, so that a load balancer or gateway can route on them without
+reading the body (``streamable-http.mdx`` "Request Metadata"):
 
-A value that is not plain visible ASCII, has whitespace at either end, or itself
-looks like the sentinel travels as ``=?base64?{standard base64 of its UTF-8}?=``.
+- ``MCP-Protocol-Version``: the body's ``_meta`` ``io.modelcontextprotocol/protocolVersion``;
+- ``Mcp-Method``: the JSON-RPC ``method`` (values are case-sensitive);
+- ``Mcp-Name``: ``params.name`` of ``tools/call`` and ``prompts/get``,
+  ``params.uri`` of ``resources/read``;
+- ``Mcp-Param-<Name>``: each tool argument whose property in the tool's
+  ``inputSchema`` carries ``"x-mcp-header": "<Name>"``.
+
+Because something in front of the server may have acted on the headers, the
+server must refuse a request whose headers and body disagree — a header
+missing while its body value is there, a different value, a malformed one —
+with ``400`` and error -32020 (header mismatch).
+
+Values that are not plain visible ASCII, or have edge whitespace, or look
+like the wrapper itself travel as ``=?base64?<base64 of the UTF-8>?=``. The
+wrapper is decoded strictly: the standard alphabet with its padding, and the
+canonical encoding only (the one an encoder produces: no stray bits in the last
+character), so one value has one spelling and a corrupt header never matches
+a body by accident. A value without the whole wrapper is a literal.
+
+Header names reach this module lower-cased (HTTP names are case-insensitive);
+``repeated`` names the headers that came more than once, which is a mismatch in
+itself for a routing header (two readers could take different copies).
+
+Nothing here does I/O: the transport hands over the headers and the decoded
+parameters, and answers the :class:`~.errors.McpError` raised.
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
+import decimal
 import logging
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import Any, Final
 
-import attrs
 import msgspec
 
-log = logging.getLogger("mcp_actors.client")
+from .errors import header_mismatch
+from .inspect import ModernPost, Outgoing
+from .jsonrpc import peek
+from .modern import RequestMeta, check_version, read_request_meta
 
-# -- client side --
-
-#: The schema keyword that designates a tool argument to mirror into a header.
-X_MCP_HEADER: Final = "x-mcp-header"
-#: Prefix of the per-argument header: ``x-mcp-header: Region`` -> ``Mcp-Param-Region``.
+VERSION_HEADER: Final = "mcp-protocol-version"
+METHOD_HEADER: Final = "mcp-method"
+NAME_HEADER: Final = "mcp-name"
+#: Prefix of the headers mirroring annotated tool arguments: ``Mcp-Param-{x-mcp-header}``.
 PARAM_HEADER_PREFIX: Final = "Mcp-Param-"
+#: The property annotation of a tool's input schema that names an ``Mcp-Param-*`` header.
+X_MCP_HEADER: Final = "x-mcp-header"
 
-_SENTINEL = re.compile(r"=\?base64\?.*\?=", re.DOTALL)
-_HEADER_SAFE = re.compile(r"[\x20-\x7e]*")
-#: RFC 9110 §5.6.2 ``token``: the characters an HTTP field name may have.
+#: Methods whose request mirrors a parameter into ``Mcp-Name``, and which parameter.
+NAME_PARAMS: Final[Mapping[str, str]] = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+}
+
+_ROUTING_HEADERS: Final = (VERSION_HEADER, METHOD_HEADER, NAME_HEADER)
+
+_WRAPPED = re.compile(r"=\?base64\?(.*)\?=", re.DOTALL)
+#: What a header value may hold as it is: horizontal tab, space and visible ASCII.
+_FIELD_VALUE = re.compile(r"[\t\x20-\x7e]*")
+#: An RFC 9110 token: what a header name (so an ``x-mcp-header`` value) may be.
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
-_PRIMITIVE_TYPES = frozenset({"string", "integer", "boolean"})
-#: JavaScript's safe integer range, which the spec imposes on mirrored integers.
-_MAX_SAFE_INTEGER = 2**53 - 1
+#: A decimal a header may give for an integer argument (``42``, ``-7``, ``42.0``).
+_DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+_HEADER_TYPES: Final = frozenset({"string", "integer", "boolean"})
+#: The largest integer an ``x-mcp-header`` integer may be (JavaScript's safe range).
+MAX_SAFE_INTEGER: Final = 2**53 - 1
 
-# JSON Schema 2020-12 keywords whose values are schemas (``properties`` aside, the
-# only one that keeps a property statically reachable). ``$ref`` is not followed.
-_ONE_SCHEMA = frozenset(
+# JSON Schema 2020-12 keywords whose values are schemas. Only ``properties``
+# keeps a position "statically reachable"; crossing any of these leaves the chain.
+# ``$ref`` is not followed: a reference is never dereferenced.
+_ONE_SCHEMA: Final = frozenset(
     {
         "items",
         "contains",
@@ -58,115 +95,219 @@ _ONE_SCHEMA = frozenset(
         "contentSchema",
     }
 )
-_LIST_OF_SCHEMAS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
-_MAP_OF_SCHEMAS = frozenset(
-    {"patternProperties", "dependentSchemas", "$defs", "definitions", "dependencies"}
-)
-
-_decode_arguments = msgspec.json.Decoder()
+_SCHEMA_LISTS: Final = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+_SCHEMA_MAPS: Final = frozenset({"patternProperties", "dependentSchemas", "$defs", "definitions"})
 
 
-def encode_header_value(value: str) -> str:
-    """``value`` as a header value: itself when safe, else the ``=?base64?…?=`` form.
+def admit_http_request(
+    post: ModernPost,
+    headers: Mapping[str, str],
+    repeated: Collection[str],
+    supported: tuple[str, ...],
+    input_schema_of: Callable[[str], Any] | None = None,
+) -> RequestMeta:
+    """The validation ladder of a modern request over HTTP, first failure wins:
 
-    Safe means visible ASCII and spaces only (a tab is not), no whitespace at
-    either end, and not already shaped like the sentinel. The empty string is safe.
+    1. ``_meta`` carries the version and the client capabilities (-32602);
+    2. the standard headers agree with the body (-32020, :func:`check_standard_headers`);
+    3. the version is one of ``supported`` (-32022 with ``{supported, requested}``);
+    4. a ``tools/call``'s ``Mcp-Param-*`` headers agree with its arguments, as the
+       tool's input schema (``input_schema_of(name)``) declares them (-32020).
+
+    Dispatch (an unknown method: -32601) comes after, in the session. Returns the
+    request's ``_meta``; raises the :class:`~.errors.McpError` to answer.
     """
-    if _HEADER_SAFE.fullmatch(value) and value == value.strip() and not _SENTINEL.fullmatch(value):
+    meta = read_request_meta(post.raw_params)
+    check_standard_headers(headers, post.method, post.routed, meta.version, repeated)
+    check_version(meta, supported)
+    if post.method == "tools/call" and input_schema_of is not None and post.routed is not None:
+        name = post.routed.get("name")
+        schema = input_schema_of(name) if isinstance(name, str) else None
+        if schema is not None and header_arguments(schema):
+            check_param_headers(schema, post.arguments(), headers, repeated)
+    return meta
+
+
+def decode_header_value(value: str) -> str | None:
+    """The value a routing header carries: ``=?base64?…?=`` unwrapped, anything else as it is.
+
+    None if the value cannot be what a client sent: characters a header value
+    may not hold, or a wrapper whose base64 is invalid, not canonical, or not
+    UTF-8.
+    """
+    if _FIELD_VALUE.fullmatch(value) is None:
+        return None
+    wrapped = _WRAPPED.fullmatch(value)
+    if wrapped is None:
         return value
-    return f"=?base64?{base64.b64encode(value.encode()).decode('ascii')}?="
+    payload = wrapped.group(1)
+    try:
+        raw = base64.b64decode(payload, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    if base64.b64encode(raw).decode("ascii") != payload:
+        return None  # stray bits in the last character: not how an encoder writes it
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
-def argument_header_value(value: object) -> str | None:
-    """The header form of a tool argument value, or None when it gets no header.
+def check_standard_headers(
+    headers: Mapping[str, str],
+    method: str,
+    params: Mapping[str, Any] | None,
+    body_version: object,
+    repeated: Collection[str] = (),
+) -> None:
+    """Rung 2 of the validation ladder: ``MCP-Protocol-Version``, ``Mcp-Method`` and
+    ``Mcp-Name`` against the body; raises :func:`~.errors.header_mismatch` (-32020).
 
-    Strings as they are, integers in decimal, booleans ``true``/``false`` (then
-    encoded, see :func:`encode_header_value`). ``null`` and anything else (a float,
-    an object, an array, an integer past ±(2^53-1)) are omitted: only the three
-    primitive types may be mirrored.
+    ``body_version`` is the ``_meta`` protocol version as sent (rung 1 has made
+    sure it is there). A body without the ``Mcp-Name`` field is not this rung's
+    business: dispatch refuses the missing parameter.
     """
+    for name in _ROUTING_HEADERS:
+        if name in repeated:
+            raise header_mismatch(f"the {_title(name)} header appears more than once")
+    _require(headers, VERSION_HEADER, body_version, "_meta io.modelcontextprotocol/protocolVersion")
+    _require(headers, METHOD_HEADER, method, "the method")
+    field = NAME_PARAMS.get(method)
+    if field is None or params is None or params.get(field) is None:
+        return
+    body_value = params[field]
+    raw = headers.get(NAME_HEADER)
+    if raw is None:
+        raise header_mismatch(f"the Mcp-Name header is required for {method}")
+    named = decode_header_value(raw)
+    if named is None:
+        raise header_mismatch("the Mcp-Name header is malformed")
+    if named != body_value:
+        raise header_mismatch(
+            f"Mcp-Name header {named!r} does not match params.{field} {body_value!r}"
+        )
+
+
+def _require(headers: Mapping[str, str], name: str, body_value: object, what: str) -> None:
+    """The header ``name`` is there and says exactly ``body_value`` (``what`` names it)."""
+    value = headers.get(name)
+    if value is None:
+        raise header_mismatch(f"the {_title(name)} header is required")
+    if value != body_value:
+        raise header_mismatch(
+            f"{_title(name)} header {value!r} does not match {what} {body_value!r}"
+        )
+
+
+def check_param_headers(
+    input_schema: Any,
+    arguments: Any,
+    headers: Mapping[str, str],
+    repeated: Collection[str] = (),
+) -> None:
+    """Rung 4: a ``tools/call``'s ``Mcp-Param-*`` headers against its arguments, as the
+    tool's ``input_schema`` declares them; raises :func:`~.errors.header_mismatch` (-32020).
+
+    For each annotated property: a value in the body (not ``null``) needs its
+    header, equal after decoding to what a client mirrors of it
+    (:func:`mirrored_value`; integers compare as numbers: ``42.0`` is ``42``); a
+    header needs such a value; a repeated or malformed header is refused.
+    Headers no annotation names are ignored, as HTTP says. A schema whose
+    annotations are invalid declares nothing (a conforming client drops that tool).
+    """
+    if invalid_x_mcp_header(input_schema) is not None:
+        return
+    if not isinstance(arguments, Mapping):
+        arguments = {}
+    for path, name in _annotations(input_schema):
+        header = PARAM_HEADER_PREFIX + name
+        key = header.lower()
+        raw = headers.get(key)
+        if raw is not None and key in repeated:
+            raise header_mismatch(f"the {header} header appears more than once")
+        argument = ".".join(path)
+        expected = mirrored_value(_value_at(arguments, path))
+        if expected is None:
+            if raw is not None:
+                raise header_mismatch(f"{header} is present but argument {argument!r} is not")
+            continue
+        if raw is None:
+            raise header_mismatch(f"{header} is missing for argument {argument!r}")
+        decoded = decode_header_value(raw)
+        if decoded is None:
+            raise header_mismatch(f"{header} is malformed")
+        if decoded != expected and not _same_integer(expected, decoded):
+            raise header_mismatch(f"{header} does not match argument {argument!r}")
+
+
+def mirrored_value(value: object) -> str | None:
+    """What a client mirrors of a tool argument into its ``Mcp-Param-*`` header (before
+    the ``=?base64?…?=`` encoding), or None when it sends no header for it: strings as
+    they are, integers in decimal (an integral float as the integer), booleans
+    ``true``/``false``; nothing for ``null``, other numbers, objects, arrays, or integers
+    past 2**53 - 1 either way."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, int):
-        return str(value) if abs(value) <= _MAX_SAFE_INTEGER else None
-    if isinstance(value, str):
-        return encode_header_value(value)
-    return None
+        return str(value) if abs(value) <= MAX_SAFE_INTEGER else None
+    return value if isinstance(value, str) else None
 
 
-@attrs.frozen
-class ParamHeader:
-    """One ``x-mcp-header`` annotation: the header it names and the argument it mirrors."""
-
-    #: The full header name, ``Mcp-Param-{x-mcp-header value}``.
-    header: str
-    #: The chain of ``properties`` keys from the schema root to the annotated property.
-    path: tuple[str, ...]
-
-    def value_in(self, arguments: object) -> str | None:
-        """The header value for ``arguments`` (None: the argument is absent or null)."""
-        for key in self.path:
-            if not isinstance(arguments, dict) or key not in arguments:
-                return None
-            arguments = arguments[key]
-        return argument_header_value(arguments)
+def _same_integer(expected: str, decoded: str) -> bool:
+    """Integers compare as numbers: a header ``42.0`` says what an argument ``42`` says."""
+    if _DECIMAL.fullmatch(decoded) is None or _DECIMAL.fullmatch(expected) is None:
+        return False
+    return decimal.Decimal(decoded) == decimal.Decimal(expected)
 
 
-class InvalidAnnotation(ValueError):
-    """A tool's ``inputSchema`` carries an ``x-mcp-header`` the spec forbids."""
+def invalid_x_mcp_header(input_schema: Any) -> str | None:
+    """Why the ``x-mcp-header`` annotations of a tool's ``input_schema`` are invalid, or None.
 
-
-def param_headers(input_schema: object) -> tuple[ParamHeader, ...]:
-    """The ``Mcp-Param-*`` headers a tool's ``inputSchema`` designates.
-
-    Raises :class:`InvalidAnnotation` naming the first violation: an annotation
-    that is not a non-empty RFC 9110 token, sits on a property whose ``type`` is
-    not integer, string or boolean, repeats another one (case-insensitively), or
-    is not reachable from the root through ``properties`` keys alone (inside
-    ``items``, ``anyOf``, ``$defs``… or on the root itself).
+    An annotation must be a non-empty RFC 9110 token, unique (ignoring case)
+    within the schema, on a property of type ``string``, ``integer`` or
+    ``boolean``, reached from the root through ``properties`` keys only (not
+    through ``items``, ``anyOf``, ``$ref``, …). A tool with an invalid one is
+    dropped by conforming HTTP clients.
     """
-    found: list[ParamHeader] = []
-    seen: dict[str, tuple[str, ...]] = {}
-    for path, schema in _schema_positions(input_schema):
+    seen: dict[str, str] = {}
+    for path, schema in _positions(input_schema):
         if X_MCP_HEADER not in schema:
             continue
         if not path:
-            raise InvalidAnnotation(
-                f"{X_MCP_HEADER} is allowed only on a property reached through"
-                " 'properties' alone (not the root, items, anyOf, $defs, ...)"
-            )
+            return f"{X_MCP_HEADER} is only allowed on a property reached through 'properties'"
         where = ".".join(path)
         name = schema[X_MCP_HEADER]
-        if not isinstance(name, str) or not _TOKEN.fullmatch(name):
-            shown = repr(name) if isinstance(name, str) else f"a {type(name).__name__}"
-            raise InvalidAnnotation(
-                f"property {where!r}: {X_MCP_HEADER} {shown} is not an HTTP header-name token"
-            )
-        kind = schema.get("type")
-        if not isinstance(kind, str) or kind not in _PRIMITIVE_TYPES:
-            raise InvalidAnnotation(
-                f"property {where!r}: {X_MCP_HEADER} needs type integer, string or boolean,"
-                f" not {kind!r}"
-            )
-        if (other := seen.get(name.lower())) is not None:
-            raise InvalidAnnotation(
-                f"property {where!r}: {X_MCP_HEADER} {name!r} repeats the one of"
-                f" property {'.'.join(other)!r}"
-            )
-        seen[name.lower()] = path
-        found.append(ParamHeader(PARAM_HEADER_PREFIX + name, path))
-    return tuple(found)
+        if not isinstance(name, str) or _TOKEN.fullmatch(name) is None:
+            return f"property {where!r}: {X_MCP_HEADER} must be a header-name token"
+        prop_type = schema.get("type")
+        if not isinstance(prop_type, str) or prop_type not in _HEADER_TYPES:
+            return f"property {where!r}: {X_MCP_HEADER} needs type string, integer or boolean"
+        folded = name.lower()
+        if folded in seen:
+            return f"property {where!r}: {X_MCP_HEADER} {name!r} repeats {seen[folded]!r}'s"
+        seen[folded] = where
+    return None
 
 
-def _schema_positions(root: object) -> Iterator[tuple[tuple[str, ...] | None, dict[str, Any]]]:
-    """Every schema object in ``root`` with its ``properties`` path (None once off it).
+def header_arguments(input_schema: Any) -> dict[tuple[str, ...], str]:
+    """The annotated properties of a valid ``input_schema``: property path → header name
+    (``Mcp-Param-`` plus it). Check :func:`invalid_x_mcp_header` first."""
+    return dict(_annotations(input_schema))
 
-    Iterative, so any finite JSON is walked without recursion; instance data
-    (``default``, ``enum``, ``const``, ``examples``) is never mistaken for a schema.
-    """
-    stack: list[tuple[tuple[str, ...] | None, object]] = [((), root)]
+
+def _annotations(input_schema: Any) -> Iterator[tuple[tuple[str, ...], str]]:
+    for path, schema in _positions(input_schema):
+        name = schema.get(X_MCP_HEADER)
+        if path and isinstance(name, str):
+            yield path, name
+
+
+def _positions(root: Any) -> Iterator[tuple[tuple[str, ...] | None, dict[str, Any]]]:
+    """Every schema position in ``root`` with its chain of ``properties`` keys (None once
+    off that chain). Iterative, so a schema of any depth is walked without recursion."""
+    stack: list[tuple[tuple[str, ...] | None, Any]] = [((), root)]
     while stack:
         path, node = stack.pop()
         if not isinstance(node, dict):
@@ -174,14 +315,53 @@ def _schema_positions(root: object) -> Iterator[tuple[tuple[str, ...] | None, di
         yield path, node
         for keyword, value in node.items():
             if keyword == "properties" and isinstance(value, dict):
-                for name, schema in value.items():
-                    stack.append((None if path is None else (*path, name), schema))
+                stack.extend(
+                    (None if path is None else (*path, name), sub) for name, sub in value.items()
+                )
             elif keyword in _ONE_SCHEMA:
                 stack.append((None, value))
-            elif keyword in _LIST_OF_SCHEMAS and isinstance(value, list):
-                stack.extend((None, schema) for schema in value)
-            elif keyword in _MAP_OF_SCHEMAS and isinstance(value, dict):
-                stack.extend((None, schema) for schema in value.values())
+            elif keyword in _SCHEMA_LISTS and isinstance(value, list):
+                stack.extend((None, sub) for sub in value)
+            elif keyword in _SCHEMA_MAPS and isinstance(value, dict):
+                stack.extend((None, sub) for sub in value.values())
+
+
+def _value_at(arguments: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    node: Any = arguments
+    for key in path:
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(key)
+    return node
+
+
+def _title(name: str) -> str:
+    return (
+        "MCP-Protocol-Version"
+        if name == VERSION_HEADER
+        else "-".join(part.capitalize() for part in name.split("-"))
+    )
+
+
+# -- client side --
+
+log = logging.getLogger("mcp_actors.client")
+_any_json: Final = msgspec.json.Decoder()
+
+
+#: What a client may send as it is: visible ASCII and spaces (a tab is encoded).
+_HEADER_SAFE = re.compile(r"[\x20-\x7e]*")
+
+
+def encode_header_value(value: str) -> str:
+    """``value`` as a client sends it in a header: itself when safe, else ``=?base64?…?=``.
+
+    Safe means visible ASCII and spaces only, no whitespace at either end, and not
+    already shaped like the wrapper. The empty string is safe.
+    """
+    if _HEADER_SAFE.fullmatch(value) and value == value.strip() and not _WRAPPED.fullmatch(value):
+        return value
+    return f"=?base64?{base64.b64encode(value.encode()).decode('ascii')}?="
 
 
 class ToolHeaders:
@@ -193,52 +373,53 @@ class ToolHeaders:
     """
 
     def __init__(self) -> None:
-        self._by_tool: dict[str, tuple[ParamHeader, ...]] = {}
+        self._by_tool: dict[str, dict[tuple[str, ...], str]] = {}
 
-    def learn(self, tools: Iterable[tuple[str, object]]) -> set[str]:
+    def learn(self, tools: Iterable[tuple[str, Any]]) -> set[str]:
         """Take a listing of ``(name, inputSchema)``; returns the names of invalid tools.
 
-        A tool whose annotations are invalid must not be offered (the client drops it
-        from what it lists) and is logged with the reason as a warning.
+        A tool whose annotations are invalid (:func:`invalid_x_mcp_header`) must not be
+        offered: the client drops it from what it lists, and it is logged as a warning
+        with the reason.
         """
-        by_tool: dict[str, tuple[ParamHeader, ...]] = {}
+        by_tool: dict[str, dict[tuple[str, ...], str]] = {}
         invalid: set[str] = set()
         for name, schema in tools:
-            try:
-                headers = param_headers(schema)
-            except InvalidAnnotation as reason:
+            reason = invalid_x_mcp_header(schema)
+            if reason is not None:
                 log.warning("dropped tool %r from the listing: %s", name, reason)
                 invalid.add(name)
-                continue
-            if headers:
-                by_tool[name] = headers
+            elif annotated := header_arguments(schema):
+                by_tool[name] = annotated
         self._by_tool = by_tool
         return invalid
 
     def for_call(self, tool: str, arguments: bytes | msgspec.Raw | None) -> dict[str, str]:
-        """The ``Mcp-Param-*`` headers of a call of ``tool`` with these encoded arguments."""
-        designated = self._by_tool.get(tool)
-        if not designated or arguments is None:
+        """The ``Mcp-Param-*`` headers of a call of ``tool`` with these encoded arguments:
+        one per annotated argument present and not null, its value encoded."""
+        annotated = self._by_tool.get(tool)
+        if not annotated or arguments is None:
             return {}
-        try:
-            decoded = _decode_arguments.decode(arguments)
-        except (msgspec.DecodeError, ValueError, RecursionError):
+        decoded = peek(_any_json, arguments)
+        if not isinstance(decoded, dict):
             return {}
         headers: dict[str, str] = {}
-        for param in designated:
-            value = param.value_in(decoded)
+        for path, name in annotated.items():
+            value = mirrored_value(_value_at(decoded, path))
             if value is not None:
-                headers[param.header] = value
+                headers[PARAM_HEADER_PREFIX + name] = encode_header_value(value)
         return headers
 
 
-def modern_request_headers(
-    version: str, method: str, name: str | None, params: Mapping[str, str] | None = None
-) -> dict[str, str]:
-    """The routing headers of one modern request: version, method, name and parameters."""
-    headers = {"MCP-Protocol-Version": version, "Mcp-Method": method}
+def client_headers(sent: Outgoing, version: str, tools: ToolHeaders | None) -> dict[str, str]:
+    """The routing headers of one message a modern client POSTs: version and method,
+    and for a request its ``Mcp-Name`` and (``tools/call``) ``Mcp-Param-*`` headers."""
+    assert sent.method is not None
+    headers = {_title(VERSION_HEADER): version, _title(METHOD_HEADER): sent.method}
+    field = NAME_PARAMS.get(sent.method) if sent.request_ids else None
+    name = sent.name if field == "name" else sent.uri if field == "uri" else None
     if name is not None:
-        headers["Mcp-Name"] = encode_header_value(name)
-    if params:
-        headers.update(params)
+        headers[_title(NAME_HEADER)] = encode_header_value(name)
+        if sent.method == "tools/call" and tools is not None:
+            headers.update(tools.for_call(name, sent.arguments))
     return headers

@@ -31,6 +31,7 @@ from ..transports.http_app import McpHttpApp
 from ..transports.http_config import HttpConfig
 from ..transports.http_security import HostPolicy
 from ..transports.http_sessions import CloseSession
+from ..transports.streamable_http_modern import InputSchemaOf
 from .app import Server
 from .serve import run_until_interrupted
 
@@ -88,6 +89,17 @@ def session_starter(server: Server, supervisor: Supervisor) -> Any:
     return start
 
 
+def input_schema_lookup(server: Server) -> InputSchemaOf:
+    """The input schema of ``server``'s tool by name, as the HTTP endpoint checks
+    ``Mcp-Param-*`` headers against it (None: no such tool)."""
+
+    def input_schema_of(name: str) -> Any:
+        tool = server.tools.get(name)
+        return None if tool is None else tool.definition.input_schema
+
+    return input_schema_of
+
+
 def _hypercorn_config(host: str, port: int, http: HttpConfig) -> hypercorn.config.Config:
     config = hypercorn.config.Config()
     config.keep_alive_timeout = http.keep_alive_timeout
@@ -141,7 +153,9 @@ async def serve_http(
         host, allowed_hosts=config.allowed_hosts, allowed_origins=config.allowed_origins
     )
     async with open_supervisor() as supervisor, trio.open_nursery() as nursery:
-        app = McpHttpApp(config, policy, session_starter(server, supervisor))
+        app = McpHttpApp(
+            config, policy, session_starter(server, supervisor), input_schema_lookup(server)
+        )
         await nursery.start(app.registry.run_expiry)
         binds = await nursery.start(
             hypercorn.trio.serve, cast(Any, app), _hypercorn_config(host, port, config)

@@ -55,14 +55,21 @@ class Request:
     scheme: str
     #: The peer's address (host only), if the server knows it.
     client: str | None = None
+    #: Names (lower-cased) of the headers that came more than once.
+    repeated: frozenset[str] = frozenset()
 
     @classmethod
     def from_scope(cls, scope: Scope) -> Request:
         headers: dict[str, str] = {}
+        repeated: set[str] = set()
         for raw_name, raw_value in scope.get("headers", ()):
             name = raw_name.decode("latin-1").lower()
             value = raw_value.decode("latin-1")
-            headers[name] = f"{headers[name]}, {value}" if name in headers else value
+            if name in headers:
+                headers[name] = f"{headers[name]}, {value}"
+                repeated.add(name)
+            else:
+                headers[name] = value
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         peer = scope.get("client")
         return cls(
@@ -72,6 +79,7 @@ class Request:
             query,
             scope.get("scheme", "http"),
             None if not peer else str(peer[0]),
+            frozenset(repeated),
         )
 
     def header(self, name: str) -> str | None:

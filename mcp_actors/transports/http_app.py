@@ -15,10 +15,11 @@ from .asgi import Receive, Request, Scope, Send, lifespan, respond_error
 from .event_store import EventStoreStatistics
 from .http_config import HttpConfig
 from .http_security import HostPolicy
-from .http_sessions import SessionRegistry
+from .http_sessions import SessionRegistry, StartSession
 from .http_sse import LegacySseEndpoints
 from .streamable_http import VERSION_HEADER as VERSION
-from .streamable_http import StartSession, StreamableHttpEndpoint
+from .streamable_http import StreamableHttpEndpoint
+from .streamable_http_modern import InputSchemaOf
 
 
 def _normal(path: str) -> str:
@@ -32,6 +33,8 @@ class McpHttpApp:
     config: HttpConfig
     policy: HostPolicy
     start_session: StartSession
+    #: A tool's input schema by name (the 2026-07-28 ``Mcp-Param-*`` check; None: none).
+    input_schema_of: InputSchemaOf | None = None
     registry: SessionRegistry = attrs.field(init=False)
     _streamable: StreamableHttpEndpoint = attrs.field(init=False)
     _legacy: LegacySseEndpoints = attrs.field(init=False)
@@ -41,7 +44,9 @@ class McpHttpApp:
         self.registry = SessionRegistry(
             config.max_sessions, config.session_idle_timeout, config.max_sessions_per_client
         )
-        self._streamable = StreamableHttpEndpoint(config, self.registry, self.start_session)
+        self._streamable = StreamableHttpEndpoint(
+            config, self.registry, self.start_session, self.input_schema_of
+        )
         self._legacy = LegacySseEndpoints(config, self.registry, self.start_session)
 
     def event_store_statistics(self) -> EventStoreStatistics | None:

@@ -57,6 +57,10 @@ class HttpConfig:
     #: Sessions at once from one client (peer IP address), with the same eviction
     #: among that client's own sessions. None: no cap.
     max_sessions_per_client: int | None = attrs.field(default=100, validator=_count)
+    #: Requests of the 2026-07-28 era in progress at once (each is served by a session
+    #: actor of its own, see :mod:`.streamable_http_modern`); one more is refused with
+    #: 503 and ``Retry-After``. None: no cap.
+    max_modern_requests: int | None = attrs.field(default=1000, validator=_count)
     #: Largest request body, in bytes (413 beyond).
     max_body_size: int = DEFAULT_MAX_MESSAGE_SIZE
     #: Seconds a client has to send a whole request body; beyond it the request is

@@ -29,16 +29,23 @@ from __future__ import annotations
 import logging
 import secrets
 from collections import Counter
-from collections.abc import Callable
-from typing import Protocol
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 import trio
+
+if TYPE_CHECKING:
+    from .abc import MessageStream
 
 log = logging.getLogger("mcp_actors.http")
 
 #: Ends a session actor (cancelling its in-flight requests); safe to call twice.
 CloseSession = Callable[[], None]
+#: Starts a session actor over a stream in the server's supervisor and returns the
+#: function that ends it. A version is given for a stateless session, which then
+#: starts operating at that version without ``initialize``.
+StartSession = Callable[["MessageStream", str | None], Awaitable[CloseSession]]
 
 #: Seconds a refused client is told to wait (``Retry-After``) before asking again.
 RETRY_AFTER = 5

@@ -25,7 +25,8 @@ from urllib.parse import quote
 import attrs
 import trio
 
-from ..protocol.jsonrpc import InvalidMessage, decode
+from ..protocol.inspect import check_message
+from ..protocol.jsonrpc import InvalidMessage
 from .abc import MessageStream, Outgoing, TransportClosed
 from .asgi import (
     JSON,
@@ -47,9 +48,8 @@ from .asgi import (
     watch_disconnect,
 )
 from .http_config import HttpConfig
-from .http_sessions import SessionRegistry, mint_session_id
+from .http_sessions import SessionRegistry, StartSession, mint_session_id
 from .sse import encode_comment, encode_event
-from .streamable_http import StartSession
 from .streamable_http_stream import Write
 
 log = logging.getLogger("mcp_actors.http")
@@ -190,7 +190,7 @@ class LegacySseEndpoints:
         except ClientGone:
             return
         try:
-            decode(body)
+            check_message(body)
         except InvalidMessage as invalid:
             await respond_error(
                 send, 400, invalid.message, code=invalid.code, request_id=invalid.request_id

@@ -1,5 +1,15 @@
 """The Streamable HTTP endpoint (2025-03-26 on): one path answering POST, GET and DELETE.
 
+Two eras share the path; each request says which it speaks. A request whose
+``MCP-Protocol-Version`` header is 2026-07-28 — or any value that is not a
+handshake revision's, so that an unknown one is told which versions we serve —
+belongs to the per-request era and is handed to
+:class:`~.streamable_http_modern.ModernPostHandler` (GET and DELETE with such a
+header are ``405`` with ``Allow: POST``); so is a POST without the header whose
+body's ``_meta`` carries the per-request fields (other than ``initialize``), which
+that era refuses for the missing header. Everything else is the legacy era,
+described below, whose behaviour is unchanged.
+
 - **POST** carries one JSON-RPC message or batch. Only notifications or
   responses: ``202 Accepted``, no body. Any request: a ``text/event-stream``
   carrying the messages related to it and then its response (or, when the server
@@ -30,19 +40,17 @@ body and then reads the response stream (see :mod:`.streamable_http_stream`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable
 from contextlib import suppress
 from functools import partial
 
 import attrs
-import msgspec
 import trio
-from msgspec import UNSET
 
-from ..protocol import errors
-from ..protocol.jsonrpc import Envelope, InvalidMessage, RequestId, decode, peek
+from ..protocol.inspect import PostBody, inspect_post, is_handshake_version
+from ..protocol.jsonrpc import InvalidMessage, RequestId
 from ..protocol.versions import HTTP_DEFAULT, REVISIONS
-from .abc import MessageStream, TransportClosed
+from .abc import TransportClosed
 from .asgi import (
     EVENT_STREAM,
     JSON,
@@ -67,36 +75,42 @@ from .asgi import (
 )
 from .event_store import EventMemory, EventStore, InMemoryEventStore
 from .http_config import HttpConfig
-from .http_sessions import CloseSession, SessionRegistry, mint_session_id
+from .http_sessions import SessionRegistry, StartSession, mint_session_id
+from .streamable_http_modern import InputSchemaOf, ModernPostHandler
 from .streamable_http_stream import HttpSessionStream, ResponseStream
 
 log = logging.getLogger("mcp_actors.http")
-
-#: Starts a session actor over ``stream`` in the server's supervisor and returns the
-#: function that ends it. A version is given for a stateless session, which then
-#: starts operating at that version without ``initialize``.
-StartSession = Callable[[MessageStream, str | None], Awaitable[CloseSession]]
 
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
 
 
-class _CancelledParams(msgspec.Struct, rename="camel"):
-    request_id: RequestId | None = None
-
-
-_cancelled_params = msgspec.json.Decoder(_CancelledParams)
-
-
 @attrs.define
 class _Post:
-    """What the endpoint needs to know about a POST body, and the body until delivered."""
+    """A POST body until delivered, and what :func:`~..protocol.inspect.inspect_post` says of it."""
 
     body: bytes
-    batch: bool
-    request_ids: list[RequestId]
-    cancelled: list[RequestId]
-    initialize: bool
+    inspected: PostBody
+
+    @property
+    def batch(self) -> bool:
+        return self.inspected.batch
+
+    @property
+    def request_ids(self) -> tuple[RequestId, ...]:
+        return self.inspected.request_ids
+
+    @property
+    def initialize(self) -> bool:
+        return self.inspected.initialize
+
+    def modern_without_header(self, request: Request) -> bool:
+        """A 2026-07-28 request (other than ``initialize``) that lacks its required
+        ``MCP-Protocol-Version`` header: that era's ladder says so (-32020)."""
+        inspected = self.inspected
+        return (
+            inspected.modern and not inspected.initialize and VERSION_HEADER not in request.headers
+        )
 
     def take_body(self) -> bytes:
         """The body, forgotten here: once the session has it, a POST waiting on a long
@@ -112,12 +126,17 @@ class StreamableHttpEndpoint:
     config: HttpConfig
     registry: SessionRegistry
     start_session: StartSession
+    #: The input schema of a tool by name, for the ``Mcp-Param-*`` check of the
+    #: 2026-07-28 era (None: the headers are not checked).
+    input_schema_of: InputSchemaOf | None = None
     #: The memory the sessions' in-memory event stores share (None: a custom factory).
     event_memory: EventMemory | None = attrs.field(init=False)
     _new_store: Callable[[str], EventStore] = attrs.field(init=False)
+    _modern: ModernPostHandler = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         config = self.config
+        self._modern = ModernPostHandler(config, self.start_session, self.input_schema_of)
         if config.event_store_factory is not None:
             self.event_memory, self._new_store = None, config.event_store_factory
         else:
@@ -127,6 +146,16 @@ class StreamableHttpEndpoint:
     async def __call__(self, request: Request, receive: Receive, send: Send) -> None:
         if request.method == "POST":
             await self._post(request, receive, send)
+        elif _modern_header(request):
+            # 2026-07-28: POST only; no standalone stream, no session to delete.
+            await respond_error(
+                send,
+                405,
+                f"Method Not Allowed: {request.method} (protocol revision"
+                f" {request.header(VERSION_HEADER)} speaks POST only)",
+                headers=[("allow", "POST")],
+                version=request.header(VERSION_HEADER),
+            )
         elif request.method == "GET":
             await self._get(request, receive, send)
         elif request.method == "DELETE":
@@ -178,20 +207,32 @@ class StreamableHttpEndpoint:
             return
         except ClientGone:
             return
-        try:
-            post = _inspect(body)
-        except InvalidMessage as invalid:
-            await respond_error(
-                send,
-                400,
-                invalid.message,
-                code=invalid.code,
-                request_id=invalid.request_id,
-                version=request.header(VERSION_HEADER),
+        json_mode = not sse_ok or (config.json_response and json_ok)
+        post = None
+        if not _modern_header(request):
+            try:
+                post = _Post(body, inspect_post(body))
+            except InvalidMessage as invalid:
+                await respond_error(
+                    send,
+                    400,
+                    invalid.message,
+                    code=invalid.code,
+                    request_id=invalid.request_id,
+                    version=request.header(VERSION_HEADER),
+                )
+                return
+        if post is None or post.modern_without_header(request):
+            await self._modern.post(
+                request,
+                body,
+                json_only=json_mode,
+                stream_only=not json_ok,
+                receive=receive,
+                send=send,
             )
             return
         del body  # post holds it until delivered (see _Post.take_body)
-        json_mode = not sse_ok or (config.json_response and json_ok)
         if config.stateless:
             await self._post_stateless(request, post, json_mode, receive, send)
             return
@@ -338,7 +379,7 @@ class StreamableHttpEndpoint:
                 send, 404, "Not Found: the session has ended", version=transport.version
             )
             return False
-        for request_id in post.cancelled:
+        for request_id in post.inspected.cancelled:
             transport.cancelled(request_id)
         return True
 
@@ -545,37 +586,17 @@ class StreamableHttpEndpoint:
 MAX_EVENT_ID_LENGTH = 128
 
 
+def _modern_header(request: Request) -> bool:
+    """Whether a request's ``MCP-Protocol-Version`` routes it to the 2026-07-28 era: any
+    value but a handshake revision's (an unknown one gets that era's -32022)."""
+    version = request.header(VERSION_HEADER)
+    return version is not None and not is_handshake_version(version)
+
+
 def _event_id_shape(event_id: str) -> bool:
     """Whether a ``Last-Event-ID`` may be an event id at all (short, visible ASCII), so
     that the event store only ever parses ids of a sane shape; anything else is unknown."""
     return len(event_id) <= MAX_EVENT_ID_LENGTH and event_id.isascii() and event_id.isprintable()
-
-
-def _inspect(body: bytes) -> _Post:
-    """Classify a POST body; raises :class:`InvalidMessage` (400) for anything malformed."""
-    parsed = decode(body)
-    items: Sequence[Envelope | InvalidMessage] = parsed if isinstance(parsed, list) else [parsed]
-    request_ids: list[RequestId] = []
-    cancelled: list[RequestId] = []
-    methods: list[str] = []
-    for item in items:
-        if isinstance(item, InvalidMessage):
-            raise item
-        method = item.method
-        if method is UNSET:
-            continue
-        if item.id is UNSET or item.id is None:
-            if method == "notifications/cancelled" and item.params is not UNSET:
-                params = peek(_cancelled_params, item.params)
-                if params is not None and params.request_id is not None:
-                    cancelled.append(params.request_id)
-            continue
-        request_ids.append(item.id)
-        methods.append(method)
-    if len(set(request_ids)) != len(request_ids):
-        raise InvalidMessage(errors.INVALID_REQUEST, "Invalid request: duplicate request ids")
-    initialize = not isinstance(parsed, list) and methods == ["initialize"]
-    return _Post(body, isinstance(parsed, list), request_ids, cancelled, initialize)
 
 
 async def _send_last_shielded(send: Send, data: bytes) -> None:

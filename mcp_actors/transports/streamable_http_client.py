@@ -52,7 +52,7 @@ import trio
 from ..protocol import inspect
 from ..protocol.errors import McpError
 from ..protocol.jsonrpc import RequestId
-from ..protocol.routing_headers import ToolHeaders, modern_request_headers
+from ..protocol.routing_headers import ToolHeaders, client_headers
 from .abc import MessageStream, Outgoing, TransportClosed
 from .asgi import EVENT_STREAM, JSON, media_types
 from .http_client_base import (
@@ -179,9 +179,7 @@ class StreamableHttpClientStream(MessageStream):
             version = self._modern_version  # a notification in the modern era
         if version is None or kind.method is None:
             return merge_headers(self._headers(), headers)
-        name = kind.name if kind.request_ids else None
-        params = self.tool_headers.for_call(name, kind.arguments) if name is not None else None
-        routing = modern_request_headers(version, kind.method, name, params)
+        routing = client_headers(kind, version, self.tool_headers)
         return merge_headers(self.headers, {"accept": _ACCEPT_BOTH}, headers, routing)
 
     async def _send(self, payload: bytes) -> None:

@@ -39,6 +39,7 @@ import trio
 
 from ..protocol import types as t
 from ..protocol.errors import METHOD_NOT_FOUND, McpError
+from ..protocol.inspect import negotiated_version, outgoing_request, response_ids
 from ..protocol.jsonrpc import JSONRPC_VERSION, NotificationMessage, RequestId, encode_error
 from ..protocol.versions import LATEST, REVISIONS
 from .abc import MessageStream, Outgoing, TransportClosed
@@ -54,26 +55,6 @@ Write = Callable[[bytes], Awaitable[None]]
 STANDALONE = "g"
 
 
-class _ResponseId(msgspec.Struct):
-    id: RequestId | None = None
-
-
-class _InitializeResult(msgspec.Struct, rename="camel"):
-    protocol_version: str
-
-
-class _InitializeResponse(msgspec.Struct):
-    result: _InitializeResult | None = None
-
-
-class _Kind(msgspec.Struct):
-    id: RequestId | None = None
-    method: str | None = None
-
-
-_batch_ids = msgspec.json.Decoder(list[_ResponseId]).decode
-_initialize_response = msgspec.json.Decoder(_InitializeResponse).decode
-_kind = msgspec.json.Decoder(_Kind).decode
 _encode = msgspec.json.Encoder().encode
 
 
@@ -436,42 +417,33 @@ class HttpSessionStream(MessageStream):
 
     def _batch_owner(self, payload: bytes) -> ResponseStream | None:
         """A batch of responses answers requests of one POST: settle them, return its stream."""
-        try:
-            items = _batch_ids(payload)
-        except msgspec.DecodeError:
-            return None
         owner = None
-        for item in items:
-            if item.id is not None and (stream := self._owners.pop(item.id, None)) is not None:
-                stream.pending.discard(item.id)
+        for request_id in response_ids(payload):
+            if (stream := self._owners.pop(request_id, None)) is not None:
+                stream.pending.discard(request_id)
                 owner = stream
         return owner
 
     def _refuse_request(self, payload: bytes) -> bool:
         """Stateless: answer a server-to-client request ourselves (no reply could reach us)."""
-        try:
-            kind = _kind(payload)
-        except msgspec.DecodeError:
+        request = outgoing_request(payload)
+        if request is None:
             return False
-        if kind.method is None or kind.id is None:
-            return False
+        request_id, method = request
         refusal = McpError(
             METHOD_NOT_FOUND,
-            f"{kind.method}: server-to-client requests are not available over stateless HTTP",
+            f"{method}: server-to-client requests are not available over stateless HTTP",
         )
         try:
-            self._inbox_send.send_nowait(encode_error(kind.id, refusal, REVISIONS[LATEST]))
+            self._inbox_send.send_nowait(encode_error(request_id, refusal, REVISIONS[LATEST]))
         except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
-            log.debug("stateless HTTP: could not refuse %s in time", kind.method)
+            log.debug("stateless HTTP: could not refuse %s in time", method)
         return True
 
     def _read_version(self, payload: bytes) -> None:
-        try:
-            result = _initialize_response(payload).result
-        except msgspec.DecodeError:
-            return
-        if result is not None and result.protocol_version in REVISIONS:
-            self.version = result.protocol_version
+        version = negotiated_version(payload)
+        if version is not None and version in REVISIONS:
+            self.version = version
 
     def _add(self, stream: ResponseStream) -> ResponseStream:
         self._streams[stream.key] = stream

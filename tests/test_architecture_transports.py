@@ -1,0 +1,70 @@
+"""Transports move messages; they never decode one themselves (they ask ``protocol/``).
+
+What a transport needs to know about a message — is it a request, which ids does a
+reply answer, which era and version, the error code of a reply — comes from
+:mod:`mcp_actors.protocol.inspect` (and :mod:`~mcp_actors.protocol.jsonrpc` for the
+envelope). A transport module that builds a msgspec decoder or a Struct of its own,
+or parses JSON with the standard library, is decoding messages behind protocol/'s back.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import mcp_actors
+
+TRANSPORTS = Path(mcp_actors.__file__).parent / "transports"
+
+#: The server side's HTTP transports (the client side's are listed once they comply).
+SERVER_SIDE = (
+    "asgi.py",
+    "event_store.py",
+    "http_app.py",
+    "http_security.py",
+    "http_sessions.py",
+    "http_sse.py",
+    "sse.py",
+    "streamable_http.py",
+    "streamable_http_modern.py",
+    "streamable_http_stream.py",
+)
+
+
+def decoding_in(path: Path) -> list[str]:
+    """What in ``path`` decodes JSON itself: msgspec decoders and Structs, json.loads."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Attribute) and node.attr in {"Decoder", "Struct", "decode"}:
+            base = node.value
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if isinstance(base, ast.Name) and base.id == "msgspec":
+                found.append(f"line {node.lineno}: msgspec ... .{node.attr}")
+        elif isinstance(node, ast.Attribute) and node.attr in {"loads", "load"}:
+            if isinstance(node.value, ast.Name) and node.value.id == "json":
+                found.append(f"line {node.lineno}: json.{node.attr}")
+        elif isinstance(node, ast.ImportFrom) and node.module in {"msgspec", "msgspec.json"}:
+            names = {alias.name for alias in node.names} & {"Struct", "Decoder", "decode"}
+            found.extend(f"line {node.lineno}: from {node.module} import {name}" for name in names)
+    return found
+
+
+@pytest.mark.parametrize("module", SERVER_SIDE)
+def test_server_side_transports_decode_no_message_themselves(module: str) -> None:
+    assert decoding_in(TRANSPORTS / module) == []
+
+
+def test_the_check_sees_a_decoding_struct(tmp_path: Path) -> None:
+    """The check above catches what transports used to hold (ad-hoc decoding Structs)."""
+    source = (
+        "import msgspec\n"
+        "class _Kind(msgspec.Struct):\n"
+        "    id: int | None = None\n"
+        "_kind = msgspec.json.Decoder(_Kind).decode\n"
+    )
+    sample = tmp_path / "sample.py"
+    sample.write_text(source)
+    assert len(decoding_in(sample)) == 2
