@@ -20,6 +20,7 @@ import logging
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -657,3 +658,25 @@ async def test_a_legacy_http_server_gets_initialize_after_the_probe() -> None:
     assert call_headers["mcp-protocol-version"] == "2025-11-25"
     assert "mcp-method" not in call_headers and "mcp-name" not in call_headers
     assert "_meta" not in app.received[-1][1]["params"]
+
+
+async def test_our_client_and_our_http_server_agree_on_every_routing_header() -> None:
+    from mcp_actors.server.serve_http import serve_http
+    from mcp_actors_everything.server import create
+
+    async with trio.open_nursery() as nursery:
+        handle = await nursery.start(partial(serve_http, create(), port=0))
+        async with open_streamable_http(handle.url) as stream:
+            wire = WireRecorder(stream)
+            async with open_client(wire) as client:
+                assert (client.era, client.protocol_version) == ("modern", MODERN_VERSION)
+                tools = {tool.name for tool in await client.list_tools()}
+                assert "test_header_echo" in tools
+                # the server refuses (-32020) a call whose Mcp-Param-Region is missing or wrong
+                for region in ("us-west1", " padded ", "Zürich", "=?base64?x?=", ""):
+                    echoed = await client.call_tool("test_header_echo", {"region": region})
+                    assert echoed.content == [types.TextContent(text=region)]
+                assert stream.session_id is None
+            assert_all_valid(wire, MODERN_VERSION)
+            assert_all_valid(wire.peer(), MODERN_VERSION)
+        nursery.cancel_scope.cancel()
