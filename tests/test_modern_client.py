@@ -680,3 +680,20 @@ async def test_our_client_and_our_http_server_agree_on_every_routing_header() ->
             assert_all_valid(wire, MODERN_VERSION)
             assert_all_valid(wire.peer(), MODERN_VERSION)
         nursery.cancel_scope.cancel()
+
+
+def test_the_sync_and_asyncio_fronts_say_the_era_and_pass_the_options() -> None:
+    import asyncio
+
+    from mcp_actors import aio, sync
+
+    with sync.open_client(load_server(SAMPLE)) as client:
+        assert (client.era, client.protocol_version) == ("modern", MODERN_VERSION)
+        tools = client.list_tools()
+        assert (tools.ttl_ms, tools.cache_scope) == (0, "private")
+
+    async def pinned() -> tuple[str, str]:
+        async with aio.open_client(load_server(SAMPLE), protocol_version="2025-06-18") as client:
+            return client.era, client.protocol_version
+
+    assert asyncio.run(pinned()) == ("legacy", "2025-06-18")
