@@ -1,10 +1,11 @@
-"""Requests served in the session's reader: calls of tools that never wait.
+"""Requests served in the session's reader: calls of tools declared never to wait.
 
-An ``async def`` tool without ``await`` finishes in one step, so the session runs
-it in its reader instead of spawning a request actor (see ``Session._serve_inline``).
-These tests hold what must not change with it: isolation of context variables, a
-correct (if slower) answer when a tool that was vouched for waits after all, and
-cancellation of every tool that can wait.
+A tool registered with ``inline=True`` is an ``async def`` that finishes in one
+step, so the session runs it in its reader instead of spawning a request actor
+(see ``mcp_actors.runtime.inline``). These tests hold what must not change with it:
+only declared tools are served so, isolation of context variables, a correct (if
+slower) answer when a tool declared inline waits after all, and cancellation of
+every tool that can wait.
 """
 
 from __future__ import annotations
@@ -20,53 +21,37 @@ import trio.lowlevel
 
 from mcp_actors import Client, Server, open_client
 from mcp_actors.runtime.session import Session
-from mcp_actors.server.tools import never_waits
 
 current: contextvars.ContextVar[str] = contextvars.ContextVar("current", default="unset")
 cancelled: list[float] = []
 
 
-async def plain(a: int) -> int:
-    return a + 1
+def test_only_an_async_def_may_be_declared_inline() -> None:
+    server = Server("inline")
+    with pytest.raises(TypeError, match="inline=True needs an async def"):
 
+        @server.tool(inline=True)
+        def sync_tool(a: int) -> int:  # runs in a worker thread: never inline
+            return a
 
-async def awaits(a: int) -> int:
-    await trio.lowlevel.checkpoint()
-    return a
-
-
-async def uses_async_with(lock: trio.Lock) -> None:
-    async with lock:
-        pass
-
-
-async def async_comprehension(items: trio.MemoryReceiveChannel[int]) -> list[int]:
-    return [item async for item in items]
-
-
-def sync_tool(a: int) -> int:
-    return a
-
-
-def test_only_async_functions_without_suspension_points_never_wait() -> None:
-    assert never_waits(plain)
-    assert not never_waits(awaits)
-    assert not never_waits(uses_async_with)
-    assert not never_waits(async_comprehension)
-    assert not never_waits(sync_tool)  # runs in a worker thread
+    assert "sync_tool" not in server.tools
 
 
 def make_server() -> Server:
     server = Server("inline")
 
-    @server.tool
+    @server.tool(inline=True)
     async def remember(value: str) -> str:
         previous = current.get()
         current.set(value)
         return previous
 
-    @server.tool
+    @server.tool(inline=True)
     async def add(a: int, b: int) -> int:
+        return a + b
+
+    @server.tool
+    async def add_undeclared(a: int, b: int) -> int:
         return a + b
 
     @server.tool
@@ -87,7 +72,9 @@ async def client_of(server: Server) -> AsyncIterator[Client]:
         yield client
 
 
-async def test_never_waiting_tools_spawn_no_request_actor(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_tools_declared_inline_spawn_no_request_actor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     served_by_actor: list[str] = []
     original = Session._serve
 
@@ -103,7 +90,10 @@ async def test_never_waiting_tools_spawn_no_request_actor(monkeypatch: pytest.Mo
         result = await client.call_tool("add", {"a": 2, "b": 3})
         assert result.structured_content == {"result": 5}
         await client.call_tool("sleepy", {"seconds": 0})
-        assert served_by_actor == ["tools/call"]  # only the tool that waits
+        await client.call_tool("add_undeclared", {"a": 1, "b": 1})
+        await client.list_tools()
+        # only the tools not declared inline, and every other method
+        assert served_by_actor == ["tools/call", "tools/call", "tools/list"]
 
 
 async def test_context_variables_set_inline_do_not_leak_between_requests() -> None:
@@ -114,16 +104,23 @@ async def test_context_variables_set_inline_do_not_leak_between_requests() -> No
     assert second.content[0].text == "unset"  # type: ignore[union-attr]
 
 
-async def test_a_tool_vouched_for_wrongly_still_answers(caplog: pytest.LogCaptureFixture) -> None:
+async def test_a_tool_declared_inline_wrongly_still_answers(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     server = make_server()
-    server.tools["sleepy"].never_waits = True  # as if the analysis had been wrong
+
+    @server.tool(inline=True)  # a wrong declaration: it waits
+    async def nap(seconds: float) -> str:
+        await trio.sleep(seconds)
+        return "slept"
+
     with caplog.at_level(logging.WARNING, logger="mcp_actors.session"):
         async with client_of(server) as client:
-            result = await client.call_tool("sleepy", {"seconds": 0.01})
+            result = await client.call_tool("nap", {"seconds": 0.01})
             after = await client.call_tool("add", {"a": 1, "b": 1})
     assert result.content[0].text == "slept"  # type: ignore[union-attr]
     assert after.structured_content == {"result": 2}
-    assert "waited although it was to run inline" in caplog.text
+    assert "waited although it was declared inline" in caplog.text
 
 
 async def test_tools_that_wait_can_still_be_cancelled() -> None:

@@ -30,13 +30,13 @@ server = Server("mcp-actors-bench", instructions="Benchmark tools.")
 _observed: OrderedDict[str, float] = OrderedDict()  # token -> monotonic seconds; bounded
 
 
-@server.tool
+@server.tool(inline=True)
 async def add(a: int, b: int) -> int:
     """Add two integers."""
     return a + b
 
 
-@server.tool
+@server.tool(inline=True)
 async def echo(text: str) -> str:
     """Return the text unchanged."""
     return text
@@ -56,7 +56,7 @@ async def cancellation_probe(ctx: Context, token: str, seconds: float = 30.0) ->
     return "not cancelled"
 
 
-@server.tool
+@server.tool(inline=True)
 async def last_cancellation(token: str) -> dict[str, Any]:
     """When ``cancellation_probe`` saw its cancellation (``time.monotonic()``), or null."""
     return {"token": token, "observed": _observed.get(token)}

@@ -530,8 +530,8 @@ async def _initialize(
         capabilities=state.local_capabilities,  # type: ignore[arg-type]  # a client's
         client_info=client_info,
     )
+    # The engine records the server's answer as it decodes it (or raises).
     result = await session.request("initialize", params, timeout=timeout)
-    state.receive_initialize_result(result)
     await session.notify("notifications/initialized")
     return Client(session, initialize_result=result)
 

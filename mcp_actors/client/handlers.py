@@ -159,6 +159,10 @@ class ClientDispatcher:
             return t.ListRootsResult(roots=list(self.roots))
         raise errors.method_not_found(method)
 
+    def serves_inline(self, request: InboundRequest) -> bool:
+        """A client's handlers (sampling, elicitation...) may wait: each gets its own task."""
+        return False
+
     def handle_notification(self, method: str, params: Any) -> None:
         handlers = self.handlers
         if method == "notifications/resources/updated":

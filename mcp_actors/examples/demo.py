@@ -15,7 +15,7 @@ from mcp_actors import Context, Server
 server = Server("mcp-actors-demo", instructions="Tools to try mcp_actors with.")
 
 
-@server.tool
+@server.tool(inline=True)  # never waits: served without a task of its own
 async def add(a: int, b: int) -> int:
     """Add two integers."""
     return a + b
@@ -42,7 +42,7 @@ class Forecast(msgspec.Struct):
     conditions: str
 
 
-@server.tool
+@server.tool(inline=True)
 async def forecast(city: str) -> Forecast:
     """A made-up weather forecast, returned as structured content."""
     return Forecast(city=city, temperature_c=21.5, conditions="sunny")

@@ -29,6 +29,7 @@ method only the modern era has (:func:`is_modern_method`); anything else
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, Final, get_args
 
@@ -54,8 +55,9 @@ LOG_LEVEL_KEY: Final = "io.modelcontextprotocol/logLevel"
 SERVER_INFO_KEY: Final = "io.modelcontextprotocol/serverInfo"
 
 _REQUIRED_KEYS: Final = (PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY)
-#: What every modern ``_meta`` key has in its raw bytes (a ``/`` may be escaped as ``\\/``).
-_MARKER: Final = b"io.modelcontextprotocol"
+#: What every modern ``_meta`` key has in its raw bytes (a ``/`` may be escaped as ``\\/``);
+#: searched for in the received buffer itself, without copying it (the legacy hot path).
+_find_marker: Final = re.compile(re.escape(b"io.modelcontextprotocol")).search
 _LOG_LEVELS: Final = frozenset(get_args(t.LoggingLevel))
 _MODERN_ONLY: Final = frozenset(name for name, spec in METHODS.items() if is_modern(spec.since))
 
@@ -100,7 +102,7 @@ def is_modern_request(raw_params: msgspec.Raw | bytes | Any) -> bool:
     """
     if raw_params is UNSET or raw_params is None:
         return False
-    if _MARKER not in bytes(raw_params):
+    if _find_marker(raw_params) is None:
         return False
     meta = _meta_of(raw_params)
     return meta is not None and any(key in meta for key in _REQUIRED_KEYS)

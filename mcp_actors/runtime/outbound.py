@@ -17,8 +17,11 @@ import attrs
 import trio
 
 from ..protocol import types as t
+from ..protocol.engine import ConnectionClosed
 from ..protocol.errors import McpError
 from ..protocol.jsonrpc import Envelope, RequestId
+
+__all__ = ["ConnectionClosed", "Deadlines", "OutboundCall", "ProgressCallback", "RequestTimeout"]
 
 ProgressCallback = Callable[[t.ProgressParams], Awaitable[None]]
 
@@ -33,18 +36,10 @@ class RequestTimeout(TimeoutError):
         self.seconds = seconds
 
 
-class ConnectionClosed(McpError):
-    """The session ended while a request was waiting for its response."""
-
-    def __init__(self, method: str) -> None:
-        super().__init__(-32000, f"connection closed before {method} was answered")
-
-
 @attrs.define(eq=False, slots=True)
 class OutboundCall:
     """The caller's side of one request in flight."""
 
-    id: RequestId
     method: str
     response: Envelope | None = attrs.field(init=False, default=None)
     closed: McpError | None = attrs.field(init=False, default=None)

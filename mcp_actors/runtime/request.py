@@ -29,6 +29,7 @@ from ..protocol.modern import ModernRequest
 
 if TYPE_CHECKING:
     from .session import Session
+    from .writer import Writer
 
 
 _NOT_DECODED: Any = object()
@@ -44,7 +45,7 @@ class ProgressStream:
 
     token: t.ProgressToken
     request_id: RequestId
-    _session: Session
+    _writer: Writer
     _last: float | None = attrs.field(init=False, default=None)
     pending: t.ProgressParams | None = attrs.field(init=False, default=None)
     closed: bool = attrs.field(init=False, default=False)
@@ -64,7 +65,7 @@ class ProgressStream:
             total=UNSET if total is None else total,
             message=UNSET if message is None else message,
         )
-        self._session._schedule_progress(self)
+        self._writer.schedule_progress(self)
 
     def take(self) -> t.ProgressParams | None:
         pending, self.pending = self.pending, None
@@ -73,22 +74,30 @@ class ProgressStream:
 
 @attrs.define(eq=False, slots=True)
 class InboundRequest:
-    """A request the peer sent us, while it is being served."""
+    """A request the peer sent us, while it is being served.
 
+    ``modern`` is set for a request of the modern era (2026-07-28): its ``_meta`` and
+    the state it is served with, of its own (None: a request of the session's legacy
+    era, served with the session's state). ``scope`` is None for a request served
+    inline by the session's reader (see ``Session._serve_inline``): it is over before
+    the reader reads on, so nothing could cancel it.
+    """
+
+    session: Session
     id: RequestId
     method: str
     spec: MethodSpec | None
     raw_params: msgspec.Raw | UnsetType
-    session: Session
-    scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
+    modern: ModernRequest | None
+    scope: trio.CancelScope | None = None
     progress: ProgressStream | None = None
     cancel_reason: str | None = None
-    #: Served inside the session's reader, no task of its own (``Session._serve_inline``).
-    inline: bool = False
-    #: A request of the modern era (2026-07-28): its ``_meta`` and the state it is served
-    #: with, of its own (None: a request of the session's legacy era).
-    modern: ModernRequest | None = None
     _params: Any = attrs.field(init=False, default=_NOT_DECODED)
+
+    @property
+    def cancel_called(self) -> bool:
+        """Whether the peer cancelled this request."""
+        return self.scope is not None and self.scope.cancel_called
 
     def decode_params(self) -> Any:
         """Decode ``params`` into the method's type, once.
@@ -110,7 +119,13 @@ class InboundRequest:
     def cancel(self, reason: str | None) -> None:
         """The peer cancelled this request: stop the handler; no response will be sent."""
         self.cancel_reason = reason
+        self.close_progress()
         if self.progress is not None:
             self.progress.pending = None
+        if self.scope is not None:
+            self.scope.cancel()
+
+    def close_progress(self) -> None:
+        """No progress may be reported any more (the answer is on its way, or cancelled)."""
+        if self.progress is not None:
             self.progress.closed = True
-        self.scope.cancel()

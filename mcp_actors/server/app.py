@@ -35,6 +35,7 @@ from msgspec import UNSET, UnsetType
 from .._version import __version__
 from ..protocol import errors
 from ..protocol import types as t
+from ..protocol.engine import ServerDescription
 from ..protocol.errors import McpError, ProtocolViolation
 from ..protocol.fit import fit, lacks_fields
 from ..protocol.jsonrpc import RequestId
@@ -141,6 +142,7 @@ class Server:
         annotations: t.ToolAnnotations | None = None,
         icons: list[t.Icon] | None = None,
         meta: dict[str, Any] | None = None,
+        inline: bool = False,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -153,12 +155,16 @@ class Server:
         annotations: t.ToolAnnotations | None = None,
         icons: list[t.Icon] | None = None,
         meta: dict[str, Any] | None = None,
+        inline: bool = False,
     ) -> F | Callable[[F], F]:
         """Register a function as a tool; usable bare (``@server.tool``) or with options.
 
         The input schema comes from the parameters' type hints, the description
         from the docstring's first paragraph. A sync function runs in a worker
-        thread so it never blocks the event loop.
+        thread so it never blocks the event loop. ``inline=True`` declares an
+        ``async def`` that never waits (no ``await`` that can block): its calls are
+        served without a task of their own, several times cheaper (see
+        :class:`~.tools.RegisteredTool`).
         """
 
         def register(function: F) -> F:
@@ -173,7 +179,7 @@ class Server:
                 icons=_unset(icons),
                 meta=_unset(meta),
             )
-            self.add_tool(RegisteredTool(definition, function, signature))
+            self.add_tool(RegisteredTool(definition, function, signature, inline))
             return function
 
         return register(function) if function is not None else register
@@ -448,6 +454,14 @@ class Server:
         """The server's name and version, as ``serverInfo`` carries them."""
         return t.Implementation(name=self.name, version=self.version, title=_unset(self.title))
 
+    def describe(self, revision: Revision, *, stateless: bool = False) -> ServerDescription:
+        """What the server tells a client negotiating ``revision`` (``initialize``'s result)."""
+        return ServerDescription(
+            capabilities=self.capabilities(revision, stateless=stateless),
+            server_info=self.info,
+            instructions=self.instructions,
+        )
+
     @property
     def sessions(self) -> list[ServerSession]:
         """The initialized sessions, in the order they initialized."""
@@ -594,17 +608,17 @@ class ServerSession:
         hint = server.cache_hint(request.method)
         return finish_result(result, server_info=server.info, cache_hint=hint)
 
-    def capabilities(self, revision: Revision) -> t.ServerCapabilities:
-        """What this server declares to a request of ``revision`` (a modern one)."""
-        return self.server.capabilities(revision, stateless=not self.session.state.back_channel)
-
-    def runs_inline(self, request: InboundRequest) -> bool:
-        """Whether the session may serve ``request`` in its reader (a never-waiting tool)."""
+    def serves_inline(self, request: InboundRequest) -> bool:
+        """Whether ``request`` calls a tool declared never to wait (``inline=True``)."""
         return serves_inline(self.server._tools, request)
+
+    def describe_server(self, revision: Revision, *, stateless: bool) -> ServerDescription:
+        """What the server tells a client of ``revision``: the ``initialize`` answer's
+        content, and the capabilities a modern request is served with."""
+        return self.server.describe(revision, stateless=stateless)
 
     def handle_notification(self, method: str, params: Any) -> None:
         if method == "notifications/initialized":
-            self.state.receive_initialized()
             server = self.server
             server.trio_token = trio.lowlevel.current_trio_token()
             server._sessions[self] = None

@@ -58,7 +58,7 @@ class Context:
     @property
     def cancel_called(self) -> bool:
         """Whether the client has cancelled this request."""
-        return self._request.scope.cancel_called
+        return self._request.cancel_called
 
     @property
     def progress_token(self) -> t.ProgressToken | None:

@@ -28,27 +28,7 @@ if TYPE_CHECKING:
 Handler = Callable[["ServerSession", InboundRequest, Any], Awaitable[Any]]
 
 
-# -- lifecycle, logging ---------------------------------------------------------------
-
-
-async def initialize(
-    server_session: ServerSession, request: InboundRequest, params: t.InitializeParams
-) -> t.InitializeResult:
-    server = server_session.server
-    state = server_session.state
-    revision = state.receive_initialize(params)
-    capabilities = server.capabilities(revision, stateless=not state.back_channel)
-    state.local_capabilities = capabilities
-    return t.InitializeResult(
-        protocol_version=revision.name,
-        capabilities=capabilities,
-        server_info=t.Implementation(
-            name=server.name,
-            version=server.version,
-            title=server.title if server.title is not None else UNSET,
-        ),
-        instructions=server.instructions if server.instructions is not None else UNSET,
-    )
+# -- logging ------------------------------------------------------------------------
 
 
 def _needs_a_session(server_session: ServerSession, method: str, reason: str) -> None:
@@ -267,7 +247,6 @@ def check_content(
 
 
 HANDLERS: dict[str, Handler] = {
-    "initialize": initialize,
     "server/discover": discover,
     "logging/setLevel": set_level,
     "tools/list": list_tools,

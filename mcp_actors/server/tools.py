@@ -11,7 +11,6 @@ the tool raises on purpose, is a JSON-RPC error.
 
 from __future__ import annotations
 
-import dis
 import inspect
 import logging
 from collections.abc import Callable, Mapping
@@ -43,18 +42,32 @@ _CONTENT = (t.TextContent, t.ImageContent, t.AudioContent, t.ResourceLink, t.Emb
 
 @attrs.define(eq=False)
 class RegisteredTool:
-    """A tool: its wire definition and the function behind it."""
+    """A tool: its wire definition and the function behind it.
+
+    ``inline`` declares that the function never waits: an ``async def`` that runs
+    to its end without suspending (no ``await``, ``async for`` or ``async with`` that
+    can block). Its calls are then served by the session's reader itself, without a
+    task or a cancel scope of their own — several times cheaper, and nothing is lost:
+    a call that is over before the next message is read could not be cancelled
+    anyway. A tool declared ``inline`` that waits after all still gets its answer,
+    but it holds up everything else of its session meanwhile, and a warning is
+    logged. Only an ``async def`` may be declared ``inline`` (a plain function runs
+    in a worker thread).
+    """
 
     definition: t.Tool
     function: Callable[..., Any]
     signature: ToolSignature
+    inline: bool = False
     is_async: bool = attrs.field(init=False)
-    #: An ``async def`` with no suspension point: its calls may run in the session's reader.
-    never_waits: bool = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         self.is_async = is_async(self.function)
-        self.never_waits = never_waits(self.function)
+        if self.inline and not inspect.iscoroutinefunction(self.function):
+            raise TypeError(
+                f"tool {self.definition.name!r}: inline=True needs an async def"
+                " (a plain function runs in a worker thread)"
+            )
 
     @property
     def name(self) -> str:
@@ -118,28 +131,8 @@ class RegisteredTool:
         return t.CallToolResult(content=_builtins_content(builtins), structured_content=structured)
 
 
-_SUSPENDING_OPCODES = ("AWAIT", "YIELD", "SEND", "ASYNC", "AITER", "ANEXT")
-
-
-def never_waits(function: Callable[..., Any]) -> bool:
-    """Whether ``function`` is an ``async def`` that cannot suspend: no ``await``,
-    ``async for`` or ``async with`` anywhere in its body (read from its bytecode).
-
-    Calling it runs to completion in one step, so it cannot be cancelled and needs
-    no task of its own. Anything else (a sync function, a wrapper, a callable object)
-    says False.
-    """
-    if not inspect.iscoroutinefunction(function) or not inspect.isfunction(function):
-        return False
-    return not any(
-        marker in instruction.opname
-        for instruction in dis.get_instructions(function.__code__)
-        for marker in _SUSPENDING_OPCODES
-    )
-
-
 def serves_inline(tools: Mapping[str, RegisteredTool], request: InboundRequest) -> bool:
-    """Whether ``request`` is a ``tools/call`` of a tool that never waits (see above)."""
+    """Whether ``request`` is a ``tools/call`` of a tool declared ``inline`` (see above)."""
     if request.method != "tools/call":
         return False
     try:
@@ -147,7 +140,7 @@ def serves_inline(tools: Mapping[str, RegisteredTool], request: InboundRequest) 
     except McpError:
         return False  # the request actor answers the error
     tool = tools.get(name)
-    return tool is not None and tool.never_waits
+    return tool is not None and tool.inline
 
 
 def to_content(value: Any) -> list[t.ContentBlock]:

@@ -620,12 +620,12 @@ def _job_tools(server: Server, settings: Settings) -> None:
 def _bench_tools(server: Server, settings: Settings) -> None:
     observed: OrderedDict[str, float] = OrderedDict()
 
-    @server.tool(annotations=_READ_ONLY)
+    @server.tool(annotations=_READ_ONLY, inline=True)
     async def add(a: int, b: int) -> int:
         """Add two integers."""
         return a + b
 
-    @server.tool(annotations=_READ_ONLY)
+    @server.tool(annotations=_READ_ONLY, inline=True)
     async def echo(text: str) -> str:
         """Return the text unchanged."""
         return text
@@ -646,7 +646,7 @@ def _bench_tools(server: Server, settings: Settings) -> None:
             raise
         return "not cancelled"
 
-    @server.tool(annotations=_READ_ONLY)
+    @server.tool(annotations=_READ_ONLY, inline=True)
     async def last_cancellation(token: str) -> dict[str, Any]:
         """When ``cancellation_probe`` saw its cancellation (``time.monotonic()``), or null."""
         return {"token": token, "observed": observed.get(token)}

@@ -1,0 +1,189 @@
+"""A session's writer: the one task that sends, so that messages never interleave.
+
+Everything a :class:`~.session.Session` sends goes through its :class:`Writer`:
+encoded messages wait in a bounded queue (when it is full, whoever sends waits —
+a peer that does not read slows us down instead of growing our memory), and the
+writer task hands the transport everything queued at once, so that many small
+messages cost one write. Progress is not queued: a :class:`~.request.ProgressStream`
+only marks itself pending (:meth:`Writer.schedule_progress`), and the writer sends
+the newest report of each stream before anything else it writes — so a slow peer
+sees fewer, fresher updates, and never progress after the response.
+
+One shortcut saves a task switch per request/response exchange: when the writer is
+idle (waiting, nothing queued, no progress pending), the transport's writes do not
+normally wait and no further input is at hand, the session's reader writes its
+answer itself (:meth:`Writer.send_from_reader`). The two never write at the same time.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import attrs
+import trio
+
+from ..protocol import types as t
+from ..transports.abc import MessageStream, Outgoing, TransportClosed
+from .request import ProgressStream
+
+log = logging.getLogger("mcp_actors.session")
+
+_TICK = Outgoing(b"")  # wakes the writer to flush pending progress; never written
+#: Answers the reader queues in a row before it lets the writer run (see send_from_reader).
+_YIELD_EVERY = 32
+
+
+@attrs.define(eq=False)
+class Writer:
+    """The sending side of one session (see the module docstring).
+
+    ``encode_progress`` encodes a progress notification; ``on_closed`` is called when
+    the transport fails under a write (the session then ends).
+    """
+
+    transport: MessageStream
+    encode_progress: Callable[[t.ProgressParams], bytes]
+    on_closed: Callable[[], None]
+    queue_size: int
+    #: Messages handed to the transport so far.
+    sent: int = attrs.field(init=False, default=0)
+    _send_channel: trio.MemorySendChannel[Outgoing] = attrs.field(init=False)
+    _receive_channel: trio.MemoryReceiveChannel[Outgoing] = attrs.field(init=False)
+    _overflow: trio.Nursery | None = attrs.field(init=False, default=None)
+    _dirty_progress: dict[ProgressStream, None] = attrs.field(init=False, factory=dict)
+    _tick_queued: bool = attrs.field(init=False, default=False)
+    _direct_writes: bool = attrs.field(init=False)
+    _direct_writing: bool = attrs.field(init=False, default=False)
+    _direct_done: trio.Event | None = attrs.field(init=False, default=None)
+    _queued_by_reader: int = attrs.field(init=False, default=0)
+
+    def __attrs_post_init__(self) -> None:
+        self._direct_writes = self.transport.direct_writes
+        self._send_channel, self._receive_channel = trio.open_memory_channel[Outgoing](
+            self.queue_size
+        )
+
+    @property
+    def queued(self) -> int:
+        """Messages waiting for the writer."""
+        return self._receive_channel.statistics().current_buffer_used
+
+    async def run(self) -> None:
+        """Write until :meth:`close` (what is queued is still written) or the transport fails."""
+        async with trio.open_nursery() as overflow:
+            self._overflow = overflow
+            await self._write_loop()
+
+    async def close(self) -> None:
+        """No more messages: the writer writes what is queued, then ends."""
+        await self._send_channel.aclose()
+
+    # -- sending -------------------------------------------------------------------------
+
+    async def send(self, message: Outgoing) -> None:
+        """Queue ``message``, waiting while the queue is full (dropped once closed)."""
+        try:
+            await self._send_channel.send(message)
+        except trio.ClosedResourceError:
+            log.debug("session closed: dropped an outgoing message")
+
+    def send_soon(self, message: Outgoing) -> None:
+        """Queue ``message`` without waiting: now, or by a task of its own if the queue is full."""
+        try:
+            self._send_channel.send_nowait(message)
+        except trio.WouldBlock:
+            if self._overflow is not None:
+                self._overflow.start_soon(self.send, message)
+        except trio.ClosedResourceError:
+            pass
+
+    async def send_from_reader(self, message: Outgoing) -> None:
+        """Send an answer from the session's reader, as cheaply as the writer's state allows.
+
+        If the writer is idle and nothing else waits to be read, the reader writes the
+        message itself: nothing can be overtaken, and a request/response exchange
+        costs one pass of the scheduler instead of two. Otherwise the message is
+        queued without a schedule point when there is room, so that the writer takes a
+        whole burst of answers at once when the reader next waits for input.
+        """
+        if self._direct_writes and not self._dirty_progress and not self.transport.input_ready():
+            statistics = self._receive_channel.statistics()
+            if statistics.current_buffer_used == 0 and statistics.tasks_waiting_receive:
+                await self._write_direct(message)
+                return
+        try:
+            self._send_channel.send_nowait(message)
+        except trio.WouldBlock:
+            await self.send(message)
+        except trio.ClosedResourceError:
+            log.debug("session closed: dropped an outgoing message")
+        else:
+            self._queued_by_reader += 1
+            if self._queued_by_reader >= _YIELD_EVERY:
+                # A long burst of input: let the writer send what is ready, so that the
+                # peer works on those answers while we read on.
+                self._queued_by_reader = 0
+                await trio.lowlevel.cancel_shielded_checkpoint()
+
+    def schedule_progress(self, stream: ProgressStream) -> None:
+        """``stream`` has a report to send: the writer sends it before anything else."""
+        self._dirty_progress[stream] = None
+        if not self._tick_queued:
+            try:
+                self._send_channel.send_nowait(_TICK)
+                self._tick_queued = True
+            except (trio.WouldBlock, trio.ClosedResourceError):
+                pass  # the writer is busy; it flushes progress before its next write
+
+    # -- writing -------------------------------------------------------------------------
+
+    async def _write_direct(self, message: Outgoing) -> None:
+        self._direct_writing = True
+        try:
+            await self.transport.send_all((message,))
+            self.sent += 1
+        except TransportClosed:
+            log.debug("transport closed under the reader")
+            self.on_closed()
+        finally:
+            self._direct_writing = False
+            if self._direct_done is not None:
+                self._direct_done.set()
+                self._direct_done = None
+
+    async def _write_loop(self) -> None:
+        receive = self._receive_channel
+        send_all = self.transport.send_all
+        try:
+            async for first in receive:
+                batch = [first] if first is not _TICK else []
+                while True:
+                    try:
+                        item = receive.receive_nowait()
+                    except (trio.WouldBlock, trio.EndOfChannel):
+                        break
+                    if item is not _TICK:
+                        batch.append(item)
+                if self._dirty_progress:
+                    batch[:0] = self._take_progress()
+                self._tick_queued = False
+                if batch:
+                    while self._direct_writing:  # the reader's own write waited: let it end
+                        if self._direct_done is None:
+                            self._direct_done = trio.Event()
+                        await self._direct_done.wait()
+                    await send_all(batch)
+                    self.sent += len(batch)
+        except TransportClosed:
+            log.debug("transport closed under the writer")
+            self.on_closed()
+
+    def _take_progress(self) -> list[Outgoing]:
+        messages = []
+        for stream in self._dirty_progress:
+            progress = stream.take()
+            if progress is not None:
+                messages.append(Outgoing(self.encode_progress(progress), stream.request_id))
+        self._dirty_progress.clear()
+        return messages
