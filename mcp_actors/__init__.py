@@ -12,6 +12,7 @@ from typing import Any
 
 from ._version import __version__
 from .client.client import Client, ClientHandlers, open_client
+from .client.listing import Listing
 from .client.targets import StdioTarget, UrlTarget
 from .protocol import types
 from .protocol.errors import McpError, ProtocolViolation
@@ -40,6 +41,7 @@ __all__ = [
     "Context",
     "ElicitationContentError",
     "ElicitationResult",
+    "Listing",
     "McpError",
     "McpLogHandler",
     "MessageStream",

@@ -47,6 +47,7 @@ from .client.client import Client
 from .client.client import open_client as open_trio_client
 from .client.forwarding import ServerDescription
 from .client.handlers import ProgressHandler
+from .client.listing import Listing
 from .client.targets import Target
 from .held import Held
 from .protocol import types as t
@@ -209,7 +210,7 @@ class AsyncClient(ServerDescription):
     async def ping(self, *, timeout: Timeout = UNSET) -> None:
         await self._run(lambda: self._client.ping(timeout=timeout))
 
-    async def list_tools(self, *, timeout: Timeout = UNSET) -> list[t.Tool]:
+    async def list_tools(self, *, timeout: Timeout = UNSET) -> Listing[t.Tool]:
         return await self._run(lambda: self._client.list_tools(timeout=timeout))
 
     async def call_tool(
@@ -229,12 +230,12 @@ class AsyncClient(ServerDescription):
             )
         )
 
-    async def list_resources(self, *, timeout: Timeout = UNSET) -> list[t.Resource]:
+    async def list_resources(self, *, timeout: Timeout = UNSET) -> Listing[t.Resource]:
         return await self._run(lambda: self._client.list_resources(timeout=timeout))
 
     async def list_resource_templates(
         self, *, timeout: Timeout = UNSET
-    ) -> list[t.ResourceTemplate]:
+    ) -> Listing[t.ResourceTemplate]:
         return await self._run(lambda: self._client.list_resource_templates(timeout=timeout))
 
     async def read_resource(self, uri: str, *, timeout: Timeout = UNSET) -> t.ReadResourceResult:
@@ -257,7 +258,7 @@ class AsyncClient(ServerDescription):
         finally:
             await await_future(held.release())
 
-    async def list_prompts(self, *, timeout: Timeout = UNSET) -> list[t.Prompt]:
+    async def list_prompts(self, *, timeout: Timeout = UNSET) -> Listing[t.Prompt]:
         return await self._run(lambda: self._client.list_prompts(timeout=timeout))
 
     async def get_prompt(
@@ -308,7 +309,7 @@ async def open_client(target: Target, **options: Any) -> AsyncIterator[AsyncClie
     """Connect to ``target`` from asyncio; yields an :class:`AsyncClient`.
 
     ``target`` and ``options`` are those of the Trio
-    :func:`~mcp_actors.client.client.open_client` (``name``, ``version``,
+    :func:`~mcp_actors.client.client.open_client` (``name``, ``version``, ``era``,
     ``protocol_version``, ``config``, ``initialize_timeout``...). The callbacks of
     ``handlers`` (sampling, elicitation, ``on_log``...) are asyncio code: they run on
     this loop, and a server's cancellation cancels their task. Leaving the block

@@ -13,7 +13,9 @@
 A server TARGET is ``MODULE[:ATTR]``, ``path/to/file.py[:ATTR]`` (without ``:ATTR``:
 its ``server``, ``mcp`` or ``app``) or an installed plugin's name; ``call`` and
 ``inspect`` also take ``stdio:COMMAND ARGS...`` (a server to launch) or a URL
-(``http://HOST:PORT/mcp``, ``http://HOST:PORT/sse``, ``ws://...``). ``--log-level``
+(``http://HOST:PORT/mcp``, ``http://HOST:PORT/sse``, ``ws://...``), and
+``--era auto|modern|legacy`` or ``--protocol-version VERSION`` (default: probe with
+``server/discover``, fall back to ``initialize``). ``--log-level``
 sets what is logged to stderr (default warning: a tool's exception is logged with
 its traceback). A failure is one line on stderr and an exit code: see
 :mod:`.cli_errors` (0 success, 1 tool error, 2 target or server failed, 3 missing
@@ -45,6 +47,7 @@ from .client.client import Client, open_client
 from .client.targets import parse_target
 from .plugins import load_server_or_plugin
 from .protocol.errors import McpError
+from .protocol.versions import MODERN, SUPPORTED
 from .runtime.outbound import ConnectionClosed, RequestTimeout
 from .server.serve import run_stdio
 from .transports.abc import TransportClosed
@@ -147,12 +150,14 @@ def _parser() -> argparse.ArgumentParser:
     call.add_argument("tool")
     call.add_argument("arguments", nargs="?", default=None, help="tool arguments as a JSON object")
     call.add_argument("--timeout", type=float, default=60.0, help="seconds (default 60)")
+    _add_era_options(call)
     call.set_defaults(action=_call)
 
     inspect = commands.add_parser(
         "inspect", help="print a server's info, capabilities, tools, resources and prompts"
     )
     inspect.add_argument("target", metavar="TARGET")
+    _add_era_options(inspect)
     inspect.set_defaults(action=_inspect)
 
     listing = commands.add_parser("list", help="list installed plugins")
@@ -172,6 +177,24 @@ _NETWORK_OPTIONS = {
     "session_idle_timeout": ("--session-idle-timeout", {"http", "sse"}),
     "allowed_hosts": ("--allowed-host", {"http", "sse"}),
 }
+
+
+def _add_era_options(command: argparse.ArgumentParser) -> None:
+    era = command.add_mutually_exclusive_group()
+    era.add_argument(
+        "--era",
+        choices=["auto", "modern", "legacy"],
+        default="auto",
+        help="auto (default): probe with server/discover, fall back to initialize;"
+        " modern: 2026-07-28 only; legacy: initialize only",
+    )
+    era.add_argument(
+        "--protocol-version",
+        choices=[*MODERN, *SUPPORTED],
+        default=None,
+        metavar="VERSION",
+        help=f"speak exactly this version (and its era): {', '.join((*MODERN, *SUPPORTED))}",
+    )
 
 
 def _count_or_none(text: str) -> int | None:
@@ -273,12 +296,13 @@ def _call(options: argparse.Namespace) -> int:
         _print_json(result)
         return EXIT_TOOL_ERROR if result.is_error is True else 0
 
-    return _with_client(options.target, call)
+    return _with_client(options, call)
 
 
 def _inspect(options: argparse.Namespace) -> int:
     async def inspect(client: Client) -> int:
         report: dict[str, Any] = {
+            "era": client.era,
             "protocolVersion": client.protocol_version,
             "serverInfo": client.server_info,
             "capabilities": client.server_capabilities,
@@ -295,14 +319,17 @@ def _inspect(options: argparse.Namespace) -> int:
         _print_json(report)
         return 0
 
-    return _with_client(options.target, inspect)
+    return _with_client(options, inspect)
 
 
-def _with_client(target_spec: str, work: Any) -> int:
+def _with_client(options: argparse.Namespace, work: Any) -> int:
+    target_spec = options.target
     target = parse_target(target_spec)
 
     async def session() -> int:
-        async with open_client(target) as client:
+        async with open_client(
+            target, era=options.era, protocol_version=options.protocol_version
+        ) as client:
             result: int = await work(client)
             return result
 

@@ -39,6 +39,7 @@ from msgspec import UNSET, UnsetType
 from .client.client import Client
 from .client.client import open_client as open_trio_client
 from .client.forwarding import ServerDescription
+from .client.listing import Listing
 from .client.targets import Target
 from .held import Held
 from .protocol import types as t
@@ -137,7 +138,7 @@ class SyncClient(ServerDescription):
     def ping(self, *, timeout: Timeout = UNSET) -> None:
         self._run(lambda: self._client.ping(timeout=timeout))
 
-    def list_tools(self, *, timeout: Timeout = UNSET) -> list[t.Tool]:
+    def list_tools(self, *, timeout: Timeout = UNSET) -> Listing[t.Tool]:
         return self._run(lambda: self._client.list_tools(timeout=timeout))
 
     def start_call_tool(
@@ -172,10 +173,10 @@ class SyncClient(ServerDescription):
         )
         return pending.result()
 
-    def list_resources(self, *, timeout: Timeout = UNSET) -> list[t.Resource]:
+    def list_resources(self, *, timeout: Timeout = UNSET) -> Listing[t.Resource]:
         return self._run(lambda: self._client.list_resources(timeout=timeout))
 
-    def list_resource_templates(self, *, timeout: Timeout = UNSET) -> list[t.ResourceTemplate]:
+    def list_resource_templates(self, *, timeout: Timeout = UNSET) -> Listing[t.ResourceTemplate]:
         return self._run(lambda: self._client.list_resource_templates(timeout=timeout))
 
     def read_resource(self, uri: str, *, timeout: Timeout = UNSET) -> t.ReadResourceResult:
@@ -198,7 +199,7 @@ class SyncClient(ServerDescription):
         finally:
             held.release().result()
 
-    def list_prompts(self, *, timeout: Timeout = UNSET) -> list[t.Prompt]:
+    def list_prompts(self, *, timeout: Timeout = UNSET) -> Listing[t.Prompt]:
         return self._run(lambda: self._client.list_prompts(timeout=timeout))
 
     def get_prompt(
@@ -251,7 +252,8 @@ def in_worker_thread(callback: Callable[..., Any]) -> Callable[..., Awaitable[An
 
 @contextmanager
 def open_client(target: Target, **options: Any) -> Iterator[SyncClient]:
-    """Connect to ``target``; yields a :class:`SyncClient` (options as the Trio open_client).
+    """Connect to ``target``; yields a :class:`SyncClient` (options as the Trio open_client:
+    ``era="auto"|"modern"|"legacy"``, ``protocol_version``, ``name``, ``config``...).
 
     The callbacks of ``handlers`` (sampling, elicitation, ``on_log``...) are plain
     functions; each runs in a worker thread.

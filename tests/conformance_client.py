@@ -2,22 +2,38 @@
 
 ``conformance client --command "python tests/conformance_client.py" --suite core``
 starts a mock server per scenario and runs ``<command> <serverUrl>`` with the
-scenario's name in ``MCP_CONFORMANCE_SCENARIO``. This script does what each
-scenario asks, through the public client API only:
+scenario's name in ``MCP_CONFORMANCE_SCENARIO``, the protocol version the run is
+for in ``MCP_CONFORMANCE_PROTOCOL_VERSION`` (``2026-07-28``: the client is pinned
+to the modern era, still retrying after -32022; ``2025-11-25`` or older: pinned
+to that legacy version; unset: it probes) and, for some scenarios, data in
+``MCP_CONFORMANCE_CONTEXT`` (JSON). This script does what each scenario asks,
+through the public client API only:
 
-=====================================  ===================================================
-scenario                               what the client does
-=====================================  ===================================================
-``initialize``                         initialize, then close
-``tools_call``                         call ``add_numbers`` with ``a=5, b=3``
-``elicitation-sep1034-client-defaults``  call ``test_client_elicitation_defaults``; accept
-                                       its form with every schema default filled in
-``sse-retry``                          call ``test_reconnection``; the transport resumes the
-                                       dropped stream after the server's ``retry`` delay,
-                                       with ``Last-Event-ID``
+======================================  ==================================================
+scenario                                what the client does
+======================================  ==================================================
+``initialize``                          connect (discover, or initialize), then close
+``tools_call``                          call ``add_numbers`` with ``a=5, b=3``
+``elicitation-sep1034-client-defaults`` call ``test_client_elicitation_defaults``; accept
+                                        its form with every schema default filled in
+``sse-retry``                           call ``test_reconnection``; the transport resumes
+                                        the dropped stream after the server's ``retry``
+                                        delay, with ``Last-Event-ID``
+``http-custom-headers``                 list tools, then make each call of the context's
+                                        ``toolCalls`` with its exact arguments
+``http-invalid-tool-headers``           list tools (the client drops those with invalid
+                                        ``x-mcp-header``), call each one left with ``{}``
+``http-standard-headers``               list and call every tool, list and read every
+                                        resource, list and get every prompt
+``json-schema-ref-no-deref``            list tools (their schemas' network ``$ref`` is
+                                        never fetched)
+``json-schema-2020-12-preservation``    call ``json_schema_echo`` with the
+                                        ``inputSchema`` of ``json_schema_2020_12_tool``
+                                        exactly as listed
 ``auth/*``                              exit 1 at once: OAuth is not implemented yet
-anything else                          initialize, list tools, call the first tool if any
-=====================================  ===================================================
+anything else                           connect, list tools (if the server has any), call
+                                        the first tool if any
+======================================  ==================================================
 
 Exit status 0 when the scenario's steps succeeded, 1 otherwise (with the reason on
 stderr).
@@ -33,11 +49,14 @@ if os.environ.get("MCP_CONFORMANCE_SCENARIO", "").startswith("auth/"):
     # sse-retry scenario measures our reconnection delay to within 250 ms.
     sys.exit("authorization (OAuth) is not implemented in this client yet")
 
+import json
 from typing import Any
 
 import trio
+from msgspec import UNSET
 
-from mcp_actors import Client, ClientHandlers, open_client, types
+from mcp_actors import Client, ClientHandlers, McpError, open_client, types
+from mcp_actors.protocol.versions import MODERN, SUPPORTED
 from mcp_actors.runtime.groups import describe
 
 TIMEOUT = 25.0  # seconds; the harness gives a client 30 s
@@ -59,7 +78,29 @@ def show(result: types.CallToolResult) -> None:
         raise SystemExit(1)
 
 
-async def run_scenario(client: Client, scenario: str) -> None:
+async def attempt(what: str, call: Any) -> None:
+    """Run one step whose failure the scenario does not care about; report it."""
+    try:
+        await call
+    except McpError as error:
+        print(f"{what}: {error}", file=sys.stderr)
+
+
+async def exercise_everything(client: Client) -> None:
+    """Every tool, resource and prompt once (``http-standard-headers`` checks the headers)."""
+    capabilities = client.server_capabilities
+    if capabilities.tools is not UNSET:
+        for tool in await client.list_tools():
+            await attempt(f"call {tool.name}", client.call_tool(tool.name, {}))
+    if capabilities.resources is not UNSET:
+        for resource in await client.list_resources():
+            await attempt(f"read {resource.uri}", client.read_resource(resource.uri))
+    if capabilities.prompts is not UNSET:
+        for prompt in await client.list_prompts():
+            await attempt(f"get {prompt.name}", client.get_prompt(prompt.name, {}))
+
+
+async def run_scenario(client: Client, scenario: str, context: dict[str, Any]) -> None:
     if scenario == "initialize":
         return
     if scenario == "tools_call":
@@ -68,23 +109,53 @@ async def run_scenario(client: Client, scenario: str) -> None:
         show(await client.call_tool("test_client_elicitation_defaults", {}))
     elif scenario == "sse-retry":
         show(await client.call_tool("test_reconnection", {}))
-    else:
+    elif scenario == "http-custom-headers":
+        await client.list_tools()  # teaches the transport the x-mcp-header annotations
+        for call in context.get("toolCalls", []):
+            show(await client.call_tool(call["name"], call.get("arguments", {})))
+    elif scenario == "http-invalid-tool-headers":
+        for tool in await client.list_tools():
+            print(f"calling {tool.name}", file=sys.stderr)
+            await attempt(f"call {tool.name}", client.call_tool(tool.name, {}))
+    elif scenario == "http-standard-headers":
+        await exercise_everything(client)
+    elif scenario == "json-schema-ref-no-deref":
+        tools = await client.list_tools()  # (its server has no tools/call)
+        print(f"tools: {[tool.name for tool in tools]}", file=sys.stderr)
+    elif scenario == "json-schema-2020-12-preservation":
+        tools = {tool.name: tool for tool in await client.list_tools()}
+        schema = tools["json_schema_2020_12_tool"].input_schema
+        show(await client.call_tool("json_schema_echo", {"schema": schema}))
+    elif client.server_capabilities.tools is not UNSET:
         tools = await client.list_tools()
         print(f"tools: {[tool.name for tool in tools]}", file=sys.stderr)
         if tools:
             show(await client.call_tool(tools[0].name, {}))
 
 
+def pinned_version() -> str | None:
+    """The version the run is for (``MCP_CONFORMANCE_PROTOCOL_VERSION``), if we speak it."""
+    version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION")
+    return version if version in (*MODERN, *SUPPORTED) else None
+
+
 async def main(url: str, scenario: str) -> None:
     handlers = ClientHandlers(elicitation=accept_with_defaults)
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     with trio.fail_after(TIMEOUT):
-        async with open_client(url, name="mcp-actors-conformance", handlers=handlers) as client:
+        async with open_client(
+            url,
+            name="mcp-actors-conformance",
+            handlers=handlers,
+            protocol_version=pinned_version(),
+        ) as client:
+            server = client.server_info.name if client.server_info is not None else "a server"
             print(
-                f"{scenario}: connected to {client.server_info.name}"
-                f" (protocol {client.protocol_version})",
+                f"{scenario}: connected to {server} ({client.era} era,"
+                f" protocol {client.protocol_version})",
                 file=sys.stderr,
             )
-            await run_scenario(client, scenario)
+            await run_scenario(client, scenario, context)
 
 
 if __name__ == "__main__":

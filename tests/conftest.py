@@ -156,7 +156,15 @@ async def connect(
     validate: bool = True,
     **client_options: Any,
 ) -> AsyncIterator[Client]:
-    """A client connected to ``server_spec`` over ``transport``; the wire is checked at the end."""
+    """A client connected to ``server_spec`` over ``transport``; the wire is checked at the end.
+
+    The client speaks the legacy era unless the test asks for another (``era=`` or
+    ``protocol_version=``): these tests cover what a session offers (subscriptions,
+    requests from the server, the log level), which the 2026-07-28 era does not have in
+    that form; ``test_modern_*.py`` cover the modern era.
+    """
+    if "era" not in client_options and "protocol_version" not in client_options:
+        client_options["era"] = "legacy"
     async with CONNECTORS[transport](server_spec, env, **client_options) as (client, recorders):
         yield client
         revision = client.protocol_version

@@ -71,7 +71,7 @@ def test_an_asyncio_program_calls_with_progress_and_cancels_a_slow_call(
             await asyncio.sleep(0)
             async_reports.append((p, total, message))
 
-        async with aio.open_client(sample_process()) as client:
+        async with aio.open_client(sample_process(), era="legacy") as client:
             assert client.server_info.name == "sample"
             result = await client.call_tool(
                 "slow",
@@ -102,7 +102,9 @@ def test_an_asyncio_program_calls_with_progress_and_cancels_a_slow_call(
 
 def test_asyncio_timeouts_and_lists_mirror_the_trio_client(events_file: Path) -> None:
     async def program() -> tuple[list[str], Any]:
-        async with aio.open_client(load_server(SAMPLE)) as client:  # in-process, in the thread
+        async with aio.open_client(
+            load_server(SAMPLE), era="legacy"
+        ) as client:  # in-process, in the thread
             names = [tool.name for tool in await client.list_tools()]
             with pytest.raises(TimeoutError):
                 # 2 s: the handler has started (a cancel that beats it leaves nothing to see)
@@ -117,7 +119,7 @@ def test_asyncio_timeouts_and_lists_mirror_the_trio_client(events_file: Path) ->
 
 def test_asyncio_task_cancelled_by_wait_for_cancels_the_call(events_file: Path) -> None:
     async def program() -> None:
-        async with aio.open_client(sample_process()) as client:
+        async with aio.open_client(sample_process(), era="legacy") as client:
             with pytest.raises(TimeoutError):
                 call = client.call_tool("wait_forever", {"tag": "wf"}, timeout=None)
                 await asyncio.wait_for(call, 2.0)  # time for the handler to start
@@ -131,7 +133,7 @@ def test_asyncio_task_cancelled_by_wait_for_cancels_the_call(events_file: Path) 
 
 def test_a_sync_program_calls_with_progress_and_cancels_a_slow_call(events_file: Path) -> None:
     reports: list[Progress] = []
-    with sync.open_client(sample_process()) as client:
+    with sync.open_client(sample_process(), era="legacy") as client:
         assert client.server_info.name == "sample"
         result = client.call_tool(
             "slow", {"steps": 3}, on_progress=lambda *report: reports.append(report)
@@ -154,7 +156,7 @@ def test_a_sync_program_calls_with_progress_and_cancels_a_slow_call(events_file:
 
 
 def test_a_sync_client_serves_several_threads_at_once() -> None:
-    with sync.open_client(load_server(SAMPLE)) as client:
+    with sync.open_client(load_server(SAMPLE), era="legacy") as client:
         sums: list[int] = []
 
         def work(a: int) -> None:
@@ -174,7 +176,7 @@ def test_a_failed_connection_raises_from_open_client() -> None:
     dying = StdioTarget(sys.executable, ("-c", "import sys; sys.exit(3)"))
     with (
         pytest.raises(Exception, match="connection closed before initialize"),
-        sync.open_client(dying),
+        sync.open_client(dying, era="legacy"),
     ):
         pass
 
@@ -185,7 +187,7 @@ def test_a_failed_connection_raises_from_open_client() -> None:
 @SDK_CLIENT_LEAKS
 def test_an_asyncio_program_hosts_a_server_for_the_sdk_and_the_trio_client() -> None:
     async def with_trio_client(url: str) -> int:
-        async with open_client(url) as client:
+        async with open_client(url, era="legacy") as client:
             result = await client.call_tool("add", {"a": 20, "b": 22})
             assert isinstance(result.structured_content, dict)
             value: int = result.structured_content["result"]
@@ -207,7 +209,7 @@ def test_an_asyncio_program_hosts_a_server_for_the_sdk_and_the_trio_client() -> 
 def test_a_sync_program_hosts_a_websocket_server() -> None:
     with sync.serve(load_server(SAMPLE), "ws", port=0) as endpoint:
         assert endpoint.url is not None and endpoint.url.startswith("ws://")
-        with sync.open_client(endpoint.url) as client:
+        with sync.open_client(endpoint.url, era="legacy") as client:
             assert client.call_tool("add", {"a": 1, "b": 1}).structured_content == {"result": 2}
 
 
@@ -218,7 +220,7 @@ FEATURES = "servers.features:server"
 
 def test_asyncio_subscriptions_are_async_iterators() -> None:
     async def program() -> list[Any]:
-        async with aio.open_client(load_server(FEATURES)) as client:
+        async with aio.open_client(load_server(FEATURES), era="legacy") as client:
             seen: list[Any] = []
             async with client.subscribe("counter://value") as updates:
                 await client.call_tool("bump")
@@ -235,7 +237,7 @@ def test_asyncio_subscriptions_are_async_iterators() -> None:
 
 
 def test_sync_subscriptions_are_iterators() -> None:
-    with sync.open_client(load_server(FEATURES)) as client:
+    with sync.open_client(load_server(FEATURES), era="legacy") as client:
         with client.subscribe("counter://value") as updates:
             client.call_tool("bump")
             update = next(iter(updates))
@@ -249,7 +251,7 @@ def test_an_asyncio_progress_callback_that_raises_fails_the_call() -> None:
         raise ValueError("no progress wanted")
 
     async def program() -> None:
-        async with aio.open_client(load_server(SAMPLE)) as client:
+        async with aio.open_client(load_server(SAMPLE), era="legacy") as client:
             with pytest.raises(ValueError, match="no progress wanted"):
                 await client.call_tool("slow", {"steps": 2}, on_progress=explode)
             await client.ping()
@@ -258,7 +260,7 @@ def test_an_asyncio_progress_callback_that_raises_fails_the_call() -> None:
 
 
 def test_a_sync_progress_callback_may_cancel_its_own_call(events_file: Path) -> None:
-    with sync.open_client(load_server(SAMPLE)) as client:
+    with sync.open_client(load_server(SAMPLE), era="legacy") as client:
         calls: list[Any] = []
         started = threading.Event()
 
@@ -297,7 +299,9 @@ def test_asyncio_handlers_run_on_the_loop() -> None:
             return echo_sample(params)
 
         handlers = ClientHandlers(sampling=sampling, on_log=lambda p: logs.append(p.level))
-        async with aio.open_client(load_server(FEATURES), handlers=handlers) as client:
+        async with aio.open_client(
+            load_server(FEATURES), handlers=handlers, era="legacy"
+        ) as client:
             result = await client.call_tool("ask_model", {"question": "Why?"})
             await client.call_tool("python_logging_in_thread", {"message": "hello"})
             async with asyncio.timeout(10):  # the log notification comes on its own
@@ -319,7 +323,7 @@ def test_sync_handlers_run_in_worker_threads() -> None:
         return echo_sample(params)
 
     handlers = ClientHandlers(sampling=sampling)
-    with sync.open_client(load_server(FEATURES), handlers=handlers) as client:
+    with sync.open_client(load_server(FEATURES), handlers=handlers, era="legacy") as client:
         result = client.call_tool("ask_model", {"question": "Why?"})
     assert result.content[0].text == "echo: Why?"  # type: ignore[union-attr]
     assert threads and threads[0] != threading.main_thread().name
@@ -340,14 +344,14 @@ async def survey(client: Any) -> list[Any]:
 
 def test_every_list_read_prompt_and_completion_method_mirrors_trio() -> None:
     async def with_trio() -> list[Any]:
-        async with open_client(load_server(FEATURES)) as client:
+        async with open_client(load_server(FEATURES), era="legacy") as client:
             return await survey(client)
 
     async def with_asyncio() -> list[Any]:
-        async with aio.open_client(load_server(FEATURES)) as client:
+        async with aio.open_client(load_server(FEATURES), era="legacy") as client:
             return await survey(client)
 
-    with sync.open_client(load_server(FEATURES)) as client:
+    with sync.open_client(load_server(FEATURES), era="legacy") as client:
         reference = types.PromptReference(name="review")
         from_sync = [
             len(client.list_resources()),
@@ -376,7 +380,7 @@ def server_saw_the_cancel():
     return False
 
 target = StdioTarget(sys.executable, ("-m", "mcp_actors.cli", "run", "servers.sample"))
-with sync.open_client(target) as client:
+with sync.open_client(target, era="legacy") as client:
     threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
     try:
         client.call_tool("wait_forever", {"tag": "ctrl-c"}, timeout=None)

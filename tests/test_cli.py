@@ -32,9 +32,13 @@ def output(result: subprocess.CompletedProcess[bytes]) -> Any:
 async def test_call_prints_the_result_and_progress_on_stderr() -> None:
     result = await mcp_actors("call", SERVE_SAMPLE, "slow", '{"steps": 2}')
     assert result.returncode == 0, result.stderr
-    assert output(result) == {"content": [{"type": "text", "text": "done after 2 steps"}]}
+    printed = output(result)  # the modern era's result: resultType, serverInfo in _meta
+    assert printed["content"] == [{"type": "text", "text": "done after 2 steps"}]
+    assert printed["resultType"] == "complete"
     assert b"progress 1/2 step 1" in result.stderr
     assert b"progress 2/2 step 2" in result.stderr
+    legacy = await mcp_actors("call", "--era", "legacy", SERVE_SAMPLE, "slow", '{"steps": 2}')
+    assert output(legacy) == {"content": [{"type": "text", "text": "done after 2 steps"}]}
 
 
 async def test_call_in_process_with_module_attr() -> None:
@@ -61,7 +65,7 @@ async def test_a_server_that_dies_exits_2_with_a_clear_message() -> None:
     dying = f"stdio:{sys.executable} -c 'import sys; sys.exit(3)'"
     result = await mcp_actors("call", dying, "add")
     assert result.returncode == 2
-    assert b"connection closed before initialize was answered" in result.stderr
+    assert b"connection closed before server/discover was answered" in result.stderr
 
 
 async def test_bad_targets_and_arguments_exit_2() -> None:
@@ -78,9 +82,11 @@ async def test_inspect_prints_info_capabilities_and_tools() -> None:
     assert result.returncode == 0, result.stderr
     report = output(result)
     assert report["serverInfo"] == {"name": "sample", "version": "1.2.3"}
-    assert report["protocolVersion"] == "2025-11-25"
-    assert report["capabilities"]["tools"] == {"listChanged": True}
+    assert (report["era"], report["protocolVersion"]) == ("modern", "2026-07-28")
     assert "add" in {tool["name"] for tool in report["tools"]}
+    pinned = output(await mcp_actors("inspect", "--protocol-version", "2025-06-18", SERVE_SAMPLE))
+    assert (pinned["era"], pinned["protocolVersion"]) == ("legacy", "2025-06-18")
+    assert pinned["capabilities"]["tools"] == {"listChanged": True}
 
 
 async def test_inspect_lists_resources_templates_and_prompts() -> None:

@@ -304,7 +304,7 @@ async def test_closing_a_session_ends_its_subscriptions() -> None:
     async with trio.open_nursery() as nursery:
         client_end, server_end = memory_pair()
         nursery.start_soon(server.serve_session, server_end)
-        async with open_client(client_end) as client:
+        async with open_client(client_end, era="legacy") as client:
             # A raw subscribe: no context manager to unsubscribe on the way out.
             await client.request("resources/subscribe", types.SubscribeParams(uri="a://x"))
             await client.request("resources/subscribe", types.SubscribeParams(uri="a://x"))
@@ -361,7 +361,7 @@ async def test_the_bridge_on_the_root_logger_does_not_recurse() -> None:
             client_end, server_end = memory_pair()
             nursery.start_soon(server.serve_session, server_end)
             handlers = ClientHandlers(on_log=received.append)
-            async with open_client(client_end, handlers=handlers) as client:
+            async with open_client(client_end, handlers=handlers, era="legacy") as client:
                 await client.call_tool("shout")
                 with trio.fail_after(5):
                     while not received:

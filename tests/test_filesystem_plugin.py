@@ -59,7 +59,7 @@ async def filesystem(
     server = create(Settings(root=str(root), **settings))
     handlers = ClientHandlers(roots=roots)
     with trio.fail_after(30):
-        async with open_client(server, handlers=handlers) as client:
+        async with open_client(server, handlers=handlers, era="legacy") as client:
             yield client
 
 

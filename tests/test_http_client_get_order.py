@@ -56,7 +56,7 @@ async def test_the_get_stream_is_requested_before_the_next_request() -> None:
         with trio.fail_after(10):
             async with (
                 open_streamable_http(URL, http_client=http) as stream,
-                open_client(stream) as client,
+                open_client(stream, era="legacy") as client,
             ):
                 assert await client.list_tools() == []
     assert seen == ["initialize", "notifications/initialized", "GET", "tools/list"]

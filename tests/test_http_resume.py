@@ -123,7 +123,7 @@ async def test_a_hundred_broken_connections_lose_no_message() -> None:
             open_streamable_http(server.url, http_client=http, max_reconnects=1000) as stream,
         ):
             handlers = ClientHandlers(on_log=received.append)
-            async with open_client(stream, handlers=handlers) as client:
+            async with open_client(stream, handlers=handlers, era="legacy") as client:
                 breaker.cuts = 0  # count only cuts during the tool call
                 with trio.fail_after(60):
                     while breaker.cuts < KILLS:
@@ -145,7 +145,9 @@ async def test_legacy_sse_counts_every_message_too() -> None:
         server = await nursery.start(partial(serve_http, chatty, port=0))
         async with (
             open_sse_client(server.sse_url or "") as stream,
-            open_client(stream, handlers=ClientHandlers(on_log=received.append)) as client,
+            open_client(
+                stream, handlers=ClientHandlers(on_log=received.append), era="legacy"
+            ) as client,
         ):
             await client.call_tool("chatter", {"count": MESSAGES})
             with trio.fail_after(10):

@@ -187,7 +187,7 @@ async def test_our_client_against_the_sdk_http_server(kind: str) -> None:
     base: AbstractAsyncContextManager[str] = sdk_http(kind)
     async with base as url:
         with trio.fail_after(30):
-            async with open_client(TARGETS[kind](url)) as client:
+            async with open_client(TARGETS[kind](url), era="legacy") as client:
                 assert client.protocol_version == LATEST
                 assert client.server_info.name == "sdk-http-peer"
                 assert {"add", "slow", "ping_client"} <= {t.name for t in await client.list_tools()}

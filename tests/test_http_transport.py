@@ -284,7 +284,7 @@ async def test_priming_events_only_for_clients_that_expect_them() -> None:
 async def test_server_closes_streams_for_polling_and_our_client_resumes() -> None:
     config = HttpConfig(poll_after=0.1, retry_interval=20)
     async with serving(config=config) as server, open_streamable_http(server.url) as stream:
-        async with open_client(stream) as client:
+        async with open_client(stream, era="legacy") as client:
             result = await client.call_tool("slow", {"steps": 8, "delay": 0.05})
             assert result.content == [types.TextContent(text="done after 8 steps")]
         assert stream.reconnects >= 2
@@ -404,7 +404,7 @@ async def test_without_renewal_our_client_sees_the_session_end() -> None:
     async with (
         serving() as server,
         open_streamable_http(server.url, renew_expired_sessions=False) as stream,
-        open_client(stream) as client,
+        open_client(stream, era="legacy") as client,
     ):
         await client.ping()
         server.app.registry.close_all()
@@ -416,7 +416,7 @@ async def test_without_renewal_our_client_sees_the_session_end() -> None:
 
 async def test_our_client_deletes_its_session_on_exit() -> None:
     async with serving() as server:
-        async with open_client(server.url) as client:
+        async with open_client(server.url, era="legacy") as client:
             await client.ping()
             assert server.sessions == 1
         with trio.fail_after(5):
@@ -466,7 +466,7 @@ async def test_legacy_sse_endpoints() -> None:
 
 async def test_our_client_falls_back_to_legacy_sse() -> None:
     async with serving() as server, open_streamable_http(server.sse_url or "") as stream:
-        async with open_client(stream) as client:
+        async with open_client(stream, era="legacy") as client:
             assert (await client.call_tool("add", {"a": 1, "b": 2})).content == [
                 types.TextContent(text="3")
             ]
@@ -540,7 +540,7 @@ async def test_closing_a_websocket_client_completes_the_close_handshake(
     mock_clock.autojump_threshold = 0.5
     async with websocket_server() as url:
         with trio.CancelScope() as body:
-            async with open_client(url) as client:
+            async with open_client(url, era="legacy") as client:
                 assert (await client.call_tool("add", {"a": 1, "b": 2})).content
                 started = trio.current_time()
                 if ending == "by-cancellation":
@@ -600,7 +600,7 @@ async def test_the_client_renews_a_session_the_server_forgot() -> None:
     async with (
         serving() as server,
         open_streamable_http(server.url) as stream,
-        open_client(stream) as client,
+        open_client(stream, era="legacy") as client,
     ):
         assert (await client.call_tool("add", {"a": 1, "b": 2})).structured_content == {"result": 3}
         first_session = stream.session_id

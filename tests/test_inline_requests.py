@@ -68,7 +68,7 @@ def make_server() -> Server:
 
 @asynccontextmanager
 async def client_of(server: Server) -> AsyncIterator[Client]:
-    async with open_client(server) as client:
+    async with open_client(server, era="legacy") as client:
         yield client
 
 

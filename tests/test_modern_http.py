@@ -598,7 +598,7 @@ async def test_get_and_delete_are_405_in_the_modern_era(method: str) -> None:
 async def test_both_eras_share_one_endpoint_at_once() -> None:
     async with (
         modern_server() as (http, handle, _),
-        open_client(UrlTarget(handle.url, "streamable")) as legacy,
+        open_client(UrlTarget(handle.url, "streamable"), era="legacy") as legacy,
     ):
         assert legacy.protocol_version == LATEST
         params = {"_meta": META, "name": "add", "arguments": {"a": 20, "b": 22}}

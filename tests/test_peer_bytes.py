@@ -409,7 +409,7 @@ async def test_our_client_survives_a_result_that_is_not_utf8() -> None:
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(fake_server)
-        async with open_client(client_end) as client:
+        async with open_client(client_end, era="legacy") as client:
             with pytest.raises(McpError) as invalid:
                 await client.call_tool("anything", {})
             assert invalid.value.code == errors.INTERNAL_ERROR  # the peer's fault, not ours
@@ -443,7 +443,7 @@ async def test_an_oversized_message_while_the_server_closes_ends_that_connection
                 while await stream.receive_some(65536):  # until the server hangs up
                     pass
         await stream.aclose()
-        async with open_client(url) as mcp_client:  # the server still serves
+        async with open_client(url, era="legacy") as mcp_client:  # the server still serves
             await mcp_client.ping()
 
 

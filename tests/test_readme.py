@@ -87,9 +87,9 @@ def test_the_program_outputs_are_what_the_comments_say(project: Path) -> None:
     trio_snippet = next(s for s in PROGRAMS if "trio.run(main)" in s)
     (project / "program.py").write_text(trio_snippet)
     lines = run([sys.executable, "program.py"], project).stdout.splitlines()
-    assert lines[0] == "weather 2025-11-25"
+    assert lines[0] == "weather modern 2026-07-28"
     assert lines[2] == "{'result': 3}"
-    assert lines[-1] == "CallToolResult(content=[TextContent(text='lift-off')])"
+    assert lines[-1] == "[TextContent(text='lift-off')]"
 
 
 @pytest.mark.parametrize("snippet", TESTS_IN_README)

@@ -84,7 +84,7 @@ async def client_with_scripted_server(
     peer = ScriptedPeer(server_end)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(peer.serve_initialize)
-        async with open_client(client_end, config=config) as client:
+        async with open_client(client_end, config=config, era="legacy") as client:
             yield client, peer
 
 
@@ -213,7 +213,7 @@ async def test_the_peer_closing_fails_pending_calls_with_connection_closed() -> 
 async def test_errors_raised_in_the_client_block_are_not_wrapped_in_groups() -> None:
     server = Server("plain")
     with pytest.raises(KeyError):
-        async with open_client(server):
+        async with open_client(server, era="legacy"):
             raise KeyError("user error")
 
 
@@ -225,7 +225,7 @@ async def test_in_flight_limit_answers_excess_requests_at_once() -> None:
         await trio.sleep_forever()
         return "never"
 
-    async with open_client(server) as client, trio.open_nursery() as nursery:
+    async with open_client(server, era="legacy") as client, trio.open_nursery() as nursery:
         for _ in range(2):
             nursery.start_soon(client.call_tool, "block")
         with trio.fail_after(5):
@@ -267,7 +267,7 @@ async def test_a_crashing_session_is_contained_by_the_supervisor() -> None:
         with trio.fail_after(5):
             while supervisor.statistics().sessions_failed < 1:
                 await trio.sleep(0.001)
-        async with open_client(client_end) as client:
+        async with open_client(client_end, era="legacy") as client:
             assert (await client.call_tool("add", {"a": 1, "b": 2})).structured_content == {
                 "result": 3
             }

@@ -179,7 +179,9 @@ def sdk_server() -> StdioTarget:
 
 async def test_our_client_uses_sdk_resources_prompts_completion_and_logging() -> None:
     logs: list[types.LoggingMessageParams] = []
-    async with open_client(sdk_server(), handlers=ClientHandlers(on_log=logs.append)) as client:
+    async with open_client(
+        sdk_server(), handlers=ClientHandlers(on_log=logs.append), era="legacy"
+    ) as client:
         assert client.server_info.name == "sdk-features"
         assert [r.uri for r in await client.list_resources()] == ["config://app", "data://logo.png"]
         templates = await client.list_resource_templates()
@@ -231,7 +233,7 @@ async def test_our_client_answers_sdk_sampling_elicitation_and_roots() -> None:
         return types.ElicitResult(action="accept", content={"name": "Ada", "subscribe": True})
 
     handlers = ClientHandlers(sampling=sampling, elicitation=elicitation, roots=["file:///ours"])
-    async with open_client(sdk_server(), handlers=handlers) as client:
+    async with open_client(sdk_server(), handlers=handlers, era="legacy") as client:
         sampled = await client.call_tool("ask_model", {"question": "why"})
         assert sampled.content == [types.TextContent(text="ours: WHY")]
         asked = await client.call_tool("ask_user")

@@ -90,7 +90,7 @@ def sdk_server(events: Path) -> StdioTarget:
 
 
 async def test_our_client_against_the_sdk_server(tmp_path: Path) -> None:
-    async with open_client(sdk_server(tmp_path / "events")) as client:
+    async with open_client(sdk_server(tmp_path / "events"), era="legacy") as client:
         assert client.server_info.name == "sdk-peer"
         assert client.protocol_version == LATEST
         names = {tool.name for tool in await client.list_tools()}
@@ -110,7 +110,7 @@ async def test_our_client_gets_progress_from_the_sdk_server(tmp_path: Path) -> N
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         seen.append(progress)
 
-    async with open_client(sdk_server(tmp_path / "events")) as client:
+    async with open_client(sdk_server(tmp_path / "events"), era="legacy") as client:
         result = await client.call_tool(
             "slow", {"steps": 3, "delay": 0.05}, on_progress=on_progress
         )
@@ -121,7 +121,7 @@ async def test_our_client_gets_progress_from_the_sdk_server(tmp_path: Path) -> N
 async def test_our_cancellation_reaches_the_sdk_handler(tmp_path: Path) -> None:
     events = tmp_path / "events"
     events.touch()
-    async with open_client(sdk_server(events)) as client:
+    async with open_client(sdk_server(events), era="legacy") as client:
         with trio.move_on_after(0.5):
             await client.call_tool("slow", {"steps": 100, "delay": 0.05})
         await wait_for_event(events, "cancelled")

@@ -57,7 +57,10 @@ async def test_one_thousand_subscribers_one_thousand_updates() -> None:
             nonlocal subscribed, received
             client_end, server_end = memory_pair()
             await supervisor.start_session(server.create_session(server_end))
-            async with open_client(client_end) as client, client.subscribe(URI) as updates:
+            async with (
+                open_client(client_end, era="legacy") as client,
+                client.subscribe(URI) as updates,
+            ):
                 subscribed += 1
                 if subscribed == SESSIONS:
                     all_subscribed.set()

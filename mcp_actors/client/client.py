@@ -1,14 +1,21 @@
 """The client a user holds: ``async with open_client(target) as client: ...``.
 
 :func:`open_client` connects to a target (a server process, an in-process
-Server, any message stream), starts the client's session actor, performs the
-``initialize`` handshake and yields a :class:`Client`. Every call is an
-outbound-call actor: it has a timeout, may report progress, and when it is
-abandoned — timed out, or the awaiting task cancelled — the server is sent
-``notifications/cancelled``.
+Server, any message stream), starts the client's session actor, finds out which
+era the server speaks (:mod:`.era`: ``server/discover`` first, ``initialize`` for
+a legacy server) and yields a :class:`Client`. Every call is an outbound-call
+actor: it has a timeout, may report progress, and when it is abandoned — timed
+out, or the awaiting task cancelled — the server is told (``notifications/cancelled``;
+over HTTP in the modern era, the request's response stream is closed).
+
+In the modern era every request carries the version, the capabilities and the
+client's name in ``params._meta``; a -32022 (unsupported version) naming a
+version we speak earns one retry at it. Results whose ``resultType`` is absent
+read as complete.
 
 List methods (``list_tools``, ``list_resources``, ``list_prompts``...) follow
-pagination cursors and return everything. What the client offers the server
+pagination cursors and return everything, as a :class:`~.listing.Listing` that
+carries the server's caching hints. What the client offers the server
 (sampling, elicitation, roots, log and list-changed callbacks) is given as
 :class:`~.handlers.ClientHandlers`; the capabilities follow from it.
 """
@@ -19,7 +26,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import attrs
 import msgspec
@@ -30,10 +37,11 @@ from .._version import __version__
 from ..protocol import types as t
 from ..protocol.errors import INTERNAL_ERROR, McpError
 from ..protocol.lifecycle import Phase, SessionState
-from ..protocol.versions import LATEST, SUPPORTED
+from ..protocol.versions import SUPPORTED
 from ..runtime.config import SessionConfig
 from ..runtime.groups import unwrapped
 from ..runtime.session import Session
+from .era import Discovered, Era, EraChoice, ModernRequests, check_result_type, probe
 from .handlers import (
     ClientDispatcher,
     ClientHandlers,
@@ -44,12 +52,15 @@ from .handlers import (
     as_root,
     merge_capabilities,
 )
+from .listing import Listing
 from .targets import Target, connect
 
 __all__ = [
     "Client",
     "ClientHandlers",
+    "Era",
     "ListChangedHandler",
+    "Listing",
     "LogHandler",
     "ProgressHandler",
     "open_client",
@@ -66,18 +77,36 @@ _UNSUBSCRIBE_TIMEOUT = 5.0
 
 @attrs.define(eq=False)
 class Client:
-    """A connected, initialized MCP client session."""
+    """A connected MCP client: a legacy session opened by ``initialize``, or a client of
+    the modern era, which knows its server from ``server/discover``."""
 
     session: Session
-    initialize_result: t.InitializeResult
+    #: The server's answer to ``initialize`` (legacy era), else None.
+    initialize_result: t.InitializeResult | None = None
+    #: The server's answer to ``server/discover`` (modern era), else None. Its
+    #: ``ttl_ms`` and ``cache_scope`` say for how long the answer holds.
+    discover_result: Discovered | None = None
+    #: What every modern request carries (None in the legacy era).
+    modern: ModernRequests | None = None
 
     @property
-    def server_info(self) -> t.Implementation:
-        return self.initialize_result.server_info
+    def era(self) -> Literal["modern", "legacy"]:
+        """``"modern"`` (2026-07-28 on: no session, ``_meta`` on every request) or ``"legacy"``."""
+        return "legacy" if self.modern is None else "modern"
+
+    @property
+    def server_info(self) -> t.Implementation | None:
+        """The server's name and version (None: a modern server that did not say)."""
+        if self.initialize_result is not None:
+            return self.initialize_result.server_info
+        return None if self.discover_result is None else self.discover_result.implementation()
 
     @property
     def server_capabilities(self) -> t.ServerCapabilities:
-        return self.initialize_result.capabilities
+        if self.initialize_result is not None:
+            return self.initialize_result.capabilities
+        assert self.discover_result is not None
+        return self.discover_result.capabilities
 
     @property
     def protocol_version(self) -> str:
@@ -85,7 +114,8 @@ class Client:
 
     @property
     def instructions(self) -> str | None:
-        instructions = self.initialize_result.instructions
+        answer = self.initialize_result or self.discover_result
+        instructions = UNSET if answer is None else answer.instructions
         return None if instructions is UNSET else instructions
 
     @property
@@ -95,14 +125,26 @@ class Client:
         return dispatcher
 
     async def ping(self, *, timeout: Timeout = UNSET) -> None:
-        """Round-trip a ``ping``; raises on timeout or error."""
-        await self.session.request("ping", timeout=timeout)
+        """Round-trip a ``ping``; raises on timeout or error (the modern era has no ``ping``:
+        :class:`ProtocolViolation`)."""
+        await self._call("ping", timeout=timeout)
 
     # -- tools -----------------------------------------------------------------------
 
-    async def list_tools(self, *, timeout: Timeout = UNSET) -> list[t.Tool]:
-        """Every tool the server offers, following pagination cursors."""
-        tools: list[t.Tool] = await self._list_all("tools/list", "tools", timeout)
+    async def list_tools(self, *, timeout: Timeout = UNSET) -> Listing[t.Tool]:
+        """Every tool the server offers, following pagination cursors.
+
+        Over Streamable HTTP in the modern era the transport learns each tool's
+        ``x-mcp-header`` annotations (mirrored into ``Mcp-Param-*`` headers when the
+        tool is called), and a tool whose annotations are invalid is left out, with a
+        warning in the log: no call of it could be routed correctly.
+        """
+        tools: Listing[t.Tool] = await self._list_all("tools/list", "tools", timeout)
+        table = self.session.transport.tool_headers
+        if self.modern is not None and table is not None:
+            invalid = table.learn((tool.name, tool.input_schema) for tool in tools)
+            if invalid:
+                tools[:] = [tool for tool in tools if tool.name not in invalid]
         return tools
 
     async def call_tool(
@@ -120,7 +162,7 @@ class Client:
             arguments=msgspec.Raw(_encode(arguments)) if arguments is not None else UNSET,
             meta=dict(meta) if meta is not None else UNSET,
         )
-        result: t.CallToolResult = await self.session.request(
+        result: t.CallToolResult = await self._call(
             "tools/call",
             params,
             timeout=timeout,
@@ -130,23 +172,27 @@ class Client:
 
     # -- resources -------------------------------------------------------------------
 
-    async def list_resources(self, *, timeout: Timeout = UNSET) -> list[t.Resource]:
+    async def list_resources(self, *, timeout: Timeout = UNSET) -> Listing[t.Resource]:
         """Every resource the server lists, following pagination cursors."""
-        resources: list[t.Resource] = await self._list_all("resources/list", "resources", timeout)
+        resources: Listing[t.Resource] = await self._list_all(
+            "resources/list", "resources", timeout
+        )
         return resources
 
     async def list_resource_templates(
         self, *, timeout: Timeout = UNSET
-    ) -> list[t.ResourceTemplate]:
+    ) -> Listing[t.ResourceTemplate]:
         """Every resource template the server lists, following pagination cursors."""
-        templates: list[t.ResourceTemplate] = await self._list_all(
+        templates: Listing[t.ResourceTemplate] = await self._list_all(
             "resources/templates/list", "resource_templates", timeout
         )
         return templates
 
     async def read_resource(self, uri: str, *, timeout: Timeout = UNSET) -> t.ReadResourceResult:
-        """Read a resource; an unknown URI raises :class:`McpError` with code -32002."""
-        result: t.ReadResourceResult = await self.session.request(
+        """Read a resource. An unknown URI raises :class:`McpError`: code -32002 in the
+        legacy era, -32602 in the modern one. In the modern era the result's ``ttl_ms``
+        and ``cache_scope`` say for how long, and for whom, it may be reused."""
+        result: t.ReadResourceResult = await self._call(
             "resources/read", t.ReadResourceParams(uri=uri), timeout=timeout
         )
         return result
@@ -181,7 +227,7 @@ class Client:
         try:
             if dispatcher.add_interest(uri):
                 try:
-                    await self.session.request(
+                    await self._call(
                         "resources/subscribe", t.SubscribeParams(uri=uri), timeout=timeout
                     )
                 except BaseException:
@@ -225,7 +271,7 @@ class Client:
             return
         with trio.CancelScope(shield=True):
             try:
-                await self.session.request(
+                await self._call(
                     "resources/unsubscribe",
                     t.UnsubscribeParams(uri=uri),
                     timeout=_UNSUBSCRIBE_TIMEOUT,
@@ -235,9 +281,9 @@ class Client:
 
     # -- prompts ---------------------------------------------------------------------
 
-    async def list_prompts(self, *, timeout: Timeout = UNSET) -> list[t.Prompt]:
+    async def list_prompts(self, *, timeout: Timeout = UNSET) -> Listing[t.Prompt]:
         """Every prompt the server offers, following pagination cursors."""
-        prompts: list[t.Prompt] = await self._list_all("prompts/list", "prompts", timeout)
+        prompts: Listing[t.Prompt] = await self._list_all("prompts/list", "prompts", timeout)
         return prompts
 
     async def get_prompt(
@@ -256,9 +302,7 @@ class Client:
                 else UNSET
             ),
         )
-        result: t.GetPromptResult = await self.session.request(
-            "prompts/get", params, timeout=timeout
-        )
+        result: t.GetPromptResult = await self._call("prompts/get", params, timeout=timeout)
         return result
 
     # -- completion and logging ------------------------------------------------------
@@ -288,16 +332,21 @@ class Client:
                 else UNSET
             ),
         )
-        result: t.CompleteResult = await self.session.request(
-            "completion/complete", params, timeout=timeout
-        )
+        result: t.CompleteResult = await self._call("completion/complete", params, timeout=timeout)
         return result.completion
 
     async def set_logging_level(self, level: t.LoggingLevel, *, timeout: Timeout = UNSET) -> None:
-        """Ask the server to send log messages at ``level`` and above (``logging/setLevel``)."""
-        await self.session.request(
-            "logging/setLevel", t.SetLevelParams(level=level), timeout=timeout
-        )
+        """Ask the server to send log messages at ``level`` and above.
+
+        Legacy era: a ``logging/setLevel`` request. Modern era: no request; every later
+        request carries ``level`` in its ``_meta`` (``io.modelcontextprotocol/logLevel``),
+        and the messages come with the reply to that request. Until then the modern
+        server sends none.
+        """
+        if self.modern is not None:
+            self.modern.log_level = level
+            return
+        await self._call("logging/setLevel", t.SetLevelParams(level=level), timeout=timeout)
 
     # -- roots -----------------------------------------------------------------------
 
@@ -327,19 +376,60 @@ class Client:
         result_type: type[T] | None = None,
         timeout: Timeout = UNSET,
     ) -> Any:
-        """Send any request (a custom method too) and return its decoded result."""
-        return await self.session.request(method, params, result_type=result_type, timeout=timeout)
+        """Send any request (a custom method too) and return its decoded result.
 
-    async def _list_all(self, method: str, field: str, timeout: Timeout) -> list[Any]:
+        ``params`` is a Struct, a dict or None; in the modern era its ``_meta`` gets the
+        version, capabilities and client info like every other request's.
+        """
+        return await self._call(method, params, result_type=result_type, timeout=timeout)
+
+    async def _call(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        timeout: Timeout = UNSET,
+        on_progress: Callable[[t.ProgressParams], Awaitable[None]] | None = None,
+        result_type: Any = None,
+    ) -> Any:
+        """Every request goes out here: as it is (legacy era), or with its ``_meta``,
+        once more after a -32022 that names a version we speak, and checked for a
+        complete ``resultType`` (modern era)."""
+        modern = self.modern
+        if modern is None:
+            return await self.session.request(
+                method, params, timeout=timeout, on_progress=on_progress, result_type=result_type
+            )
+
+        async def send() -> Any:
+            return await self.session.request(
+                method,
+                modern.stamp(params),
+                timeout=timeout,
+                on_progress=on_progress,
+                result_type=result_type,
+            )
+
+        try:
+            result = await send()
+        except McpError as error:
+            version = modern.retry_version(error)
+            if version is None:
+                raise
+            log.info("%s: the server asks for protocol version %s; retrying", method, version)
+            modern.adopt(version, self.session)
+            result = await send()
+        check_result_type(method, result)
+        return result
+
+    async def _list_all(self, method: str, field: str, timeout: Timeout) -> Listing[Any]:
         """Every item of a paginated list method, following ``nextCursor`` to the end."""
-        items: list[Any] = []
+        items: Listing[Any] = Listing()
         cursor: str | UnsetType = UNSET
         seen: set[str] = set()
         while True:
-            page = await self.session.request(
-                method, t.PaginatedParams(cursor=cursor), timeout=timeout
-            )
-            items.extend(getattr(page, field))
+            page = await self._call(method, t.PaginatedParams(cursor=cursor), timeout=timeout)
+            items.add_page(getattr(page, field), page)
             cursor = page.next_cursor
             if not cursor:
                 return items
@@ -363,21 +453,35 @@ async def open_client(
     capabilities: t.ClientCapabilities | None = None,
     handlers: ClientHandlers | None = None,
     config: SessionConfig | None = None,
-    protocol_version: str = LATEST,
+    era: Era = "auto",
+    protocol_version: str | None = None,
     supported_versions: tuple[str, ...] = SUPPORTED,
     initialize_timeout: float = 30.0,
+    discover_timeout: float = 10.0,
 ) -> AsyncIterator[Client]:
-    """Connect to ``target``, initialize, and yield a :class:`Client`.
+    """Connect to ``target``, find out which era the server speaks, and yield a :class:`Client`.
 
     ``target`` is a server process (``StdioTarget`` or ``"stdio:CMD ARGS"``), an
     in-process ``Server`` (or ``"MODULE:ATTR"``), or any open ``MessageStream``.
     The capabilities declared are those ``handlers`` imply (sampling, elicitation,
     roots), with any field of ``capabilities`` taking precedence.
+
+    ``era="auto"`` probes with ``server/discover`` (for up to ``discover_timeout``
+    seconds) and speaks the modern era (2026-07-28) to a server that answers it, the
+    legacy one (``initialize``) to any other. ``era="modern"`` never falls back (a
+    legacy server is an error); ``era="legacy"`` goes straight to ``initialize``. A
+    ``protocol_version`` pins that version and its era (``"2025-11-25"`` and older:
+    legacy, offered in ``initialize``; ``"2026-07-28"``: modern). Over the legacy
+    HTTP+SSE transport there is only the legacy era. ``supported_versions`` are the
+    legacy versions accepted in the server's ``initialize`` answer.
+
     Leaving the block closes the session and shuts the server down (a launched
     process: stdin closed, then SIGTERM, then SIGKILL).
     """
+    choice = EraChoice.of(era, protocol_version, supported_versions)
     handlers = handlers or ClientHandlers()
     capabilities = merge_capabilities(handlers.capabilities(), capabilities)
+    client_info = t.Implementation(name=name, version=version)
     with unwrapped():
         async with trio.open_nursery() as nursery, connect(target, nursery) as stream:
             dispatcher = ClientDispatcher(handlers)
@@ -386,18 +490,50 @@ async def open_client(
             dispatcher.session = session
             await nursery.start(session.run)
             try:
-                params = t.InitializeParams(
-                    protocol_version=protocol_version,
-                    capabilities=capabilities,
-                    client_info=t.Implementation(name=name, version=version),
-                )
-                # The engine records the server's answer as it decodes it (or raises).
-                result = await session.request("initialize", params, timeout=initialize_timeout)
-                await session.notify("notifications/initialized")
-                yield Client(session, result)
+                client = None
+                if choice.modern_version is not None and not stream.legacy_only:
+                    modern = ModernRequests(choice.modern_version, capabilities, client_info)
+                    may_fall_back = choice.legacy_version is not None
+                    discovered = await probe(
+                        session, modern, discover_timeout, may_fall_back=may_fall_back
+                    )
+                    if discovered is not None:
+                        state.peer_capabilities = discovered.capabilities
+                        state.peer_info = discovered.implementation()
+                        state.phase = Phase.OPERATING
+                        client = Client(session, discover_result=discovered, modern=modern)
+                if client is None:
+                    if choice.legacy_version is None:
+                        raise McpError(
+                            INTERNAL_ERROR,
+                            "era='modern', but this transport speaks only the legacy era",
+                        )
+                    client = await _initialize(
+                        session, state, choice.legacy_version, client_info, initialize_timeout
+                    )
+                yield client
             finally:
                 session.close()
                 nursery.cancel_scope.cancel()
+
+
+async def _initialize(
+    session: Session,
+    state: SessionState,
+    protocol_version: str,
+    client_info: t.Implementation,
+    timeout: float,
+) -> Client:
+    """The legacy era's handshake: ``initialize``, then ``notifications/initialized``."""
+    params = t.InitializeParams(
+        protocol_version=protocol_version,
+        capabilities=state.local_capabilities,  # type: ignore[arg-type]  # a client's
+        client_info=client_info,
+    )
+    # The engine records the server's answer as it decodes it (or raises).
+    result = await session.request("initialize", params, timeout=timeout)
+    await session.notify("notifications/initialized")
+    return Client(session, initialize_result=result)
 
 
 def _progress_adapter(

@@ -8,17 +8,20 @@ properties read it straight from the wrapped client.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from ..protocol import types as t
 from .client import Client
 
 
 class ServerDescription:
-    """The server's identity, capabilities, revision and instructions, read from ``_client``."""
+    """The server's identity, capabilities, era, revision and instructions, read from
+    ``_client``."""
 
     _client: Client
 
     @property
-    def server_info(self) -> t.Implementation:
+    def server_info(self) -> t.Implementation | None:
         return self._client.server_info
 
     @property
@@ -28,6 +31,10 @@ class ServerDescription:
     @property
     def protocol_version(self) -> str:
         return self._client.protocol_version
+
+    @property
+    def era(self) -> Literal["modern", "legacy"]:
+        return self._client.era
 
     @property
     def instructions(self) -> str | None:

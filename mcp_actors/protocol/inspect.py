@@ -27,8 +27,8 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from . import errors
-from .jsonrpc import UNDECODABLE, Envelope, InvalidMessage, RequestId, decode, peek
-from .modern import is_modern_request
+from .jsonrpc import UNDECODABLE, Envelope, ErrorObject, InvalidMessage, RequestId, decode, peek
+from .modern import PROTOCOL_VERSION_KEY, is_modern_request
 from .versions import REVISIONS
 
 
@@ -212,9 +212,12 @@ def read_modern_post(body: bytes) -> ModernPost:
 
 
 def response_ids(payload: bytes) -> list[RequestId]:
-    """The request ids a batch of responses answers (empty if ``payload`` is not one)."""
+    """The request ids a response, or a batch of them, answers (empty for anything else)."""
     try:
-        items = _batch_reply.decode(payload)
+        if payload.lstrip()[:1] == b"[":
+            items = _batch_reply.decode(payload)
+        else:
+            items = [_reply.decode(payload)]
     except UNDECODABLE:
         return []
     return [item.id for item in items if item.id is not None and item.method is None]
@@ -250,3 +253,105 @@ def error_code(payload: bytes) -> int | None:
 
 
 # -- client side --
+
+
+#: The errors only a modern (2026-07-28) server answers with: header mismatch,
+#: missing client capability, unsupported protocol version.
+MODERN_ERRORS: Final = frozenset(
+    {errors.HEADER_MISMATCH, errors.MISSING_CLIENT_CAPABILITY, errors.UNSUPPORTED_PROTOCOL_VERSION}
+)
+
+
+class _SentParams(msgspec.Struct, rename="camel"):
+    """What routing needs of the params of a message we send (odd values typed Any)."""
+
+    name: Any = None
+    uri: Any = None
+    arguments: msgspec.Raw | UnsetType = UNSET
+    request_id: Any = None
+    meta: Any = msgspec.field(default=None, name="_meta")
+
+
+class _Sent(msgspec.Struct):
+    id: RequestId | None = None
+    method: str | None = None
+    params: msgspec.Raw | UnsetType = UNSET
+
+
+_sent: Final = msgspec.json.Decoder(_Sent)
+_sent_batch: Final = msgspec.json.Decoder(list[_Sent])
+_sent_params: Final = msgspec.json.Decoder(_SentParams)
+
+
+@attrs.frozen
+class Outgoing:
+    """What a message a client sends is, as far as an HTTP transport routes on it."""
+
+    #: The ids of the requests it carries (several for a batch).
+    request_ids: list[RequestId]
+    #: The method of a single (non-batch) message.
+    method: str | None = None
+    #: For ``notifications/cancelled``: the request it cancels.
+    cancels: RequestId | None = None
+    #: The modern protocol version its ``params._meta`` declares (None: legacy).
+    protocol_version: str | None = None
+    #: ``params.name`` and ``params.uri``, when strings (``Mcp-Name`` mirrors one).
+    name: str | None = None
+    uri: str | None = None
+    #: ``params.arguments``, still encoded.
+    arguments: msgspec.Raw | None = None
+
+
+def outgoing(payload: bytes) -> Outgoing:
+    """What a message we send (or a batch) is: its requests, method, version, routing fields."""
+    try:
+        if payload.lstrip()[:1] == b"[":
+            items = _sent_batch.decode(payload)
+        else:
+            items = [_sent.decode(payload)]
+    except UNDECODABLE:
+        return Outgoing([])
+    request_ids = [item.id for item in items if item.method is not None and item.id is not None]
+    method = items[0].method if len(items) == 1 else None
+    raw = items[0].params if method is not None else UNSET
+    params = None if raw is UNSET else peek(_sent_params, raw)
+    if method is None or params is None:
+        return Outgoing(request_ids, method)
+    meta = params.meta if isinstance(params.meta, dict) else {}
+    version = meta.get(PROTOCOL_VERSION_KEY)
+    cancels = params.request_id if method == "notifications/cancelled" else None
+    return Outgoing(
+        request_ids,
+        method,
+        cancels=cancels if isinstance(cancels, (int, str)) else None,
+        protocol_version=version if isinstance(version, str) else None,
+        name=params.name if isinstance(params.name, str) else None,
+        uri=params.uri if isinstance(params.uri, str) else None,
+        arguments=None if params.arguments is UNSET else params.arguments,
+    )
+
+
+def error_in_body(body: bytes) -> errors.McpError | None:
+    """The JSON-RPC error an HTTP error response carries as its body, if it carries one."""
+    response = peek(_error_response, body)
+    if response is None:
+        return None
+    error = response.error
+    return errors.McpError(error.code, error.message, error.data)
+
+
+def is_modern_refusal(status: int, error: errors.McpError) -> bool:
+    """Whether an HTTP error carrying ``error`` can only come from a modern server.
+
+    Besides its own error codes, a modern server answers an unknown method with
+    ``404`` and -32601; a legacy server on the same URL would have served the POST
+    (Streamable HTTP) or refused it without a JSON-RPC error (HTTP+SSE).
+    """
+    return error.code in MODERN_ERRORS or (status == 404 and error.code == errors.METHOD_NOT_FOUND)
+
+
+class _ErrorResponse(msgspec.Struct):
+    error: ErrorObject
+
+
+_error_response: Final = msgspec.json.Decoder(_ErrorResponse)

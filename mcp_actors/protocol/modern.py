@@ -212,3 +212,23 @@ def admit(
     if not spec.is_request:
         raise method_not_found(method)
     return spec, ModernRequest(meta, state)
+
+
+# -- client side --
+
+
+def request_meta(
+    version: str,
+    capabilities: t.ClientCapabilities,
+    client_info: t.Implementation | None = None,
+    log_level: t.LoggingLevel | None = None,
+) -> dict[str, Any]:
+    """The ``_meta`` keys a client puts on every modern request (what
+    :func:`read_request_meta` reads back): version, capabilities, and when given its
+    name and the log level it wants for this request."""
+    meta: dict[str, Any] = {PROTOCOL_VERSION_KEY: version, CLIENT_CAPABILITIES_KEY: capabilities}
+    if client_info is not None:
+        meta[CLIENT_INFO_KEY] = client_info
+    if log_level is not None:
+        meta[LOG_LEVEL_KEY] = log_level
+    return meta

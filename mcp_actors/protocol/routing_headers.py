@@ -36,12 +36,16 @@ from __future__ import annotations
 import base64
 import binascii
 import decimal
+import logging
 import re
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import Any, Final
 
+import msgspec
+
 from .errors import header_mismatch
-from .inspect import ModernPost
+from .inspect import ModernPost, Outgoing
+from .jsonrpc import peek
 from .modern import RequestMeta, check_version, read_request_meta
 
 VERSION_HEADER: Final = "mcp-protocol-version"
@@ -340,3 +344,82 @@ def _title(name: str) -> str:
 
 
 # -- client side --
+
+log = logging.getLogger("mcp_actors.client")
+_any_json: Final = msgspec.json.Decoder()
+
+
+#: What a client may send as it is: visible ASCII and spaces (a tab is encoded).
+_HEADER_SAFE = re.compile(r"[\x20-\x7e]*")
+
+
+def encode_header_value(value: str) -> str:
+    """``value`` as a client sends it in a header: itself when safe, else ``=?base64?…?=``.
+
+    Safe means visible ASCII and spaces only, no whitespace at either end, and not
+    already shaped like the wrapper. The empty string is safe.
+    """
+    if _HEADER_SAFE.fullmatch(value) and value == value.strip() and not _WRAPPED.fullmatch(value):
+        return value
+    return f"=?base64?{base64.b64encode(value.encode()).decode('ascii')}?="
+
+
+class ToolHeaders:
+    """The ``Mcp-Param-*`` headers of each tool, as the last ``tools/list`` described them.
+
+    The client teaches it every full listing (:meth:`learn`); the HTTP transport asks
+    it for a ``tools/call``'s headers (:meth:`for_call`). Its size is that of the last
+    listing: each one replaces the previous.
+    """
+
+    def __init__(self) -> None:
+        self._by_tool: dict[str, dict[tuple[str, ...], str]] = {}
+
+    def learn(self, tools: Iterable[tuple[str, Any]]) -> set[str]:
+        """Take a listing of ``(name, inputSchema)``; returns the names of invalid tools.
+
+        A tool whose annotations are invalid (:func:`invalid_x_mcp_header`) must not be
+        offered: the client drops it from what it lists, and it is logged as a warning
+        with the reason.
+        """
+        by_tool: dict[str, dict[tuple[str, ...], str]] = {}
+        invalid: set[str] = set()
+        for name, schema in tools:
+            reason = invalid_x_mcp_header(schema)
+            if reason is not None:
+                log.warning("dropped tool %r from the listing: %s", name, reason)
+                invalid.add(name)
+            elif annotated := header_arguments(schema):
+                by_tool[name] = annotated
+        self._by_tool = by_tool
+        return invalid
+
+    def for_call(self, tool: str, arguments: bytes | msgspec.Raw | None) -> dict[str, str]:
+        """The ``Mcp-Param-*`` headers of a call of ``tool`` with these encoded arguments:
+        one per annotated argument present and not null, its value encoded."""
+        annotated = self._by_tool.get(tool)
+        if not annotated or arguments is None:
+            return {}
+        decoded = peek(_any_json, arguments)
+        if not isinstance(decoded, dict):
+            return {}
+        headers: dict[str, str] = {}
+        for path, name in annotated.items():
+            value = mirrored_value(_value_at(decoded, path))
+            if value is not None:
+                headers[PARAM_HEADER_PREFIX + name] = encode_header_value(value)
+        return headers
+
+
+def client_headers(sent: Outgoing, version: str, tools: ToolHeaders | None) -> dict[str, str]:
+    """The routing headers of one message a modern client POSTs: version and method,
+    and for a request its ``Mcp-Name`` and (``tools/call``) ``Mcp-Param-*`` headers."""
+    assert sent.method is not None
+    headers = {_title(VERSION_HEADER): version, _title(METHOD_HEADER): sent.method}
+    field = NAME_PARAMS.get(sent.method) if sent.request_ids else None
+    name = sent.name if field == "name" else sent.uri if field == "uri" else None
+    if name is not None:
+        headers[_title(NAME_HEADER)] = encode_header_value(name)
+        if sent.method == "tools/call" and tools is not None:
+            headers.update(tools.for_call(name, sent.arguments))
+    return headers

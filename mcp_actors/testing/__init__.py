@@ -31,6 +31,10 @@ Fixtures:
   (a Server is found by the module attribute holding it); ``"http"`` serves it on
   127.0.0.1, a free port, over Streamable HTTP. Parametrize it to run a test over
   several: ``@pytest.mark.parametrize("mcp_transport", ["memory", "stdio", "http"])``.
+- ``mcp_era``: ``"auto"`` by default (the client probes with ``server/discover`` and
+  speaks the 2026-07-28 era to a server that answers, else the legacy one);
+  ``"modern"`` or ``"legacy"`` pins one. Parametrize it to test both:
+  ``@pytest.mark.parametrize("mcp_era", ["modern", "legacy"])``.
 - ``mcp_wire``: the :class:`~mcp_actors.testing.wire.WireRecorder` of the client's
   side (``sent_messages()``, ``received``), to assert on what went over the wire.
 
@@ -49,7 +53,7 @@ import attrs
 import pytest
 import trio
 
-from ..client.client import Client, open_client
+from ..client.client import Client, Era, open_client
 from ..client.targets import load_server
 from ..server.app import Server
 from ..transports.abc import MessageStream
@@ -194,11 +198,17 @@ def mcp_transport() -> TestTransport:
 
 
 @pytest.fixture
+def mcp_era() -> Era:
+    """Which era ``mcp_client`` speaks: "auto" (probe, then fall back) unless parametrized."""
+    return "auto"
+
+
+@pytest.fixture
 async def mcp_connection(
-    mcp_server: Server | str, mcp_transport: TestTransport
+    mcp_server: Server | str, mcp_transport: TestTransport, mcp_era: Era
 ) -> AsyncIterator[CheckedConnection]:
     """The connection behind ``mcp_client`` and ``mcp_wire``; validated at teardown."""
-    async with open_checked_client(mcp_server, mcp_transport) as connection:
+    async with open_checked_client(mcp_server, mcp_transport, era=mcp_era) as connection:
         yield connection
 
 

@@ -377,6 +377,8 @@ class WireRecorder(MessageStream):
 
     def __init__(self, inner: MessageStream) -> None:
         self.inner = inner
+        self.tool_headers = inner.tool_headers  # the client teaches the transport's own
+        self.legacy_only = inner.legacy_only
         self.sent: list[Outgoing] = []
         self.received: list[bytes] = []
 

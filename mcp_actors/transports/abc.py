@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import attrs
+
+if TYPE_CHECKING:
+    from ..protocol.routing_headers import ToolHeaders
 
 RequestId = int | str
 
@@ -66,6 +70,15 @@ class MessageStream(abc.ABC):
     #: requests, and nothing is remembered between them. The session then refuses,
     #: with the reason, what needs a back channel or a session.
     stateless: bool = False
+
+    #: Whether the transport belongs to the legacy era only (HTTP+SSE, 2024-11-05): a
+    #: client then opens its session with ``initialize`` without probing for the modern era.
+    legacy_only: bool = False
+
+    #: Set by a transport that mirrors tool arguments into headers (Streamable HTTP in
+    #: the 2026-07-28 era, ``x-mcp-header``): the client teaches it each tool listing,
+    #: and drops from the listing the tools whose annotations are invalid.
+    tool_headers: ToolHeaders | None = None
 
     def input_ready(self) -> bool:
         """Whether :meth:`receive` has a message at hand, without waiting.

@@ -1,13 +1,13 @@
-"""What the HTTP client transports share: the inbox, reading event streams, peeking at messages.
+"""What the HTTP client transports share: the inbox, reading event streams, error answers.
 
 A client transport over HTTP has many concurrent readers (one per request's
 response stream, one for the GET stream) feeding one session. They all put
 messages into one bounded :class:`Inbox`: when it is full the readers wait, so a
 session that falls behind slows the HTTP reads instead of growing memory.
 
-The transports look inside messages only to route them: which request ids a
-message answers (:func:`response_ids`), and what an outgoing message is
-(:func:`peek_outgoing`). Decoding is partial (``msgspec`` skips everything else).
+The transports look inside messages only to route them (which request ids a
+message answers, what an outgoing message is), and ask :mod:`mcp_actors.protocol.inspect`
+for that: they decode nothing themselves.
 """
 
 from __future__ import annotations
@@ -16,13 +16,11 @@ import logging
 from collections.abc import Callable, Mapping
 from contextlib import suppress
 
-import attrs
 import httpx
-import msgspec
 import trio
 
 from ..protocol.errors import McpError
-from ..protocol.jsonrpc import RequestId, encode_error, peek
+from ..protocol.jsonrpc import RequestId, encode_error
 from ..protocol.versions import LATEST, REVISIONS
 from .abc import TransportClosed
 from .sse import ServerSentEvent, SSEDecoder
@@ -61,85 +59,12 @@ class Inbox:
         self._send.close()
 
 
-class _Item(msgspec.Struct):
-    id: RequestId | None = None
-    method: str | None = None
-    params: msgspec.Raw = msgspec.Raw(b"null")
-
-
-class _InitializeResult(msgspec.Struct, rename="camel"):
-    protocol_version: str | None = None
-
-
-class _Response(msgspec.Struct):
-    result: _InitializeResult | None = None
-
-
-class _CancelledParams(msgspec.Struct, rename="camel"):
-    request_id: RequestId | None = None
-
-
-_one = msgspec.json.Decoder(_Item)
-_many = msgspec.json.Decoder(list[_Item])
-_initialize_result = msgspec.json.Decoder(_Response)
-_cancelled = msgspec.json.Decoder(_CancelledParams)
-_any = msgspec.json.Decoder()
-
-
-def _items(data: bytes) -> list[_Item]:
-    if data.lstrip()[:1] == b"[":
-        return peek(_many, data) or []
-    item = peek(_one, data)
-    return [] if item is None else [item]
-
-
-def response_ids(data: bytes) -> list[RequestId]:
-    """The request ids a received message (or batch) answers."""
-    return [item.id for item in _items(data) if item.method is None and item.id is not None]
-
-
-def negotiated_version(data: bytes) -> str | None:
-    """``result.protocol_version`` of an initialize response, if ``data`` is one."""
-    response = peek(_initialize_result, data)
-    result = None if response is None else response.result
-    return None if result is None else result.protocol_version
-
-
-@attrs.frozen
-class OutgoingKind:
-    """What an outgoing message is, as far as routing cares."""
-
-    request_ids: list[RequestId]
-    #: The method of a single (non-batch) message.
-    method: str | None = None
-    #: For ``notifications/cancelled``: the request it cancels.
-    cancels: RequestId | None = None
-
-
-def peek_outgoing(data: bytes) -> OutgoingKind:
-    items = _items(data)
-    request_ids = [i.id for i in items if i.method is not None and i.id is not None]
-    method = items[0].method if len(items) == 1 else None
-    cancels = None
-    if method == "notifications/cancelled":
-        params = peek(_cancelled, items[0].params)
-        cancels = None if params is None else params.request_id
-    return OutgoingKind(request_ids, method, cancels)
-
-
-def error_response(request_id: RequestId, message: str, code: int = CONNECTION_ERROR) -> bytes:
-    """A JSON-RPC error we hand our own session when a request cannot get its answer."""
-    return encode_error(request_id, McpError(code, message), REVISIONS[LATEST])
-
-
-def error_from_body(body: bytes) -> tuple[int, str] | None:
-    """The code and message of a JSON-RPC error carried by an HTTP error response, if any."""
-    value = peek(_any, body)
-    if isinstance(value, dict) and isinstance(error := value.get("error"), dict):
-        code, message = error.get("code"), error.get("message")
-        if isinstance(code, int) and isinstance(message, str):
-            return code, message
-    return None
+def error_response(request_id: RequestId, error: McpError | str) -> bytes:
+    """A JSON-RPC error we hand our own session when a request cannot get its answer:
+    the server's own error (``data`` kept), or a transport failure described in words."""
+    if isinstance(error, str):
+        error = McpError(CONNECTION_ERROR, error)
+    return encode_error(request_id, error, REVISIONS[LATEST])
 
 
 class ResponseChunks:

@@ -21,16 +21,16 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 import trio
 
+from ..protocol import inspect
+from ..protocol.errors import McpError
 from .abc import MessageStream, Outgoing, TransportClosed
 from .asgi import EVENT_STREAM, JSON, media_types
 from .http_client_base import (
     Inbox,
     ResponseChunks,
-    error_from_body,
     error_response,
     merge_headers,
     new_http_client,
-    peek_outgoing,
     read_events,
 )
 from .sse import DEFAULT_MAX_EVENT_SIZE, EventTooLarge, ServerSentEvent, SSEDecoder
@@ -113,22 +113,24 @@ class LegacySseConnection:
         """POST one message; a request that cannot be delivered is answered with an error."""
         assert self.endpoint is not None, "post() before run() reported the endpoint"
         headers = merge_headers(self.headers, {"content-type": JSON})
-        problem: str | None = None
+        problem: McpError | str | None = None
         try:
             response = await self.client.post(self.endpoint, content=payload, headers=headers)
             if response.status_code >= 400:
-                found = error_from_body(response.content)
-                problem = found[1] if found else f"HTTP {response.status_code}"
+                found = inspect.error_in_body(response.content)
+                problem = found if found is not None else f"HTTP {response.status_code}"
         except httpx.HTTPError as error:
             problem = f"cannot reach {self.endpoint}: {error}"
         if problem is not None:
             log.warning("legacy SSE POST failed: %s", problem)
-            for request_id in peek_outgoing(payload).request_ids:
+            for request_id in inspect.outgoing(payload).request_ids:
                 await self.inbox.put(error_response(request_id, problem))
 
 
 class SseClientStream(MessageStream):
     """A legacy SSE session as a message stream (see :func:`open_sse_client`)."""
+
+    legacy_only = True
 
     def __init__(self, connection: LegacySseConnection) -> None:
         self._connection = connection

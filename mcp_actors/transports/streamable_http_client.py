@@ -23,9 +23,20 @@
   request again, so the client goes on (server-side state such as subscriptions
   and the log level is gone; a warning says so). If renewing fails, the stream
   ends and the client session closes;
-- a 400/404/405 answer to the initialize POST means an older server: the
-  transport falls back to the legacy HTTP+SSE transport on the same URL;
+- a 400/404/405 answer to the initialize POST without a JSON-RPC error in its
+  body means an older server: the transport falls back to the legacy HTTP+SSE
+  transport on the same URL. With a JSON-RPC error, that error is the answer;
+- an HTTP error whose body is a JSON-RPC error answers the request with that
+  error (``code``, ``message`` and ``data``), whatever the era;
 - closing sends DELETE to end the session on the server.
+
+A request of the modern era (2026-07-28: its ``params._meta`` names the protocol
+version) stands alone: no session id, and the routing headers of
+:mod:`~mcp_actors.protocol.routing_headers` — ``MCP-Protocol-Version``,
+``Mcp-Method``, ``Mcp-Name`` and the ``Mcp-Param-*`` of the tool's
+``x-mcp-header`` annotations, which the client teaches :attr:`tool_headers` when it
+lists tools. Cancelling such a request closes its response stream (the era has no
+cancellation notification over HTTP).
 """
 
 from __future__ import annotations
@@ -38,21 +49,20 @@ from typing import Literal
 import httpx
 import trio
 
+from ..protocol import inspect
+from ..protocol.errors import McpError
 from ..protocol.jsonrpc import RequestId
+from ..protocol.routing_headers import ToolHeaders, client_headers
 from .abc import MessageStream, Outgoing, TransportClosed
 from .asgi import EVENT_STREAM, JSON, media_types
 from .http_client_base import (
     Inbox,
     RequestBody,
     ResponseChunks,
-    error_from_body,
     error_response,
     merge_headers,
-    negotiated_version,
     new_http_client,
-    peek_outgoing,
     read_events,
-    response_ids,
 )
 from .http_sse_client import LegacySseConnection, LegacySseError
 from .sse import DEFAULT_MAX_EVENT_SIZE, EventTooLarge, SSEDecoder
@@ -115,6 +125,12 @@ class StreamableHttpClientStream(MessageStream):
         self._get_sent = trio.Event()
         self._legacy: LegacySseConnection | None = None
         self._closed = False
+        #: The ``Mcp-Param-*`` headers of each tool, as the client last listed them.
+        self.tool_headers: ToolHeaders = ToolHeaders()
+        #: The version of the last modern (2026-07-28) request; None in the legacy era.
+        self._modern_version: str | None = None
+        #: Modern requests in flight: cancelling one closes its response stream.
+        self._modern_requests: set[RequestId] = set()
 
     # -- MessageStream -------------------------------------------------------------
 
@@ -155,18 +171,34 @@ class StreamableHttpClientStream(MessageStream):
             headers["mcp-protocol-version"] = self.protocol_version
         return headers
 
+    def _post_headers(self, kind: inspect.Outgoing, payload: bytes) -> dict[str, str]:
+        """The headers of a POST: the legacy session's, or a modern request's routing headers."""
+        headers = {"content-type": JSON, "content-length": str(len(payload))}
+        version = kind.protocol_version
+        if version is None and not kind.request_ids and self.session_id is None:
+            version = self._modern_version  # a notification in the modern era
+        if version is None or kind.method is None:
+            return merge_headers(self._headers(), headers)
+        routing = client_headers(kind, version, self.tool_headers)
+        return merge_headers(self.headers, {"accept": _ACCEPT_BOTH}, headers, routing)
+
     async def _send(self, payload: bytes) -> None:
         if self._legacy is not None:
             await self._legacy.post(payload)
             return
-        kind = peek_outgoing(payload)
+        kind = inspect.outgoing(payload)
         if kind.request_ids:
             if kind.method == "initialize":
                 self._initialize_id = kind.request_ids[0]
                 self._initialize_payload = payload
-            await self._nursery.start(self._request, payload, kind.request_ids)
+            await self._nursery.start(self._request, payload, kind)
             return
-        await self._post_quietly(payload)
+        if kind.cancels is not None and kind.cancels in self._modern_requests:
+            # The modern era has no cancellation notification over HTTP: closing the
+            # request's response stream is what cancels it.
+            self._abandon(kind.cancels)
+            return
+        await self._post_quietly(payload, kind)
         if kind.cancels is not None:
             self._abandon(kind.cancels)
         initialized = kind.method == "notifications/initialized"
@@ -185,9 +217,11 @@ class StreamableHttpClientStream(MessageStream):
             self._abandoned.add(request_id)
             scope.cancel()
 
-    async def _post_quietly(self, payload: bytes, *, may_renew: bool = True) -> None:
+    async def _post_quietly(
+        self, payload: bytes, kind: inspect.Outgoing, *, may_renew: bool = True
+    ) -> None:
         """POST a notification or response; the server answers 202."""
-        headers = merge_headers(self._headers(), {"content-type": JSON})
+        headers = self._post_headers(kind, payload)
         try:
             response = await self.client.post(self.url, content=payload, headers=headers)
         except httpx.HTTPError as error:
@@ -195,7 +229,7 @@ class StreamableHttpClientStream(MessageStream):
             return
         if response.status_code == 404 and self.session_id is not None:
             if may_renew and await self._renew(headers.get("mcp-session-id")):
-                await self._post_quietly(payload, may_renew=False)
+                await self._post_quietly(payload, kind, may_renew=False)
             else:
                 self._session_lost()
         elif response.status_code >= 400:
@@ -204,13 +238,18 @@ class StreamableHttpClientStream(MessageStream):
     async def _request(
         self,
         payload: bytes,
-        request_ids: list[RequestId],
+        kind: inspect.Outgoing,
         *,
         may_renew: bool = True,
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """POST requests and read their reply; reports started once the body is written."""
+        request_ids = kind.request_ids
         pending = set(request_ids)
+        modern = kind.protocol_version is not None
+        if modern:
+            self._modern_version = kind.protocol_version
+            self._modern_requests.update(request_ids)
         reported = False
 
         def written() -> None:
@@ -219,9 +258,7 @@ class StreamableHttpClientStream(MessageStream):
                 reported = True
                 task_status.started()
 
-        headers = merge_headers(
-            self._headers(), {"content-type": JSON, "content-length": str(len(payload))}
-        )
+        headers = self._post_headers(kind, payload)
         with trio.CancelScope() as scope:
             for request_id in request_ids:
                 self._in_flight[request_id] = scope
@@ -238,7 +275,7 @@ class StreamableHttpClientStream(MessageStream):
                 written()
                 try:
                     session = headers.get("mcp-session-id") if may_renew else None
-                    await self._reply(payload, response, pending, session)
+                    await self._reply(payload, kind, response, pending, session)
                 except (httpx.HTTPError, EventTooLarge) as error:
                     await self._fail(pending, f"reading the reply failed: {error}")
                 finally:
@@ -249,6 +286,8 @@ class StreamableHttpClientStream(MessageStream):
                 for request_id in request_ids:
                     if self._in_flight.get(request_id) is scope:
                         del self._in_flight[request_id]
+                if modern:
+                    self._modern_requests.difference_update(request_ids)
         abandoned = pending & self._abandoned
         self._abandoned -= abandoned
         await self._fail(pending - abandoned, "the server closed the response stream unanswered")
@@ -256,6 +295,7 @@ class StreamableHttpClientStream(MessageStream):
     async def _reply(
         self,
         payload: bytes,
+        kind: inspect.Outgoing,
         response: httpx.Response,
         pending: set[RequestId],
         sent_in_session: str | None,
@@ -264,26 +304,30 @@ class StreamableHttpClientStream(MessageStream):
         initialize = self._initialize_id in pending
         if initialize:
             if status in (400, 404, 405) and self.legacy_fallback and self.session_id is None:
-                await response.aclose()
-                await self._fall_back(payload, pending)
+                # An older server (HTTP+SSE only) refuses the POST, and the GET opens
+                # its event stream. A modern server refuses with an error of its era,
+                # which is the answer, not a reason to try another transport.
+                refusal = inspect.error_in_body(await response.aread())
+                if refusal is not None and inspect.is_modern_refusal(status, refusal):
+                    await self._fail(pending, refusal)
+                else:
+                    await response.aclose()
+                    await self._fall_back(payload, pending, refusal)
                 return
             self.session_id = response.headers.get("mcp-session-id") or self.session_id
         if status == 404 and self.session_id is not None and not initialize:
             await response.aclose()
             if sent_in_session is not None and await self._renew(sent_in_session):
                 # Once more, in the new session (and never renewed again for this request).
-                await self._request(payload, sorted(pending, key=str), may_renew=False)
+                await self._request(payload, kind, may_renew=False)
                 pending.clear()
                 return
             await self._fail(pending, "the session has expired (HTTP 404)")
             self._session_lost()
             return
         if status >= 400:
-            found = error_from_body(await response.aread())
-            if found is None:
-                await self._fail(pending, f"HTTP {status}")
-            else:
-                await self._fail(pending, found[1], found[0])
+            found = inspect.error_in_body(await response.aread())
+            await self._fail(pending, found if found is not None else f"HTTP {status}")
             return
         content_type = media_types(response.headers.get("content-type"))
         if JSON in content_type:
@@ -293,14 +337,10 @@ class StreamableHttpClientStream(MessageStream):
         elif status != 202:
             await self._fail(pending, f"unexpected reply: HTTP {status} {content_type or ''}")
 
-    async def _fail(
-        self, request_ids: set[RequestId], message: str, code: int | None = None
-    ) -> None:
+    async def _fail(self, request_ids: set[RequestId], problem: McpError | str) -> None:
+        """Answer ``request_ids`` with the server's error, or a transport failure in words."""
         for request_id in sorted(request_ids, key=str):
-            if code is None:
-                await self._inbox.put(error_response(request_id, message))
-            else:
-                await self._inbox.put(error_response(request_id, message, code))
+            await self._inbox.put(error_response(request_id, problem))
         request_ids.clear()
 
     # -- receiving -------------------------------------------------------------------
@@ -308,9 +348,9 @@ class StreamableHttpClientStream(MessageStream):
     async def _deliver(self, data: bytes, pending: set[RequestId]) -> None:
         """Hand one received message to the session, noting which requests it answers."""
         if pending:  # (a GET stream owes no response: no need to look inside)
-            answered = response_ids(data)
+            answered = inspect.response_ids(data)
             if self._initialize_id is not None and self._initialize_id in answered:
-                self.protocol_version = negotiated_version(data) or self.protocol_version
+                self.protocol_version = inspect.negotiated_version(data) or self.protocol_version
             pending.difference_update(answered)
         await self._inbox.put(data)
 
@@ -457,7 +497,8 @@ class StreamableHttpClientStream(MessageStream):
                 log.warning("renewing the expired session failed: %s", error)
                 return False
             new_id = response.headers.get("mcp-session-id")
-            if response.status_code != 200 or not new_id or error_from_body(body) is not None:
+            refused = inspect.error_in_body(body) is not None
+            if response.status_code != 200 or not new_id or refused:
                 log.warning("renewing the expired session failed: HTTP %s", response.status_code)
                 return False
             self.session_id = new_id
@@ -468,7 +509,7 @@ class StreamableHttpClientStream(MessageStream):
                 (expired or "")[:8],
                 new_id[:8],
             )
-        await self._post_quietly(_INITIALIZED, may_renew=False)
+        await self._post_quietly(_INITIALIZED, inspect.outgoing(_INITIALIZED), may_renew=False)
         return True
 
     def _session_lost(self) -> None:
@@ -479,8 +520,14 @@ class StreamableHttpClientStream(MessageStream):
 
     # -- legacy fallback -------------------------------------------------------------
 
-    async def _fall_back(self, payload: bytes, pending: set[RequestId]) -> None:
-        """Speak HTTP+SSE (2024-11-05) to this server from now on, starting with ``payload``."""
+    async def _fall_back(
+        self, payload: bytes, pending: set[RequestId], refusal: McpError | None
+    ) -> None:
+        """Speak HTTP+SSE (2024-11-05) to this server from now on, starting with ``payload``.
+
+        If the server is no HTTP+SSE server either, the request fails with the error
+        the server gave the POST (``refusal``), when it gave one: that says why.
+        """
         legacy = LegacySseConnection(
             self.client,
             self.url,
@@ -491,7 +538,11 @@ class StreamableHttpClientStream(MessageStream):
         try:
             await self._nursery.start(legacy.run)
         except LegacySseError as error:
-            await self._fail(pending, f"neither Streamable HTTP nor HTTP+SSE: {error}")
+            if refusal is None:
+                await self._fail(pending, f"neither Streamable HTTP nor HTTP+SSE: {error}")
+            else:
+                log.info("no HTTP+SSE fallback at %s either: %s", self.url, error)
+                await self._fail(pending, refusal)
             return
         log.info("%s speaks the legacy HTTP+SSE transport; falling back", self.url)
         self._legacy = legacy
