@@ -27,6 +27,7 @@ async def test_a_users_test_with_only_the_plugins_fixtures(mcp_client: Client) -
     assert result.structured_content == {"result": 3}
 
 
+@pytest.mark.parametrize("mcp_era", ["legacy"])
 async def test_the_wire_fixture_shows_what_went_over(mcp_client: Client, mcp_wire: object) -> None:
     await mcp_client.ping()
     sent = mcp_wire.sent_messages()  # type: ignore[attr-defined]
@@ -35,6 +36,15 @@ async def test_the_wire_fixture_shows_what_went_over(mcp_client: Client, mcp_wir
         "notifications/initialized",
         "ping",
     ]
+
+
+async def test_by_default_the_client_probes_and_speaks_the_modern_era(
+    mcp_client: Client, mcp_wire: object
+) -> None:
+    await mcp_client.list_tools()
+    sent = mcp_wire.sent_messages()  # type: ignore[attr-defined]
+    assert [message.get("method") for message in sent] == ["server/discover", "tools/list"]
+    assert mcp_client.era == "modern"
 
 
 USER_CONFTEST = """
@@ -51,10 +61,8 @@ async def add(a: int, b: int) -> int:
 
 @server.tool
 async def broken() -> types.CallToolResult:
-    # a priority is between 0 and 1: the wire check catches it (a non-object
-    # structuredContent, the server refuses itself before 2026-07-28)
-    priority = types.Annotations(priority=5.0)
-    return types.CallToolResult(content=[types.TextContent(text="x", annotations=priority)])
+    # isError must be a boolean: the wire check catches it
+    return types.CallToolResult(content=[], is_error="yes")
 
 
 @pytest.fixture
@@ -82,7 +90,7 @@ def test_a_users_project_runs_the_plugin_from_its_entry_point(pytester: pytest.P
     result.stdout.fnmatch_lines(
         [
             "*result for 'tools/call' does not match CallToolResult:*",
-            "*at $.result.content[[]0[]]: * is not valid under any of the given schemas*",
+            "*at $.result.isError: 'yes' is not of type 'boolean'*",
             "FAILED test_users_server.py::test_broken*",
         ]
     )
