@@ -40,12 +40,18 @@ class Handle:
     method: str
     raw_params: Any
     modern: ModernRequest | None
+    params: Any
 
 
 def open_request(
-    request_id: RequestId, method: str, spec: MethodSpec, raw: Any, modern: ModernRequest | None
+    request_id: RequestId,
+    method: str,
+    spec: MethodSpec,
+    raw: Any,
+    modern: ModernRequest | None,
+    params: Any,
 ) -> Handle:
-    return Handle(request_id, method, raw, modern)
+    return Handle(request_id, method, raw, modern, params)
 
 
 SERVER_CAPABILITIES = t.ServerCapabilities(tools=t.ToolsCapability(list_changed=True))
@@ -199,6 +205,7 @@ def test_a_request_is_opened_with_the_sessions_state_and_tracked_until_finished(
     request = event.request
     assert (request.id, request.method, request.modern) == ("a", "tools/call", None)
     assert bytes(request.raw_params) == b'{"name": "x"}'
+    assert request.params == t.CallToolParams(name="x")  # decoded once, by the engine
     assert server.inbound == [event.request]
     server.finished("a")
     assert server.inbound_count == 0
@@ -461,3 +468,28 @@ def test_the_initialize_answer_holds_only_what_the_revision_defines() -> None:
     )
     new = Engine(SessionState("server", SERVER_CAPABILITIES), open_request, titled)
     assert reply_of(new.receive(initialize()))["result"]["serverInfo"]["title"] == "A title"
+
+
+def test_a_modern_request_on_an_initialized_session_is_still_modern() -> None:
+    server = operating()
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    data = message(id=5, method="tools/call", params={"name": "x", "_meta": meta})
+    event = server.receive(data)
+    assert isinstance(event, RequestReceived)
+    assert event.request.modern is not None
+    assert event.request.modern.state.revision.name == "2026-07-28"
+    legacy = server.receive(call_tool(6))
+    assert isinstance(legacy, RequestReceived)
+    assert legacy.request.modern is None
+
+
+def test_a_modern_request_with_bad_params_is_still_modern() -> None:
+    server = operating()
+    meta = {"io.modelcontextprotocol/protocolVersion": "2099-01-01"}
+    bad = message(id=7, method="tools/call", params={"name": 3, "_meta": meta})
+    body = reply_of(server.receive(bad))
+    assert body["error"]["code"] == -32602  # rung 1: the capabilities key is missing
+    assert "clientCapabilities" in body["error"]["message"]

@@ -60,6 +60,7 @@ from .events import (
 from .fit import LACKING_REVISIONS, fit
 from .jsonrpc import (
     JSONRPC_VERSION,
+    UNDECODABLE,
     BatchItem,
     Envelope,
     InvalidMessage,
@@ -75,7 +76,9 @@ from .jsonrpc import (
 from .lifecycle import Phase, SessionState
 from .methods import METHODS, MethodSpec
 from .modern import (
+    CLIENT_CAPABILITIES_KEY,
     MODERN_ONLY_METHODS,
+    PROTOCOL_VERSION_KEY,
     ModernRequest,
     admit,
     find_modern_marker,
@@ -112,10 +115,13 @@ class DescribeServer(Protocol):
     def __call__(self, revision: Revision, *, stateless: bool) -> ServerDescription: ...
 
 
+#: Params the engine has not decoded (a modern request's: its own method table decides).
+NOT_DECODED: Final[Any] = object()
 #: Makes the runtime's object for a request that may run: (id, method, its row in
-#: the method table, the raw params, and for a modern request its ``_meta`` and state).
+#: the method table, the raw params, for a modern request its ``_meta`` and state, and
+#: the params decoded, or :data:`NOT_DECODED`).
 OpenRequest = Callable[
-    [RequestId, str, MethodSpec, msgspec.Raw | UnsetType, ModernRequest | None], In
+    [RequestId, str, MethodSpec, msgspec.Raw | UnsetType, ModernRequest | None, Any], In
 ]
 
 
@@ -177,29 +183,49 @@ class Engine(Generic[In, Out]):
             return self._receive_notification(method, envelope.params)
         assert request_id is not None  # decode() refuses a request with a null id
         params = envelope.params
-        if self.describe_server is not None and (  # a server: is it a modern request?
-            method in MODERN_ONLY_METHODS
-            or (
-                params is not UNSET
-                and find_modern_marker(params) is not None  # a C search, no copy
-                and is_modern_request(params)
-            )
-        ):
+        serves_modern = self.describe_server is not None  # a server serves both eras
+        if serves_modern and method in MODERN_ONLY_METHODS:
             return self._receive_modern(request_id, method, params)
-        if method == "ping":  # allowed in every phase: answered at once, never in flight
-            return Reply(self.respond(request_id, _EMPTY_RESULT), request_id)
-        if method == "initialize":
+        if method == "ping" or method == "initialize":
+            if serves_modern and _marked_modern(params):  # a modern ping is -32601
+                return self._receive_modern(request_id, method, params)
+            if method == "ping":  # allowed in every phase: answered at once, never in flight
+                return Reply(self.respond(request_id, _EMPTY_RESULT), request_id)
             return self._receive_initialize(request_id, params)
-        return self._receive_request(request_id, method, params)
+        return self._receive_request(request_id, method, params, serves_modern)
 
     def _receive_request(
-        self, request_id: RequestId, method: str, raw_params: msgspec.Raw | UnsetType
+        self,
+        request_id: RequestId,
+        method: str,
+        raw_params: msgspec.Raw | UnsetType,
+        serves_modern: bool,
     ) -> RequestReceived[In] | Reply:
+        """A request of the session's era, unless its ``_meta`` says it is modern.
+
+        Its params are decoded here, once, and the era read from the decoded ``_meta``:
+        a large request is not scanned for the modern ``_meta`` keys a second time.
+        Params that do not decode (their error is answered when the request runs) and
+        a request the session refuses are looked at as raw bytes instead.
+        """
         try:
             spec = self._admit(request_id, method)
         except McpError as error:
+            if serves_modern and _marked_modern(raw_params):
+                return self._receive_modern(request_id, method, raw_params)
             return self._refuse(request_id, error)
-        request = self.open_request(request_id, method, spec, raw_params, None)
+        params: Any = NOT_DECODED
+        try:
+            params = spec.params_decoder.decode(raw_params if raw_params is not UNSET else b"{}")
+        except UNDECODABLE:
+            if serves_modern and _marked_modern(raw_params):
+                return self._receive_modern(request_id, method, raw_params)
+        else:
+            if serves_modern:
+                meta = getattr(params, "meta", None)
+                if meta and (PROTOCOL_VERSION_KEY in meta or CLIENT_CAPABILITIES_KEY in meta):
+                    return self._receive_modern(request_id, method, raw_params)
+        request = self.open_request(request_id, method, spec, raw_params, None, params)
         self._inbound[request_id] = request
         return RequestReceived(request)
 
@@ -268,7 +294,7 @@ class Engine(Generic[In, Out]):
             self._check_room(request_id)
         except McpError as error:
             return self._refuse(request_id, error)
-        request = self.open_request(request_id, method, spec, raw_params, modern)
+        request = self.open_request(request_id, method, spec, raw_params, modern, NOT_DECODED)
         self._inbound[request_id] = request
         return RequestReceived(request)
 
@@ -362,7 +388,7 @@ class Engine(Generic[In, Out]):
                 event = self._receive_ping_in_batch(item.id)
             else:
                 assert item.id is not None  # decode() refuses a request with a null id
-                event = self._receive_request(item.id, item.method, item.params)
+                event = self._receive_request(item.id, item.method, item.params, False)
             if event is not None:
                 events.append(event)
         return BatchReceived(events)
@@ -495,6 +521,15 @@ class Engine(Generic[In, Out]):
     @property
     def outbound_count(self) -> int:
         return len(self._outbound)
+
+
+def _marked_modern(raw_params: msgspec.Raw | UnsetType) -> bool:
+    """Whether raw ``params`` carry a modern ``_meta`` (a C search first: no copy)."""
+    return (
+        raw_params is not UNSET
+        and find_modern_marker(raw_params) is not None
+        and is_modern_request(raw_params)
+    )
 
 
 def progress_token(params: Any) -> t.ProgressToken | None:

@@ -23,6 +23,7 @@ import trio
 from msgspec import UNSET, UnsetType
 
 from ..protocol import types as t
+from ..protocol.engine import NOT_DECODED
 from ..protocol.jsonrpc import UNDECODABLE, RequestId, invalid_payload
 from ..protocol.methods import MethodSpec
 from ..protocol.modern import ModernRequest
@@ -30,9 +31,6 @@ from ..protocol.modern import ModernRequest
 if TYPE_CHECKING:
     from .session import Session
     from .writer import Writer
-
-
-_NOT_DECODED: Any = object()
 
 
 class ProgressClosed(RuntimeError):
@@ -89,10 +87,11 @@ class InboundRequest:
     spec: MethodSpec | None
     raw_params: msgspec.Raw | UnsetType
     modern: ModernRequest | None
+    #: The params decoded into the method's type, or NOT_DECODED (see decode_params).
+    _params: Any = NOT_DECODED
     scope: trio.CancelScope | None = None
     progress: ProgressStream | None = None
     cancel_reason: str | None = None
-    _params: Any = attrs.field(init=False, default=_NOT_DECODED)
 
     @property
     def cancel_called(self) -> bool:
@@ -106,7 +105,7 @@ class InboundRequest:
         or -32700 for bytes that are not JSON text) and nothing else.
         """
         params = self._params
-        if params is _NOT_DECODED:
+        if params is NOT_DECODED:
             assert self.spec is not None
             raw = self.raw_params
             try:
