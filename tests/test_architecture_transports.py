@@ -1,4 +1,4 @@
-"""Transports move messages; they never decode one themselves (they ask ``protocol/``).
+"""Transports move messages; they never decode or encode one themselves (they ask ``protocol/``).
 
 What a transport needs to know about a message — is it a request, which ids does a
 reply answer, which era and version, the error code of a reply — comes from
@@ -18,42 +18,48 @@ import mcp_actors
 
 TRANSPORTS = Path(mcp_actors.__file__).parent / "transports"
 
-#: The server side's HTTP transports (the client side's are listed once they comply).
-SERVER_SIDE = (
-    "asgi.py",
-    "event_store.py",
-    "http_app.py",
-    "http_security.py",
-    "http_sessions.py",
-    "http_sse.py",
-    "sse.py",
-    "streamable_http.py",
-    "streamable_http_modern.py",
-    "streamable_http_stream.py",
-)
+#: Every transport module, server and client side.
+MODULES = sorted(path.name for path in TRANSPORTS.glob("*.py") if path.name != "__init__.py")
 
 
 def decoding_in(path: Path) -> list[str]:
-    """What in ``path`` decodes JSON itself: msgspec decoders and Structs, json.loads."""
+    """What in ``path`` decodes or encodes JSON itself: msgspec decoders, encoders and
+    Structs, json.loads/dumps."""
     found = []
     for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Attribute) and node.attr in {"Decoder", "Struct", "decode"}:
+        if isinstance(node, ast.Attribute) and node.attr in {
+            "Decoder",
+            "Encoder",
+            "Struct",
+            "decode",
+            "encode",
+        }:
             base = node.value
             while isinstance(base, ast.Attribute):
                 base = base.value
             if isinstance(base, ast.Name) and base.id == "msgspec":
                 found.append(f"line {node.lineno}: msgspec ... .{node.attr}")
-        elif isinstance(node, ast.Attribute) and node.attr in {"loads", "load"}:
+        elif isinstance(node, ast.Attribute) and node.attr in {"loads", "load", "dumps", "dump"}:
             if isinstance(node.value, ast.Name) and node.value.id == "json":
                 found.append(f"line {node.lineno}: json.{node.attr}")
         elif isinstance(node, ast.ImportFrom) and node.module in {"msgspec", "msgspec.json"}:
-            names = {alias.name for alias in node.names} & {"Struct", "Decoder", "decode"}
+            names = {alias.name for alias in node.names} & {
+                "Struct",
+                "Decoder",
+                "Encoder",
+                "decode",
+                "encode",
+            }
             found.extend(f"line {node.lineno}: from {node.module} import {name}" for name in names)
     return found
 
 
-@pytest.mark.parametrize("module", SERVER_SIDE)
-def test_server_side_transports_decode_no_message_themselves(module: str) -> None:
+def test_every_transport_module_is_checked() -> None:
+    assert {"stdio.py", "streamable_http.py", "http_client_base.py", "websocket.py"} <= set(MODULES)
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_transports_decode_and_encode_no_message_themselves(module: str) -> None:
     assert decoding_in(TRANSPORTS / module) == []
 
 

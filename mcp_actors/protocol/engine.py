@@ -71,6 +71,7 @@ from .jsonrpc import (
     ResultMessage,
     decode,
     decode_payload,
+    encode_cancellation,
     encode_error,
 )
 from .lifecycle import Phase, SessionState
@@ -482,8 +483,7 @@ class Engine(Generic[In, Out]):
         self.call_finished(request_id)
         if method == "initialize" or self.state.phase is Phase.CLOSED:
             return None
-        params = t.CancelledParams(request_id=request_id, reason=reason)
-        return _encode(NotificationMessage(JSONRPC_VERSION, "notifications/cancelled", params))
+        return encode_cancellation(request_id, reason)
 
     def call_finished(self, request_id: RequestId) -> None:
         """Our request ``request_id`` is over: forget it and its progress token."""

@@ -188,6 +188,13 @@ def peek(decoder: msgspec.json.Decoder[T], data: bytes | msgspec.Raw) -> T | Non
         return None
 
 
+def encode_cancellation(request_id: RequestId, reason: str) -> bytes:
+    """``notifications/cancelled`` for ``request_id``: the one place it is encoded, for
+    the engine (a caller gave up) and for HTTP (a client closed a request's stream)."""
+    params = {"requestId": request_id, "reason": reason}
+    return _encode_message(NotificationMessage(JSONRPC_VERSION, "notifications/cancelled", params))
+
+
 def encode_error(request_id: RequestId | None, error: McpError, revision: Revision) -> bytes:
     """The error response for ``request_id`` as ``revision`` writes it: the one place
     an error is encoded, for every transport (an HTTP error body too).

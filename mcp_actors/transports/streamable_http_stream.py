@@ -34,13 +34,11 @@ import math
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 
-import msgspec
 import trio
 
-from ..protocol import types as t
 from ..protocol.errors import METHOD_NOT_FOUND, McpError
 from ..protocol.inspect import negotiated_version, outgoing_request, response_ids
-from ..protocol.jsonrpc import JSONRPC_VERSION, NotificationMessage, RequestId, encode_error
+from ..protocol.jsonrpc import RequestId, encode_cancellation, encode_error
 from ..protocol.versions import LATEST, REVISIONS
 from .abc import MessageStream, Outgoing, TransportClosed
 from .event_store import EventStore, StoredEvent
@@ -55,13 +53,9 @@ Write = Callable[[bytes], Awaitable[None]]
 STANDALONE = "g"
 
 
-_encode = msgspec.json.Encoder().encode
-
-
 def _cancellation(request_id: RequestId) -> bytes:
     """What a client that closes a request's response stream means: its cancellation."""
-    params = t.CancelledParams(request_id=request_id, reason="the client closed the connection")
-    return _encode(NotificationMessage(JSONRPC_VERSION, "notifications/cancelled", params))
+    return encode_cancellation(request_id, "the client closed the connection")
 
 
 #: The most bytes one write hands the HTTP server. Larger data is written a slice at a
