@@ -26,12 +26,13 @@ Conventions (read these before using or extending the module):
   ``EmptyParams``; methods whose result is empty return ``EmptyResult`` (encodes to ``{}``).
 """
 
-from typing import Any, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias
 
 import msgspec
 from msgspec import UNSET, UnsetType, field
 
 __all__ = [
+    "TASKS_EXTENSION",
     "Annotations",
     "AudioContent",
     "CacheScope",
@@ -51,7 +52,9 @@ __all__ = [
     "CreateMessageParams",
     "CreateMessageResult",
     "CreateTaskResult",
+    "CreatedTask",
     "Cursor",
+    "DetailedTask",
     "DiscoverParams",
     "DiscoverResult",
     "ElicitParams",
@@ -113,6 +116,7 @@ __all__ = [
     "SetLevelParams",
     "SubscribeParams",
     "Task",
+    "TaskIdParams",
     "TaskMetadata",
     "TaskStatus",
     "TaskStatusNotificationParams",
@@ -124,6 +128,7 @@ __all__ = [
     "ToolUseContent",
     "ToolsCapability",
     "UnsubscribeParams",
+    "UpdateTaskParams",
 ]
 
 # --------------------------------------------------------------------------- aliases
@@ -510,6 +515,51 @@ class ListTasksResult(McpStruct):
 class TaskStatusNotificationParams(Task):
     """Params of ``notifications/tasks/status``: the task's fields at the top level."""
 
+    meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
+
+
+# ------------------------------------------------------------ tasks (2026-07-28 extension)
+
+#: The tasks extension's identifier, under ``capabilities.extensions`` on both sides.
+TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
+
+
+class CreatedTask(Result, kw_only=True):
+    """A ``tools/call`` answered with a task (``resultType: "task"``): the task's fields,
+    flat — no result yet; poll ``tasks/get`` with ``task_id``. ``ttl_ms`` is null for
+    a task kept until the server restarts."""
+
+    task_id: str
+    status: TaskStatus
+    created_at: str
+    last_updated_at: str
+    ttl_ms: int | None
+    status_message: str | UnsetType = UNSET
+    poll_interval_ms: int | UnsetType = UNSET
+
+
+class DetailedTask(CreatedTask, kw_only=True):
+    """Result of ``tasks/get`` (and params of ``notifications/tasks``): the task, with
+    ``result`` once completed, ``error`` once failed, the outstanding
+    ``input_requests`` while ``input_required``."""
+
+    result: dict[str, Any] | UnsetType = UNSET
+    error: dict[str, Any] | UnsetType = UNSET
+    input_requests: dict[str, Any] | UnsetType = UNSET
+
+
+class TaskIdParams(McpStruct):
+    """Params of ``tasks/get`` and ``tasks/cancel`` (both eras)."""
+
+    task_id: str
+    meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
+
+
+class UpdateTaskParams(McpStruct):
+    """Params of ``tasks/update``: answers to some of the task's ``inputRequests``, by key."""
+
+    task_id: str
+    input_responses: dict[str, Any]
     meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
 
 

@@ -1,6 +1,7 @@
 """The supervisor: the root nursery every session actor lives in, and where failures stop.
 
-A server opens one supervisor and starts a session actor in it per connection.
+A server opens one supervisor and starts a session actor in it per connection, and
+the actors that outlive connections (tasks) with :meth:`Supervisor.start_actor`.
 A session that crashes (a bug, a transport error) is logged, counted and
 closed; the supervisor and every other session go on. ``statistics()`` counts
 what is alive, so tests and operators can see that closed sessions leave
@@ -10,7 +11,7 @@ nothing behind.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 import attrs
@@ -56,6 +57,18 @@ class Supervisor:
         self._started += 1
         self._sessions.add(session)
         self._nursery.start_soon(self._supervise, session)
+
+    def start_actor(self, actor: Callable[[], Awaitable[None]]) -> None:
+        """Run ``actor()`` under the supervisor, outliving any session (e.g. a task of the
+        tasks extension). An exception it raises is logged and counted, nothing else."""
+        self._nursery.start_soon(self._contain, actor)
+
+    async def _contain(self, actor: Callable[[], Awaitable[None]]) -> None:
+        try:
+            await actor()
+        except Exception:
+            self._failed += 1
+            internal_errors.report(log, "supervised actor failed; the server goes on")
 
     async def _supervise(
         self, session: Session, *, task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED

@@ -58,6 +58,7 @@ from .modern import era_error, finish_result
 from .prompts import RegisteredPrompt, argument_choices, prompt_arguments
 from .resources import RegisteredResource, ResourceRegistry
 from .signature import describe, inspect_tool
+from .tasks import TaskManager, TaskMode, TaskSettings, TaskStatistics
 from .tools import RegisteredTool, serves_inline
 from .uri_template import UriTemplate
 
@@ -113,6 +114,12 @@ class Server:
     #: internal error whose text stays in the server's log (see
     #: :mod:`mcp_actors.runtime.internal_errors`).
     mask_errors: bool = False
+    #: How tasks (the tasks extension) are kept: TTL, poll interval, bound (see :mod:`.tasks`).
+    tasks: TaskSettings = attrs.field(factory=TaskSettings)
+    #: The tasks created by calls of this server's tools, and their actors.
+    task_manager: TaskManager = attrs.field(
+        init=False, default=attrs.Factory(lambda self: TaskManager(self.tasks), takes_self=True)
+    )
     _tools: dict[str, RegisteredTool] = attrs.field(init=False, factory=dict)
     _resources: ResourceRegistry = attrs.field(init=False, factory=ResourceRegistry)
     _prompts: dict[str, RegisteredPrompt] = attrs.field(init=False, factory=dict)
@@ -143,6 +150,7 @@ class Server:
         icons: list[t.Icon] | None = None,
         meta: dict[str, Any] | None = None,
         inline: bool = False,
+        task: TaskMode = "never",
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -156,6 +164,7 @@ class Server:
         icons: list[t.Icon] | None = None,
         meta: dict[str, Any] | None = None,
         inline: bool = False,
+        task: TaskMode = "never",
     ) -> F | Callable[[F], F]:
         """Register a function as a tool; usable bare (``@server.tool``) or with options.
 
@@ -164,7 +173,9 @@ class Server:
         thread so it never blocks the event loop. ``inline=True`` declares an
         ``async def`` that never waits (no ``await`` that can block): its calls are
         served without a task of their own, several times cheaper (see
-        :class:`~.tools.RegisteredTool`).
+        :class:`~.tools.RegisteredTool`). ``task`` says whether a call may run as a
+        task of the tasks extension: ``"never"``, ``"optional"`` (when the request
+        declares the extension) or ``"always"`` (see :mod:`.tasks`).
         """
 
         def register(function: F) -> F:
@@ -179,7 +190,7 @@ class Server:
                 icons=_unset(icons),
                 meta=_unset(meta),
             )
-            self.add_tool(RegisteredTool(definition, function, signature, inline))
+            self.add_tool(RegisteredTool(definition, function, signature, inline, task))
             return function
 
         return register(function) if function is not None else register
@@ -291,6 +302,10 @@ class Server:
     def subscription_statistics(self) -> HubStatistics:
         """Subscriptions alive now, and updates published / delivered / coalesced so far."""
         return self._hub.statistics()
+
+    def task_statistics(self) -> TaskStatistics:
+        """Tasks held now (live, running) and started / refused so far."""
+        return self.task_manager.statistics()
 
     # -- prompts ---------------------------------------------------------------------
 
@@ -421,7 +436,10 @@ class Server:
         revision = revision or REVISIONS[LATEST]
         completions = bool(self._completions) and revision.completions_capability
         sessions = True if not stateless and revision.handshake else UNSET
+        offers_tasks = any(tool.task != "never" for tool in self._tools.values())
+        tasks = offers_tasks and not revision.handshake  # the extension: 2026-07-28 on
         return t.ServerCapabilities(
+            extensions={t.TASKS_EXTENSION: {}} if tasks else UNSET,
             logging={},
             completions={} if completions else UNSET,
             prompts=t.PromptsCapability(list_changed=sessions) if self._prompts else UNSET,

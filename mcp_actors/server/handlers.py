@@ -21,9 +21,11 @@ from ..protocol.versions import Revision, modern_versions
 from ..runtime.request import InboundRequest
 from .completion import Completer
 from .pagination import paginate
+from .task_methods import TASK_HANDLERS, runs_as_task
 
 if TYPE_CHECKING:
     from .app import ServerSession
+    from .tools import RegisteredTool
 
 Handler = Callable[["ServerSession", InboundRequest, Any], Awaitable[Any]]
 
@@ -82,10 +84,26 @@ async def list_tools(
 
 async def call_tool(
     server_session: ServerSession, request: InboundRequest, params: t.CallToolParams
-) -> t.CallToolResult:
+) -> t.CallToolResult | t.CreatedTask:
     tool = server_session.server._tools.get(params.name)
     if tool is None:
         raise McpError(errors.INVALID_PARAMS, f"Unknown tool: {params.name}", {"tool": params.name})
+    if runs_as_task(server_session, request, tool):
+        return server_session.server.task_manager.start(
+            tool.name,
+            lambda: _run_tool(server_session, request, tool, params),
+            client_capabilities=server_session.client_capabilities,
+            fallback=server_session.session.start_actor,
+        )
+    return await _run_tool(server_session, request, tool, params)
+
+
+async def _run_tool(
+    server_session: ServerSession,
+    request: InboundRequest,
+    tool: RegisteredTool,
+    params: t.CallToolParams,
+) -> t.CallToolResult:
     server = server_session.server
     result = await tool.call(
         params.arguments, server_session.context(request), mask_errors=server.mask_errors
@@ -259,4 +277,5 @@ HANDLERS: dict[str, Handler] = {
     "prompts/list": list_prompts,
     "prompts/get": get_prompt,
     "completion/complete": complete,
+    **TASK_HANDLERS,
 }

@@ -27,6 +27,7 @@ from ..runtime.groups import describe
 from .calling import call as call_function
 from .calling import is_async
 from .signature import ToolSignature
+from .tasks import TASK_MODES, TaskMode
 
 if TYPE_CHECKING:
     from ..runtime.request import InboundRequest
@@ -59,6 +60,9 @@ class RegisteredTool:
     function: Callable[..., Any]
     signature: ToolSignature
     inline: bool = False
+    #: Whether a call runs as a task (tasks extension; see :mod:`.tasks`): "never",
+    #: "optional" (when the request declares the extension) or "always".
+    task: TaskMode = attrs.field(default="never", validator=attrs.validators.in_(TASK_MODES))
     is_async: bool = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:

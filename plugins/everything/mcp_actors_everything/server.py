@@ -57,6 +57,7 @@ from mcp_actors import (
 )
 from mcp_actors.server.content import audio, embedded, image, text, user
 from mcp_actors.server.signature import inspect_tool
+from mcp_actors.server.tasks import current_task
 from mcp_actors.server.tools import RegisteredTool
 
 #: A 1x1 red PNG, and a minimal WAV: the conformance suite's reference constants.
@@ -219,6 +220,7 @@ def create(settings: Settings | None = None) -> Server:
     _fixture_prompts(server)
     _job_tools(server, settings)
     _bench_tools(server, settings)
+    _task_tools(server, settings)
     return server
 
 
@@ -650,3 +652,66 @@ def _bench_tools(server: Server, settings: Settings) -> None:
     async def last_cancellation(token: str) -> dict[str, Any]:
         """When ``cancellation_probe`` saw its cancellation (``time.monotonic()``), or null."""
         return {"token": token, "observed": observed.get(token)}
+
+
+# -- the tasks extension (2026-07-28) ---------------------------------------------------------
+
+
+def _task_tools(server: Server, settings: Settings) -> None:
+    """The fixtures of the suite's ``tasks-*`` scenarios (see :mod:`mcp_actors.server.tasks`)."""
+
+    @server.tool(annotations=_READ_ONLY)
+    async def greet(name: str = "world") -> str:
+        """Greet someone; always answered at once, never as a task."""
+        return f"Hello, {name}!"
+
+    @server.tool(annotations=_READ_ONLY, task="optional")
+    async def slow_compute(seconds: Annotated[float, msgspec.Meta(ge=0)] = 1.0) -> str:
+        """Work for ``seconds``; a task when the client declares the tasks extension."""
+        await trio.sleep(min(seconds, settings.max_job_seconds))
+        return f"computed for {seconds:g} s"
+
+    @server.tool(annotations=_READ_ONLY, task="always")
+    async def failing_job() -> str:
+        """Always runs as a task, which completes with a tool error (``isError``)."""
+        await trio.lowlevel.checkpoint()
+        raise RuntimeError("the job failed, as it always does")
+
+    @server.tool(annotations=_READ_ONLY, task="optional")
+    async def protocol_error_job() -> str:
+        """A task that fails with a JSON-RPC error (status ``failed``)."""
+        await trio.lowlevel.checkpoint()
+        raise McpError(-32602, "protocol_error_job always fails with -32602")
+
+    @server.tool(task="always")
+    async def confirm_delete(path: str = "/tmp/example.txt") -> str:
+        """Ask the user to confirm (the task is ``input_required`` until ``tasks/update``)."""
+        task = current_task()
+        assert task is not None  # task="always"
+        form = {
+            "type": "object",
+            "properties": {"confirm": {"type": "boolean", "description": "Delete it?"}},
+            "required": ["confirm"],
+        }
+        answer = await task.elicit(f"Delete {path}?", form)
+        if answer.action == "accept" and answer.content and answer.content.get("confirm"):
+            return f"deleted {path}"
+        return f"kept {path}"
+
+    @server.tool(task="always")
+    async def multi_input() -> str:
+        """Ask two questions at once; each answer may come in its own ``tasks/update``."""
+        task = current_task()
+        assert task is not None  # task="always"
+
+        def ask(message: str, prop: str, kind: str) -> dict[str, Any]:
+            schema = {"type": "object", "properties": {prop: {"type": kind}}}
+            params = {"mode": "form", "message": message, "requestedSchema": schema}
+            return {"method": "elicitation/create", "params": params}
+
+        questions = {
+            "name": ask("Your name?", "name", "string"),
+            "confirm": ask("Go on?", "confirm", "boolean"),
+        }
+        answers = await task.ask(questions)
+        return "answers: " + _compact(answers)

@@ -1,0 +1,384 @@
+"""Tasks: a tool call that outlives its request, as an actor the server supervises.
+
+With the tasks extension (``io.modelcontextprotocol/tasks``, 2026-07-28) a server may
+answer a ``tools/call`` with a task — ``{"resultType": "task", "taskId": …}`` — and
+finish the work later; the client polls ``tasks/get`` (over any connection) until
+the task is ``completed`` (the tool's result inlined, ``isError`` included),
+``failed`` (a JSON-RPC error) or ``cancelled`` (``tasks/cancel``). The server decides
+per call, from what the tool declares::
+
+    @server.tool(task="optional")  # a task when the request's _meta declares the extension
+    async def render(frames: int) -> str: ...
+
+    @server.tool(task="always")    # refused with -32021 to a client without it
+    async def migrate(ctx: Context) -> str: ...
+
+``task="never"`` (the default) keeps the call synchronous. A task is an actor: it
+runs in the nursery of whoever hosts the server (:meth:`TaskManager.hosted_by`;
+``serve_http`` and ``serve_websocket`` host it in their supervisor), never in the
+request's or the connection's — on Streamable HTTP each POST's session ends with its
+response, and the task goes on. Served without a host (stdio, whose process ends with
+its one client; ``server.serve_session`` on a stream of your own), a task lives as
+long as the connection that created it.
+
+A task's records go through a :class:`~mcp_actors.runtime.task_store.TaskStore`
+(bounded, with a time to live; see there for what happens when it is full: the
+``tools/call`` is refused with -32603). ``tasks/cancel`` cancels the actor's scope:
+the tool sees ``trio.Cancelled`` at its next checkpoint, as for any cancelled call.
+
+A task's tool may ask the user for input while it runs: :func:`current_task` gives
+its :class:`RunningTask`, whose :meth:`~RunningTask.elicit` (and :meth:`~RunningTask.ask`
+for several questions at once) sets the task's status to ``input_required`` with
+the questions as ``inputRequests``, and waits until ``tasks/update`` has answered
+every one of them (partial answers leave the rest outstanding).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import secrets
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, Literal
+
+import attrs
+import msgspec
+import trio
+
+from ..protocol import errors
+from ..protocol import types as t
+from ..protocol.errors import McpError, ProtocolViolation
+from ..protocol.methods import has_capability
+from ..runtime.internal_errors import internal_errors
+from ..runtime.task_store import (
+    MemoryTaskStore,
+    TaskRecord,
+    TaskStore,
+    TaskStoreFull,
+    iso_timestamp,
+)
+from .elicitation import ElicitationResult, check_content, decode_content, form_schema
+
+log = logging.getLogger("mcp_actors.tasks")
+
+#: What a tool declares about running as a task (see the module docstring).
+TaskMode = Literal["never", "optional", "always"]
+TASK_MODES: tuple[TaskMode, ...] = ("never", "optional", "always")
+
+#: Starts an actor somewhere: ``start(async_fn)`` (e.g. ``Supervisor.start_actor``).
+StartActor = Callable[[Callable[[], Awaitable[None]]], None]
+
+_NEEDS_EXTENSION: dict[str, Any] = {"extensions": {t.TASKS_EXTENSION: {}}}
+_current: contextvars.ContextVar[RunningTask | None] = contextvars.ContextVar(
+    "mcp_actors_current_task", default=None
+)
+
+
+def current_task() -> RunningTask | None:
+    """The task the calling tool runs as, or None when it serves a plain call."""
+    return _current.get()
+
+
+def declares_extension(capabilities: object) -> bool:
+    """Whether client ``capabilities`` declare the tasks extension."""
+    extensions = getattr(capabilities, "extensions", None)
+    return isinstance(extensions, dict) and t.TASKS_EXTENSION in extensions
+
+
+def missing_extension(what: str) -> McpError:
+    """-32021 naming the tasks extension as the capability ``what`` needs."""
+    return errors.missing_client_capability(_NEEDS_EXTENSION, what)
+
+
+@attrs.frozen
+class TaskSettings:
+    """How tasks are kept: ``ttl_ms`` from creation (None: until the process ends),
+    the ``poll_interval_ms`` suggested to clients, at most ``max_tasks`` records."""
+
+    ttl_ms: int | None = 3_600_000
+    poll_interval_ms: int = 500
+    max_tasks: int = 1000
+
+    def __attrs_post_init__(self) -> None:
+        if self.ttl_ms is not None and (not isinstance(self.ttl_ms, int) or self.ttl_ms < 1):
+            raise ValueError(f"ttl_ms must be a positive integer or None, not {self.ttl_ms!r}")
+        if not isinstance(self.poll_interval_ms, int) or self.poll_interval_ms < 1:
+            raise ValueError(
+                f"poll_interval_ms must be a positive integer, not {self.poll_interval_ms!r}"
+            )
+        if not isinstance(self.max_tasks, int) or self.max_tasks < 1:
+            raise ValueError(f"max_tasks must be a positive integer, not {self.max_tasks!r}")
+
+
+@attrs.frozen
+class TaskStatistics:
+    """Tasks held now (``live``, of which ``running``) and started / refused so far."""
+
+    live: int
+    running: int
+    started: int
+    refused: int
+
+
+@attrs.define(eq=False)
+class RunningTask:
+    """The actor side of one task: its cancel scope and its questions to the user."""
+
+    task_id: str
+    _manager: TaskManager
+    #: What the client that created the task declared (questions it cannot answer are refused).
+    _client_capabilities: object
+    scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
+    _outstanding: dict[str, Any] = attrs.field(init=False, factory=dict)
+    _answers: dict[str, Any] = attrs.field(init=False, factory=dict)
+    _answered: trio.Event = attrs.field(init=False, factory=trio.Event)
+    _keys_used: set[str] = attrs.field(init=False, factory=set)
+
+    async def ask(self, requests: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+        """Ask the client several things at once; returns the responses by key.
+
+        ``requests`` maps keys (unique over the task's life) to input requests as
+        the protocol spells them: ``{"method": "elicitation/create", "params": {...}}``,
+        ``sampling/createMessage`` or ``roots/list``. The task is ``input_required``
+        until ``tasks/update`` has answered them all.
+        """
+        if not requests:
+            return {}
+        reused = self._keys_used.intersection(requests)
+        if reused:
+            raise ValueError(f"input request keys are used once per task: {sorted(reused)}")
+        for request in requests.values():
+            self._check_capability(str(request.get("method")))
+        self._keys_used.update(requests)
+        self._outstanding = {key: dict(value) for key, value in requests.items()}
+        self._answers = {}
+        self._answered = trio.Event()
+        self._manager.publish_input(self.task_id, self._outstanding)
+        await self._answered.wait()
+        return self._answers
+
+    async def elicit(self, message: str, form: Mapping[str, Any] | type) -> ElicitationResult[Any]:
+        """Ask the user to fill ``form`` (as ``Context.elicit``), through ``tasks/update``."""
+        schema = form_schema(form)
+        key = f"elicit-{len(self._keys_used) + 1}"
+        params = {"mode": "form", "message": message, "requestedSchema": schema}
+        answer = (await self.ask({key: {"method": "elicitation/create", "params": params}}))[key]
+        action = answer.get("action") if isinstance(answer, dict) else None
+        if action not in ("accept", "decline", "cancel"):
+            raise ValueError(f"the answer to {key!r} is not an elicitation result: {answer!r}")
+        if action != "accept":
+            return ElicitationResult(action)
+        content = check_content(schema, answer.get("content") or {})
+        return ElicitationResult("accept", decode_content(content, form))
+
+    def answer(self, responses: Mapping[str, Any]) -> None:
+        """Take the responses to outstanding keys (others are ignored); wakes the
+        task once none is left."""
+        for key, response in responses.items():
+            if key in self._outstanding:
+                del self._outstanding[key]
+                self._answers[key] = response
+        if self._answers and not self._outstanding and not self._answered.is_set():
+            self._answered.set()
+            self._manager.publish_input(self.task_id, None)
+        elif self._outstanding:
+            self._manager.publish_input(self.task_id, self._outstanding)
+
+    def _check_capability(self, method: str) -> None:
+        needed = {
+            "elicitation/create": "elicitation",
+            "sampling/createMessage": "sampling",
+            "roots/list": "roots",
+        }.get(method)
+        if needed is None:
+            raise ValueError(f"a task cannot ask the client for {method!r}")
+        if not has_capability(self._client_capabilities, (needed,)):
+            raise ProtocolViolation(
+                errors.INVALID_REQUEST,
+                f"{method} needs the client capability {needed!r}, which the request that"
+                " created this task did not declare",
+            )
+
+
+@attrs.define(eq=False)
+class TaskManager:
+    """Creates tasks, runs them as actors, and answers ``tasks/*`` from their records."""
+
+    settings: TaskSettings = attrs.field(factory=TaskSettings)
+    store: TaskStore = attrs.field(default=None)
+    _running: dict[str, RunningTask] = attrs.field(init=False, factory=dict)
+    _hosts: list[StartActor] = attrs.field(init=False, factory=list)
+    _started: int = attrs.field(init=False, default=0)
+    _refused: int = attrs.field(init=False, default=0)
+
+    def __attrs_post_init__(self) -> None:
+        if self.store is None:
+            self.store = MemoryTaskStore(self.settings.max_tasks)
+
+    @contextmanager
+    def hosted_by(self, start: StartActor) -> Iterator[None]:
+        """Run the tasks created meanwhile with ``start`` (a supervisor's ``start_actor``)."""
+        self._hosts.append(start)
+        try:
+            yield
+        finally:
+            self._hosts.remove(start)
+
+    async def host(
+        self, start: StartActor, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """:meth:`hosted_by` as an actor: hosts until cancelled (``nursery.start(host, start)``)."""
+        with self.hosted_by(start):
+            task_status.started()
+            await trio.sleep_forever()
+
+    def start(
+        self,
+        tool: str,
+        work: Callable[[], Awaitable[t.CallToolResult]],
+        *,
+        client_capabilities: object,
+        fallback: StartActor,
+    ) -> t.CreatedTask:
+        """Record a new task and start its actor running ``work``; returns what
+        ``tools/call`` answers. The record is in the store before this returns, so
+        ``tasks/get`` finds it at once. Refused (-32603) when the store is full."""
+        settings = self.settings
+        now = self.store.now()
+        record = TaskRecord(
+            task_id=secrets.token_urlsafe(24),
+            created=now,
+            ttl_ms=settings.ttl_ms,
+            poll_interval_ms=settings.poll_interval_ms,
+            tool=tool,
+        )
+        try:
+            self.store.add(record)
+        except TaskStoreFull as full:
+            self._refused += 1
+            detail = f"The server cannot take more tasks now: {full}"
+            raise McpError(errors.INTERNAL_ERROR, detail) from None
+        running = RunningTask(record.task_id, self, client_capabilities)
+        self._running[record.task_id] = running
+        self._started += 1
+        start = self._hosts[-1] if self._hosts else fallback
+        start(lambda: self._run(running, work))
+        return created_task(record)
+
+    async def _run(
+        self, running: RunningTask, work: Callable[[], Awaitable[t.CallToolResult]]
+    ) -> None:
+        task_id = running.task_id
+        _current.set(running)
+        try:
+            with running.scope:
+                result = await work()
+                self.store.update(task_id, status="completed", result=_builtins(result))
+            if running.scope.cancelled_caught:
+                self.store.update(task_id, status="cancelled")
+        except McpError as error:
+            self.store.update(task_id, status="failed", error=_error_object(error))
+        except trio.Cancelled:
+            self.store.update(task_id, status="cancelled", status_message="the server stopped")
+            raise
+        except Exception:
+            internal_errors.report(log, "task %s failed", task_id)
+            failure = McpError(errors.INTERNAL_ERROR, "Internal error")
+            self.store.update(task_id, status="failed", error=_error_object(failure))
+        finally:
+            self._running.pop(task_id, None)
+
+    def publish_input(self, task_id: str, outstanding: Mapping[str, Any] | None) -> None:
+        """Record the questions a task waits on (None: it is working again)."""
+        if outstanding:
+            self.store.update(task_id, status="input_required", input_requests=dict(outstanding))
+        else:
+            self.store.update(task_id, status="working", input_requests=None)
+
+    def find(self, task_id: str) -> TaskRecord:
+        """The record of ``task_id``, or -32602 (unknown or expired)."""
+        record = self.store.get(task_id)
+        if record is None:
+            self._forget(task_id)
+            raise McpError(
+                errors.INVALID_PARAMS,
+                f"Invalid params: no task {task_id!r} (unknown, or expired)",
+                {"taskId": task_id},
+            )
+        return record
+
+    def update(self, task_id: str, responses: Mapping[str, Any]) -> None:
+        """Deliver ``tasks/update`` answers to the task's actor (unknown keys ignored)."""
+        record = self.find(task_id)
+        running = self._running.get(record.task_id)
+        if running is not None and record.status == "input_required":
+            running.answer(responses)
+
+    def cancel(self, task_id: str) -> None:
+        """Cancel a task (nothing for a finished one): its record says ``cancelled``
+        and its actor's scope is cancelled."""
+        record = self.find(task_id)
+        if record.terminal:
+            return
+        self.store.update(task_id, status="cancelled")
+        running = self._running.get(task_id)
+        if running is not None:
+            running.scope.cancel()
+
+    def _forget(self, task_id: str) -> None:
+        running = self._running.pop(task_id, None)
+        if running is not None:  # expired while running: nobody can read its result
+            running.scope.cancel()
+
+    def statistics(self) -> TaskStatistics:
+        return TaskStatistics(
+            live=self.store.live(),
+            running=len(self._running),
+            started=self._started,
+            refused=self._refused,
+        )
+
+
+def created_task(record: TaskRecord) -> t.CreatedTask:
+    """What ``tools/call`` answers for a new task."""
+    return t.CreatedTask(result_type="task", **_task_fields(record))
+
+
+def detailed_task(record: TaskRecord) -> t.DetailedTask:
+    """What ``tasks/get`` answers: the task, with its result, error or questions."""
+    return t.DetailedTask(
+        **_task_fields(record),
+        result=record.result if record.status == "completed" and record.result else msgspec.UNSET,
+        error=record.error if record.status == "failed" and record.error else msgspec.UNSET,
+        input_requests=(
+            record.input_requests
+            if record.status == "input_required" and record.input_requests
+            else msgspec.UNSET
+        ),
+    )
+
+
+def _task_fields(record: TaskRecord) -> dict[str, Any]:
+    return {
+        "task_id": record.task_id,
+        "status": record.status,
+        "created_at": iso_timestamp(record.created),
+        "last_updated_at": iso_timestamp(record.updated),
+        "ttl_ms": record.ttl_ms,
+        "poll_interval_ms": record.poll_interval_ms,
+        "status_message": record.status_message or msgspec.UNSET,
+    }
+
+
+def _builtins(result: t.CallToolResult) -> dict[str, Any]:
+    value = msgspec.to_builtins(result)
+    assert isinstance(value, dict)
+    return value
+
+
+def _error_object(error: McpError) -> dict[str, Any]:
+    body: dict[str, Any] = {"code": error.code, "message": error.message}
+    if error.data is not None:
+        body["data"] = error.data
+    return body
