@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Literal, TypeVar
@@ -54,6 +55,7 @@ from .handlers import (
 )
 from .listing import Listing
 from .targets import Target, connect
+from .tasks import ToolTask, declares_tasks, start_tool_task
 
 __all__ = [
     "Client",
@@ -156,7 +158,17 @@ class Client:
         on_progress: ProgressHandler | None = None,
         meta: dict[str, Any] | None = None,
     ) -> t.CallToolResult:
-        """Call a tool and return its result (an ``isError`` result is returned, not raised)."""
+        """Call a tool and return its result (an ``isError`` result is returned, not raised).
+
+        On a client declaring the tasks extension, a call the server runs as a task is
+        followed to its end (see :mod:`.tasks`): ``on_progress`` hears its status,
+        ``timeout`` bounds the whole wait, and giving up cancels the task.
+        """
+        if self.modern is not None and declares_tasks(self.modern.capabilities):
+            seconds = timeout if isinstance(timeout, (int, float)) else math.inf
+            with trio.fail_after(seconds):  # trio.TooSlowError, the task cancelled
+                handle = await self.start_tool_task(name, arguments, meta=meta)
+                return await handle.result(on_progress=on_progress)
         params = t.CallToolParams(
             name=name,
             arguments=msgspec.Raw(_encode(arguments)) if arguments is not None else UNSET,
@@ -169,6 +181,21 @@ class Client:
             on_progress=_progress_adapter(on_progress) if on_progress is not None else None,
         )
         return result
+
+    async def start_tool_task(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        meta: dict[str, Any] | None = None,
+    ) -> ToolTask:
+        """Call a tool declaring the tasks extension (this request only); a handle on
+        the task the server made — or on the result it gave at once (see :mod:`.tasks`)."""
+        return await start_tool_task(self, name, arguments, meta)
+
+    def tool_task(self, task_id: str) -> ToolTask:
+        """A handle on a task started earlier, perhaps by another connection."""
+        return ToolTask(self, task_id)
 
     # -- resources -------------------------------------------------------------------
 
