@@ -119,6 +119,8 @@ SINCE_2025_03 = REVISIONS[1:]
 SINCE_2025_06 = REVISIONS[2:]
 ONLY_2025_11 = REVISIONS[3:]
 MODERN = ("2026-07-28",)
+#: The tasks extension's own schema (``schemas/extensions/tasks``), used with 2026-07-28.
+TASKS_EXTENSION = ("extensions/tasks",)
 
 
 # --------------------------------------------------------------------------- schema helpers
@@ -821,6 +823,48 @@ CASES: tuple[Case, ...] = (
         "create-task-result",
         CreateTaskResult(task=TASK, meta=META),
         (direct("CreateTaskResult"),),
+    ),
+    Case(
+        "created-task",
+        t.CreatedTask(
+            result_type="task",
+            task_id="task-1",
+            status="working",
+            created_at="2026-07-28T10:00:00.000Z",
+            last_updated_at="2026-07-28T10:00:00.000Z",
+            ttl_ms=None,
+            poll_interval_ms=500,
+        ),
+        (direct("CreateTaskResult", TASKS_EXTENSION),),
+    ),
+    Case(
+        "detailed-task",
+        t.DetailedTask(
+            result_type="complete",
+            task_id="task-1",
+            status="completed",
+            created_at="2026-07-28T10:00:00.000Z",
+            last_updated_at="2026-07-28T10:00:01.000Z",
+            ttl_ms=60000,
+            result={"content": [{"type": "text", "text": "done"}]},
+        ),
+        (direct("GetTaskResult", TASKS_EXTENSION),),
+    ),
+    Case(
+        "task-id-params",
+        t.TaskIdParams(task_id="task-1"),
+        (
+            Target("GetTaskRequest", TASKS_EXTENSION, "request", "tasks/get"),
+            Target("CancelTaskRequest", TASKS_EXTENSION, "request", "tasks/cancel"),
+            Target("GetTaskRequest", ONLY_2025_11, "request", "tasks/get"),
+        ),
+    ),
+    Case(
+        "update-task-params",
+        t.UpdateTaskParams(
+            task_id="task-1", input_responses={"confirm": {"action": "accept", "content": {}}}
+        ),
+        (Target("UpdateTaskRequest", TASKS_EXTENSION, "request", "tasks/update"),),
     ),
     Case(
         "get-task-params",

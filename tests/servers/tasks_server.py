@@ -1,0 +1,62 @@
+"""A server whose tools run as tasks (the tasks extension), for tests/test_tasks.py.
+
+``server`` keeps tasks an hour; ``short_lived`` forgets them 300 ms after creation.
+Run in-process or as a child process (``python -m mcp_actors.cli run
+servers.tasks_server:server`` from ``tests/``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+import trio
+
+from mcp_actors import McpError, Server
+from mcp_actors.server.tasks import TaskSettings, current_task
+
+
+def build(settings: TaskSettings) -> Server:
+    server = Server("tasks", "1.0", tasks=settings)
+    cancelled: set[str] = set()
+
+    @server.tool(task="optional")
+    async def sleeper(token: str, seconds: Annotated[float, msgspec.Meta(ge=0, le=60)]) -> str:
+        """Sleep ``seconds``; remember ``token`` if cancelled meanwhile."""
+        try:
+            await trio.sleep(seconds)
+        except trio.Cancelled:
+            cancelled.add(token)
+            raise
+        return f"slept {seconds:g} s"
+
+    @server.tool
+    async def cancellation_seen(token: str) -> bool:
+        """Whether ``sleeper(token)`` saw its cancellation."""
+        return token in cancelled
+
+    @server.tool(task="always")
+    async def crash() -> str:
+        """A task whose tool raises: completed, with an isError result."""
+        raise RuntimeError("boom")
+
+    @server.tool(task="always")
+    async def refuse() -> str:
+        """A task that fails with a JSON-RPC error."""
+        raise McpError(-32602, "refused on purpose")
+
+    @server.tool(task="always")
+    async def confirm(path: str) -> str:
+        """Ask before deleting ``path`` (input_required until tasks/update answers)."""
+        task = current_task()
+        assert task is not None
+        form = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+        answer = await task.elicit(f"Delete {path}?", form)
+        confirmed = answer.action == "accept" and bool(answer.content and answer.content["ok"])
+        return f"deleted {path}" if confirmed else f"kept {path}"
+
+    return server
+
+
+server = build(TaskSettings(poll_interval_ms=20))
+short_lived = build(TaskSettings(ttl_ms=300, poll_interval_ms=20))
