@@ -10,7 +10,7 @@ nothing behind.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 import attrs
@@ -46,6 +46,7 @@ class Supervisor:
 
     async def start_session(self, session: Session) -> Session:
         """Start ``session`` as a supervised actor; returns once it is reading."""
+        session.host = self
         self._started += 1
         self._sessions.add(session)
         await self._nursery.start(self._supervise, session)
@@ -53,6 +54,7 @@ class Supervisor:
 
     def start_session_soon(self, session: Session) -> None:
         """Like :meth:`start_session`, from synchronous code."""
+        session.host = self
         self._started += 1
         self._sessions.add(session)
         self._nursery.start_soon(self._supervise, session)
@@ -67,6 +69,18 @@ class Supervisor:
             internal_errors.report(log, "session actor failed; the server goes on")
         finally:
             self._sessions.discard(session)
+
+    def start_actor(self, actor: Callable[[], Awaitable[None]]) -> None:
+        """Run ``actor()`` in the root nursery, outliving the session that started it (a
+        parked MRTR handler); an exception it raises is logged and counted, nothing more."""
+        self._nursery.start_soon(self._contain, actor)
+
+    async def _contain(self, actor: Callable[[], Awaitable[None]]) -> None:
+        try:
+            await actor()
+        except Exception:
+            self._failed += 1
+            internal_errors.report(log, "an actor failed; the server goes on")
 
     @property
     def sessions(self) -> frozenset[Session]:
