@@ -347,7 +347,7 @@ async def test_undeclared_client_capability_is_32021(transport: str) -> None:
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_declared_capability_without_mrtr_is_a_clear_error(transport: str) -> None:
+async def test_declared_capability_asks_inside_the_result(transport: str) -> None:
     async with raw_peer(transport) as peer:
         response, notifications = await peer.modern(
             "tools/call", {"name": "test_missing_capability"}, capabilities={"sampling": {}}
@@ -355,11 +355,11 @@ async def test_declared_capability_without_mrtr_is_a_clear_error(transport: str)
         elicitation, _ = await peer.modern(
             "tools/call", {"name": "test_streaming_elicitation"}, capabilities={"elicitation": {}}
         )
-    error = error_of(response)
-    assert error["code"] == -32600
-    assert "input_required" in error["message"]
+    asked = result_of(response)
+    assert asked["resultType"] == "input_required"  # MRTR: no request is sent to the client
+    assert [r["method"] for r in asked["inputRequests"].values()] == ["sampling/createMessage"]
     assert notifications == []
-    assert result_of(elicitation)["isError"] is True  # the tool reports it, sends no request
+    assert result_of(elicitation)["resultType"] == "input_required"
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import trio
 
-from mcp_actors import Client, McpError, open_client, open_supervisor
+from mcp_actors import Client, McpError, Supervisor, open_client, open_supervisor
 from mcp_actors.client.targets import load_server
 from mcp_actors.client.tasks import TaskCancelled
 from mcp_actors.protocol import types as t
@@ -168,14 +168,15 @@ async def test_an_expired_task_is_gone() -> None:
 
 
 @asynccontextmanager
-async def _memory_connection(server: Any) -> AsyncIterator[Client]:
+async def _memory_connection(server: Any, supervisor: Supervisor) -> AsyncIterator[Client]:
+    """A connection whose session the supervisor runs (as ``serve_*`` do): its tasks
+    live in the supervisor, not in the session."""
     client_end, server_end = memory_pair()
     wire = WireRecorder(client_end)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(server.serve_session, server_end)
-        async with open_client(wire, era="modern", capabilities=WITH_TASKS) as client:
-            yield client
-        nursery.cancel_scope.cancel()
+    session = await supervisor.start_session(server.create_session(server_end))
+    async with open_client(wire, era="modern", capabilities=WITH_TASKS) as client:
+        yield client
+    session.close()
     assert_all_valid(wire, "2026-07-28")
 
 
@@ -183,13 +184,12 @@ async def test_a_task_survives_its_client_over_memory() -> None:
     server = load_server(SERVER)
     before = server.task_statistics()
     async with open_supervisor() as supervisor:
-        with server.task_manager.hosted_by(supervisor.start_actor):
-            async with _memory_connection(server) as first:
-                handle = await first.start_tool_task("sleeper", {"token": "g", "seconds": 0.3})
-            assert server.task_statistics().running == 1  # its connection is gone; it is not
-            async with _memory_connection(server) as second:
-                assert handle.task_id is not None
-                result = await second.tool_task(handle.task_id).result()
+        async with _memory_connection(server, supervisor) as first:
+            handle = await first.start_tool_task("sleeper", {"token": "g", "seconds": 0.3})
+        assert server.task_statistics().running == 1  # its connection is gone; it is not
+        async with _memory_connection(server, supervisor) as second:
+            assert handle.task_id is not None
+            result = await second.tool_task(handle.task_id).result()
     assert result.content == [t.TextContent(text="slept 0.3 s")]
     after = server.task_statistics()
     assert after.running == 0 and after.started == before.started + 1

@@ -17,12 +17,16 @@ List methods (``list_tools``, ``list_resources``, ``list_prompts``...) follow
 pagination cursors and return everything, as a :class:`~.listing.Listing` that
 carries the server's caching hints. What the client offers the server
 (sampling, elicitation, roots, log and list-changed callbacks) is given as
-:class:`~.handlers.ClientHandlers`; the capabilities follow from it.
+:class:`~.handlers.ClientHandlers`; the capabilities follow from it. The same
+handlers answer a modern server's ``input_required`` results (MRTR, see
+:mod:`.input_required`): ``call_tool``, ``get_prompt`` and ``read_resource`` retry
+with the answers and return the final result.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -53,6 +57,7 @@ from .handlers import (
     as_root,
     merge_capabilities,
 )
+from .input_required import INPUT_REQUIRED_METHODS, call_with_input
 from .listing import Listing
 from .targets import Target, connect
 from .tasks import ToolTask, declares_tasks, start_tool_task
@@ -428,7 +433,7 @@ class Client:
                 method, params, timeout=timeout, on_progress=on_progress, result_type=result_type
             )
 
-        async def send() -> Any:
+        async def send_once(params: Any, result_type: Any = result_type) -> Any:
             return await self.session.request(
                 method,
                 modern.stamp(params),
@@ -436,6 +441,14 @@ class Client:
                 on_progress=on_progress,
                 result_type=result_type,
             )
+
+        async def send() -> Any:
+            if method in INPUT_REQUIRED_METHODS and isinstance(params, msgspec.Struct):
+                # It may answer input_required: answered with our handlers, retried.
+                answer = self._dispatcher.answer
+                raw = functools.partial(send_once, result_type=msgspec.Raw)
+                return await call_with_input(method, params, raw, answer, result_type)
+            return await send_once(params)
 
         try:
             result = await send()

@@ -144,8 +144,12 @@ class ClientDispatcher:
         self.roots = [as_root(root) for root in self.handlers.roots or ()]
 
     async def handle_request(self, request: InboundRequest, params: Any) -> Any:
+        return await self.answer(request.method, params)
+
+    async def answer(self, method: str, params: Any) -> Any:
+        """The client's result for a server's ``method`` (a request of a legacy session,
+        or an input request of a modern ``input_required`` result)."""
         handlers = self.handlers
-        method = request.method
         if method == "sampling/createMessage" and handlers.sampling is not None:
             return await _resolve(handlers.sampling(params))
         if method == "elicitation/create" and handlers.elicitation is not None:

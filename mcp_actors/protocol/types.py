@@ -611,6 +611,10 @@ class CallToolParams(McpStruct):
     name: str
     arguments: msgspec.Raw | UnsetType = UNSET
     task: TaskMetadata | UnsetType = UNSET  # 2025-11-25
+    #: MRTR (2026-07-28): the answers to an ``input_required`` result's requests, by key,
+    #: and its ``requestState`` echoed byte-exact (see :mod:`.request_state`).
+    input_responses: dict[str, Any] | UnsetType = UNSET
+    request_state: str | UnsetType = UNSET
     meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
 
 
@@ -671,6 +675,10 @@ class ReadResourceParams(McpStruct):
     """Params of ``resources/read``."""
 
     uri: str
+    #: MRTR (2026-07-28): the answers to an ``input_required`` result's requests, by key,
+    #: and its ``requestState`` echoed byte-exact (see :mod:`.request_state`).
+    input_responses: dict[str, Any] | UnsetType = UNSET
+    request_state: str | UnsetType = UNSET
     meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
 
 
@@ -736,6 +744,10 @@ class GetPromptParams(McpStruct):
 
     name: str
     arguments: dict[str, str] | UnsetType = UNSET
+    #: MRTR (2026-07-28): the answers to an ``input_required`` result's requests, by key,
+    #: and its ``requestState`` echoed byte-exact (see :mod:`.request_state`).
+    input_responses: dict[str, Any] | UnsetType = UNSET
+    request_state: str | UnsetType = UNSET
     meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
 
 
@@ -961,6 +973,22 @@ class Root(McpStruct):
     uri: str
     name: str | UnsetType = UNSET
     meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
+
+
+class InputRequest(McpStruct):
+    """One request of an MRTR ``input_required`` result (2026-07-28): ``elicitation/create``,
+    ``sampling/createMessage`` or ``roots/list`` with its params — no ``jsonrpc``, no id."""
+
+    method: str
+    params: Any | UnsetType = UNSET
+
+
+class InputRequiredResult(Result, kw_only=True):
+    """``resultType: "input_required"`` (MRTR, 2026-07-28): the server needs the client to
+    answer ``input_requests`` (by key) and retry the request with ``requestState``."""
+
+    input_requests: dict[str, InputRequest] | UnsetType = UNSET
+    request_state: str | UnsetType = UNSET
 
 
 class ListRootsResult(McpStruct):

@@ -84,6 +84,12 @@ class ServerDispatcher(Dispatcher, Protocol):
     def describe_server(self, revision: Revision, *, stateless: bool) -> ServerDescription: ...
 
 
+class ActorHost(Protocol):
+    """Where actors run: a session (they end with it) or the supervisor (they outlive it)."""
+
+    def start_actor(self, actor: Callable[[], Awaitable[None]]) -> None: ...
+
+
 @attrs.frozen
 class SessionStatistics:
     """A snapshot of one session's actors and queues."""
@@ -119,6 +125,9 @@ class Session:
     closed: trio.Event = attrs.field(init=False, factory=trio.Event)
     #: Called once when the session ends (e.g. to drop it from a registry).
     closed_callbacks: list[Callable[[], None]] = attrs.field(init=False, factory=list)
+    #: Where actors that may outlive this session run (a parked MRTR handler): the
+    #: supervisor that started the session; None: nowhere but the session itself.
+    host: ActorHost | None = attrs.field(init=False, default=None)
 
     def __attrs_post_init__(self) -> None:
         dispatcher = self.dispatcher

@@ -47,6 +47,7 @@ class Supervisor:
 
     async def start_session(self, session: Session) -> Session:
         """Start ``session`` as a supervised actor; returns once it is reading."""
+        session.host = self
         self._started += 1
         self._sessions.add(session)
         await self._nursery.start(self._supervise, session)
@@ -54,21 +55,10 @@ class Supervisor:
 
     def start_session_soon(self, session: Session) -> None:
         """Like :meth:`start_session`, from synchronous code."""
+        session.host = self
         self._started += 1
         self._sessions.add(session)
         self._nursery.start_soon(self._supervise, session)
-
-    def start_actor(self, actor: Callable[[], Awaitable[None]]) -> None:
-        """Run ``actor()`` under the supervisor, outliving any session (e.g. a task of the
-        tasks extension). An exception it raises is logged and counted, nothing else."""
-        self._nursery.start_soon(self._contain, actor)
-
-    async def _contain(self, actor: Callable[[], Awaitable[None]]) -> None:
-        try:
-            await actor()
-        except Exception:
-            self._failed += 1
-            internal_errors.report(log, "supervised actor failed; the server goes on")
 
     async def _supervise(
         self, session: Session, *, task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED
@@ -80,6 +70,19 @@ class Supervisor:
             internal_errors.report(log, "session actor failed; the server goes on")
         finally:
             self._sessions.discard(session)
+
+    def start_actor(self, actor: Callable[[], Awaitable[None]]) -> None:
+        """Run ``actor()`` in the root nursery, outliving the session that started it (a
+        parked MRTR handler, a task of the tasks extension); an exception it raises is
+        logged and counted, nothing more."""
+        self._nursery.start_soon(self._contain, actor)
+
+    async def _contain(self, actor: Callable[[], Awaitable[None]]) -> None:
+        try:
+            await actor()
+        except Exception:
+            self._failed += 1
+            internal_errors.report(log, "an actor failed; the server goes on")
 
     @property
     def sessions(self) -> frozenset[Session]:

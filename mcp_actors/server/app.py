@@ -55,10 +55,11 @@ from .elicitation import ElicitationResult
 from .handlers import HANDLERS
 from .log_bridge import McpLogHandler
 from .modern import era_error, finish_result
+from .mrtr import MRTR_METHODS, Continuations, ContinuationStatistics, MrtrSettings, Run, serve
 from .prompts import RegisteredPrompt, argument_choices, prompt_arguments
 from .resources import RegisteredResource, ResourceRegistry
 from .signature import describe, inspect_tool
-from .tasks import TaskManager, TaskMode, TaskSettings, TaskStatistics
+from .tasks import RunningTask, TaskManager, TaskMode, TaskSettings, TaskStatistics
 from .tools import RegisteredTool, serves_inline
 from .uri_template import UriTemplate
 
@@ -120,6 +121,9 @@ class Server:
     task_manager: TaskManager = attrs.field(
         init=False, default=attrs.Factory(lambda self: TaskManager(self.tasks), takes_self=True)
     )
+    #: How handlers ask the client in the modern era (MRTR): the keys ``requestState``
+    #: is sealed with, its lifetime, the TTL and bound of parked handlers (see :mod:`.mrtr`).
+    mrtr: MrtrSettings = attrs.field(factory=MrtrSettings)
     _tools: dict[str, RegisteredTool] = attrs.field(init=False, factory=dict)
     _resources: ResourceRegistry = attrs.field(init=False, factory=ResourceRegistry)
     _prompts: dict[str, RegisteredPrompt] = attrs.field(init=False, factory=dict)
@@ -130,9 +134,17 @@ class Server:
     )
     _roots_changed: list[RootsChangedHandler] = attrs.field(init=False, factory=list)
     _cache_hints: dict[str, CacheHint] = attrs.field(init=False, factory=dict)
+    _continuations: Continuations = attrs.field(init=False)
     #: The Trio run serving this server's sessions (set when one initializes), so that
     #: other threads can reach it (see :class:`.log_bridge.McpLogHandler`).
     trio_token: trio.lowlevel.TrioToken | None = attrs.field(init=False, default=None)
+
+    def __attrs_post_init__(self) -> None:
+        self._continuations = Continuations(self.mrtr)
+
+    def continuation_statistics(self) -> ContinuationStatistics:
+        """Handlers parked waiting for an MRTR retry, and what became of them (see :mod:`.mrtr`)."""
+        return self._continuations.statistics()
 
     # -- tools -----------------------------------------------------------------------
 
@@ -573,6 +585,8 @@ class ServerSession:
     )
     #: A modern request's own state (see :meth:`for_request`); None: the session's.
     _own_state: SessionState | None = attrs.field(init=False, default=None)
+    #: The MRTR run whose handler this view serves (modern era): where questions go.
+    input_exchange: Run | RunningTask | None = attrs.field(init=False, default=None)
 
     @property
     def state(self) -> SessionState:
@@ -585,6 +599,15 @@ class ServerSession:
         view.session = self.session
         view._own_state = modern.state
         view.log_level = modern.meta.log_level
+        return view
+
+    def answered_by(self, exchange: RunningTask) -> ServerSession:
+        """This view, its handler's questions going to ``exchange`` (a task's input)."""
+        view = ServerSession(self.server)
+        view.session = self.session
+        view._own_state = self._own_state
+        view.log_level = self.log_level
+        view.input_exchange = exchange
         return view
 
     @property
@@ -618,8 +641,18 @@ class ServerSession:
             revision = self.session.state.revision  # a legacy request: the session's own
             return fit(result, revision) if revision.name in LACKING_REVISIONS else result
         server = self.server
+        view = self.for_request(modern)
         try:
-            result = await handler(self.for_request(modern), request, params)
+            if request.method in MRTR_METHODS:
+                result = await serve(
+                    view,
+                    server._continuations,
+                    request,
+                    params,
+                    lambda view: handler(view, request, params),
+                )
+            else:
+                result = await handler(view, request, params)
         except McpError as error:
             raise era_error(error, modern.state.revision) from None
         hint = server.cache_hint(request.method)
@@ -750,7 +783,10 @@ class ServerSession:
         await self.session.notify("notifications/elicitation/complete", params)
 
     def context(self, request: InboundRequest) -> Context:
-        return Context(request, self)
+        context = Context(request, self)
+        if self.input_exchange is not None:  # an MRTR retry may resume it on another request
+            self.input_exchange.contexts.append(context)
+        return context
 
 
 def _call_soon(

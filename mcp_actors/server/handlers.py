@@ -20,6 +20,7 @@ from ..protocol.errors import McpError
 from ..protocol.versions import Revision, modern_versions
 from ..runtime.request import InboundRequest
 from .completion import Completer
+from .mrtr import host_of
 from .pagination import paginate
 from .task_methods import TASK_HANDLERS, runs_as_task
 
@@ -91,9 +92,8 @@ async def call_tool(
     if runs_as_task(server_session, request, tool):
         return server_session.server.task_manager.start(
             tool.name,
-            lambda: _run_tool(server_session, request, tool, params),
-            client_capabilities=server_session.client_capabilities,
-            fallback=server_session.session.start_actor,
+            lambda task: _run_tool(server_session.answered_by(task), request, tool, params),
+            host_of(request),
         )
     return await _run_tool(server_session, request, tool, params)
 

@@ -153,7 +153,6 @@ async def serve_http(
         host, allowed_hosts=config.allowed_hosts, allowed_origins=config.allowed_origins
     )
     async with open_supervisor() as supervisor, trio.open_nursery() as nursery:
-        await nursery.start(server.task_manager.host, supervisor.start_actor)
         app = McpHttpApp(
             config, policy, session_starter(server, supervisor), input_schema_lookup(server)
         )

@@ -78,7 +78,6 @@ async def serve_websocket(
     registry = SessionRegistry(max_sessions, max_sessions_per_client=max_sessions_per_client)
 
     async with open_supervisor() as supervisor, trio.open_nursery() as nursery:
-        await nursery.start(server.task_manager.host, supervisor.start_actor)
 
         async def handle(request: trio_websocket.WebSocketRequest) -> None:
             slot = mint_session_id()

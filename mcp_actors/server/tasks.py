@@ -14,33 +14,31 @@ per call, from what the tool declares::
     async def migrate(ctx: Context) -> str: ...
 
 ``task="never"`` (the default) keeps the call synchronous. A task is an actor: it
-runs in the nursery of whoever hosts the server (:meth:`TaskManager.hosted_by`;
-``serve_http`` and ``serve_websocket`` host it in their supervisor), never in the
-request's or the connection's — on Streamable HTTP each POST's session ends with its
-response, and the task goes on. Served without a host (stdio, whose process ends with
-its one client; ``server.serve_session`` on a stream of your own), a task lives as
-long as the connection that created it.
+runs where the request's session hosts its actors — the server's supervisor when
+the session was started by one (``serve_http``, ``serve_websocket``, ``serve_stdio``),
+never in the request's or the connection's scope: on Streamable HTTP each POST's
+session ends with its response, and the task goes on. A session served on its own
+(``server.serve_session`` on a stream of yours) hosts its tasks itself: they end
+with it.
 
 A task's records go through a :class:`~mcp_actors.runtime.task_store.TaskStore`
 (bounded, with a time to live; see there for what happens when it is full: the
 ``tools/call`` is refused with -32603). ``tasks/cancel`` cancels the actor's scope:
 the tool sees ``trio.Cancelled`` at its next checkpoint, as for any cancelled call.
 
-A task's tool may ask the user for input while it runs: :func:`current_task` gives
-its :class:`RunningTask`, whose :meth:`~RunningTask.elicit` (and :meth:`~RunningTask.ask`
-for several questions at once) sets the task's status to ``input_required`` with
-the questions as ``inputRequests``, and waits until ``tasks/update`` has answered
-every one of them (partial answers leave the rest outstanding).
+A task's tool asks the user for input with the same code as anywhere else —
+``await ctx.elicit(...)``, ``ctx.sample``, ``ctx.list_roots``, ``ctx.ask`` — and the
+task becomes ``input_required`` with the questions as ``inputRequests`` until
+``tasks/update`` has answered every one of them (a partial answer leaves the rest
+outstanding); see :class:`RunningTask`.
 """
 
 from __future__ import annotations
 
-import contextvars
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Iterator, Mapping
-from contextlib import contextmanager
-from typing import Any, Literal
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 import msgspec
@@ -48,9 +46,9 @@ import trio
 
 from ..protocol import errors
 from ..protocol import types as t
-from ..protocol.errors import McpError, ProtocolViolation
-from ..protocol.methods import has_capability
+from ..protocol.errors import McpError
 from ..runtime.internal_errors import internal_errors
+from ..runtime.session import ActorHost
 from ..runtime.task_store import (
     MemoryTaskStore,
     TaskRecord,
@@ -58,7 +56,11 @@ from ..runtime.task_store import (
     TaskStoreFull,
     iso_timestamp,
 )
-from .elicitation import ElicitationResult, check_content, decode_content, form_schema
+from .mrtr import RESULT_TYPES
+
+if TYPE_CHECKING:
+    from .client_requests import Question
+    from .context import Context
 
 log = logging.getLogger("mcp_actors.tasks")
 
@@ -66,20 +68,10 @@ log = logging.getLogger("mcp_actors.tasks")
 TaskMode = Literal["never", "optional", "always"]
 TASK_MODES: tuple[TaskMode, ...] = ("never", "optional", "always")
 
-#: Starts an actor somewhere: ``start(async_fn)`` (e.g. ``Supervisor.start_actor``).
-StartActor = Callable[[Callable[[], Awaitable[None]]], None]
+#: What a task runs: the tool call, given the task it runs as (its input exchange).
+Work = Callable[["RunningTask"], Awaitable[t.CallToolResult]]
 
 _NEEDS_EXTENSION: dict[str, Any] = {"extensions": {t.TASKS_EXTENSION: {}}}
-_current: contextvars.ContextVar[RunningTask | None] = contextvars.ContextVar(
-    "mcp_actors_current_task", default=None
-)
-
-
-def current_task() -> RunningTask | None:
-    """The task the calling tool runs as, or None when it serves a plain call."""
-    return _current.get()
-
-
 def declares_extension(capabilities: object) -> bool:
     """Whether client ``capabilities`` declare the tasks extension."""
     extensions = getattr(capabilities, "extensions", None)
@@ -123,54 +115,46 @@ class TaskStatistics:
 
 @attrs.define(eq=False)
 class RunningTask:
-    """The actor side of one task: its cancel scope and its questions to the user."""
+    """The actor side of one task: its cancel scope, and its questions to the client.
+
+    It is the input exchange of the task's handler (as an MRTR run is a modern
+    request's): ``ctx.elicit``, ``ctx.sample``, ``ctx.list_roots`` and ``ctx.ask``
+    in a task post their questions here; the task is ``input_required``, with them
+    as ``inputRequests``, until ``tasks/update`` has answered every one.
+    """
 
     task_id: str
     _manager: TaskManager
-    #: What the client that created the task declared (questions it cannot answer are refused).
-    _client_capabilities: object
     scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
-    _outstanding: dict[str, Any] = attrs.field(init=False, factory=dict)
+    #: The handler's contexts (the exchange protocol of :mod:`.client_requests`).
+    contexts: list[Context] = attrs.field(init=False, factory=list)
+    _outstanding: dict[str, t.InputRequest] = attrs.field(init=False, factory=dict)
     _answers: dict[str, Any] = attrs.field(init=False, factory=dict)
     _answered: trio.Event = attrs.field(init=False, factory=trio.Event)
+    _counters: dict[str, int] = attrs.field(init=False, factory=dict)
     _keys_used: set[str] = attrs.field(init=False, factory=set)
 
-    async def ask(self, requests: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-        """Ask the client several things at once; returns the responses by key.
-
-        ``requests`` maps keys (unique over the task's life) to input requests as
-        the protocol spells them: ``{"method": "elicitation/create", "params": {...}}``,
-        ``sampling/createMessage`` or ``roots/list``. The task is ``input_required``
-        until ``tasks/update`` has answered them all.
-        """
-        if not requests:
-            return {}
-        reused = self._keys_used.intersection(requests)
-        if reused:
-            raise ValueError(f"input request keys are used once per task: {sorted(reused)}")
-        for request in requests.values():
-            self._check_capability(str(request.get("method")))
-        self._keys_used.update(requests)
-        self._outstanding = {key: dict(value) for key, value in requests.items()}
+    async def ask(self, questions: Sequence[Question[Any]]) -> list[Any]:
+        """The client's responses to ``questions`` (decoded), once ``tasks/update`` has
+        given them all. Keys are the questions' own or ``elicitation-1``, ``sampling-1``...
+        and unique over the task's life (a key asked twice is a ValueError)."""
+        keys = [question.key or self._next_key(question.method) for question in questions]
+        reused = self._keys_used.intersection(keys)
+        if reused or len(set(keys)) != len(keys):
+            raise ValueError(f"input request keys are used once per task: {sorted(keys)}")
+        self._keys_used.update(keys)
+        self._outstanding = {
+            key: t.InputRequest(method=question.method, params=question.params)
+            for key, question in zip(keys, questions, strict=True)
+        }
         self._answers = {}
         self._answered = trio.Event()
         self._manager.publish_input(self.task_id, self._outstanding)
         await self._answered.wait()
-        return self._answers
-
-    async def elicit(self, message: str, form: Mapping[str, Any] | type) -> ElicitationResult[Any]:
-        """Ask the user to fill ``form`` (as ``Context.elicit``), through ``tasks/update``."""
-        schema = form_schema(form)
-        key = f"elicit-{len(self._keys_used) + 1}"
-        params = {"mode": "form", "message": message, "requestedSchema": schema}
-        answer = (await self.ask({key: {"method": "elicitation/create", "params": params}}))[key]
-        action = answer.get("action") if isinstance(answer, dict) else None
-        if action not in ("accept", "decline", "cancel"):
-            raise ValueError(f"the answer to {key!r} is not an elicitation result: {answer!r}")
-        if action != "accept":
-            return ElicitationResult(action)
-        content = check_content(schema, answer.get("content") or {})
-        return ElicitationResult("accept", decode_content(content, form))
+        return [
+            _decode_answer(key, question.method, self._answers[key])
+            for key, question in zip(keys, questions, strict=True)
+        ]
 
     def answer(self, responses: Mapping[str, Any]) -> None:
         """Take the responses to outstanding keys (others are ignored); wakes the
@@ -185,20 +169,22 @@ class RunningTask:
         elif self._outstanding:
             self._manager.publish_input(self.task_id, self._outstanding)
 
-    def _check_capability(self, method: str) -> None:
-        needed = {
-            "elicitation/create": "elicitation",
-            "sampling/createMessage": "sampling",
-            "roots/list": "roots",
-        }.get(method)
-        if needed is None:
-            raise ValueError(f"a task cannot ask the client for {method!r}")
-        if not has_capability(self._client_capabilities, (needed,)):
-            raise ProtocolViolation(
-                errors.INVALID_REQUEST,
-                f"{method} needs the client capability {needed!r}, which the request that"
-                " created this task did not declare",
-            )
+    def _next_key(self, method: str) -> str:
+        prefix = method.split("/")[0]
+        self._counters[prefix] = number = self._counters.get(prefix, 0) + 1
+        return f"{prefix}-{number}"
+
+
+def _decode_answer(key: str, method: str, raw: Any) -> Any:
+    """A response as its question's result type; -32602 (the task fails) if it is not one."""
+    try:
+        return msgspec.convert(raw, RESULT_TYPES[method])
+    except msgspec.ValidationError as error:
+        raise McpError(
+            errors.INVALID_PARAMS,
+            f"Invalid params: inputResponses[{key!r}] is not a valid answer to {method}: {error}",
+            {"key": key},
+        ) from None
 
 
 @attrs.define(eq=False)
@@ -208,7 +194,6 @@ class TaskManager:
     settings: TaskSettings = attrs.field(factory=TaskSettings)
     store: TaskStore = attrs.field(default=None)
     _running: dict[str, RunningTask] = attrs.field(init=False, factory=dict)
-    _hosts: list[StartActor] = attrs.field(init=False, factory=list)
     _started: int = attrs.field(init=False, default=0)
     _refused: int = attrs.field(init=False, default=0)
 
@@ -216,34 +201,11 @@ class TaskManager:
         if self.store is None:
             self.store = MemoryTaskStore(self.settings.max_tasks)
 
-    @contextmanager
-    def hosted_by(self, start: StartActor) -> Iterator[None]:
-        """Run the tasks created meanwhile with ``start`` (a supervisor's ``start_actor``)."""
-        self._hosts.append(start)
-        try:
-            yield
-        finally:
-            self._hosts.remove(start)
-
-    async def host(
-        self, start: StartActor, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
-    ) -> None:
-        """:meth:`hosted_by` as an actor: hosts until cancelled (``nursery.start(host, start)``)."""
-        with self.hosted_by(start):
-            task_status.started()
-            await trio.sleep_forever()
-
-    def start(
-        self,
-        tool: str,
-        work: Callable[[], Awaitable[t.CallToolResult]],
-        *,
-        client_capabilities: object,
-        fallback: StartActor,
-    ) -> t.CreatedTask:
-        """Record a new task and start its actor running ``work``; returns what
-        ``tools/call`` answers. The record is in the store before this returns, so
-        ``tasks/get`` finds it at once. Refused (-32603) when the store is full."""
+    def start(self, tool: str, work: Work, host: ActorHost) -> t.CreatedTask:
+        """Record a new task and start its actor, running ``work(task)`` in ``host``;
+        returns what ``tools/call`` answers. The record is in the store before this
+        returns, so ``tasks/get`` finds it at once. Refused (-32603) when the store is
+        full."""
         settings = self.settings
         now = self.store.now()
         record = TaskRecord(
@@ -259,21 +221,17 @@ class TaskManager:
             self._refused += 1
             detail = f"The server cannot take more tasks now: {full}"
             raise McpError(errors.INTERNAL_ERROR, detail) from None
-        running = RunningTask(record.task_id, self, client_capabilities)
+        running = RunningTask(record.task_id, self)
         self._running[record.task_id] = running
         self._started += 1
-        start = self._hosts[-1] if self._hosts else fallback
-        start(lambda: self._run(running, work))
+        host.start_actor(lambda: self._run(running, work))
         return created_task(record)
 
-    async def _run(
-        self, running: RunningTask, work: Callable[[], Awaitable[t.CallToolResult]]
-    ) -> None:
+    async def _run(self, running: RunningTask, work: Work) -> None:
         task_id = running.task_id
-        _current.set(running)
         try:
             with running.scope:
-                result = await work()
+                result = await work(running)
                 self.store.update(task_id, status="completed", result=_builtins(result))
             if running.scope.cancelled_caught:
                 self.store.update(task_id, status="cancelled")

@@ -12,8 +12,8 @@ from typing import Annotated
 import msgspec
 import trio
 
-from mcp_actors import McpError, Server
-from mcp_actors.server.tasks import TaskSettings, current_task
+from mcp_actors import Context, McpError, Server
+from mcp_actors.server.tasks import TaskSettings
 
 
 def build(settings: TaskSettings) -> Server:
@@ -46,12 +46,10 @@ def build(settings: TaskSettings) -> Server:
         raise McpError(-32602, "refused on purpose")
 
     @server.tool(task="always")
-    async def confirm(path: str) -> str:
+    async def confirm(ctx: Context, path: str) -> str:
         """Ask before deleting ``path`` (input_required until tasks/update answers)."""
-        task = current_task()
-        assert task is not None
         form = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
-        answer = await task.elicit(f"Delete {path}?", form)
+        answer = await ctx.elicit(f"Delete {path}?", form)
         confirmed = answer.action == "accept" and bool(answer.content and answer.content["ok"])
         return f"deleted {path}" if confirmed else f"kept {path}"
 

@@ -21,6 +21,13 @@ name; the modern era cannot ask without MRTR, so there it answers ``isError``), 
 ``test_header_echo(region)`` whose ``region`` carries ``x-mcp-header: Region``. Every
 fixture is served in both eras; ``test_simple_text`` stays first in ``tools/list``.
 
+**Multi round-trip fixtures** (``input-required-result-*``, listed last): the tools
+``test_input_required_result_{elicitation,sampling,list_roots,request_state,
+multiple_inputs,multi_round,tampered_state,capabilities}`` and the prompt
+``test_input_required_result_prompt``. Each asks the client with the ordinary
+``ctx.elicit``/``ctx.sample``/``ctx.list_roots``/``ctx.ask`` and a fixed ``key``: a
+request to the client in a legacy session, an ``input_required`` round in the modern era.
+
 **Tools a real server has:**
 
 - ``slow_job(steps, step_seconds)``: progress after each step, a log line per step;
@@ -57,7 +64,6 @@ from mcp_actors import (
 )
 from mcp_actors.server.content import audio, embedded, image, text, user
 from mcp_actors.server.signature import inspect_tool
-from mcp_actors.server.tasks import current_task
 from mcp_actors.server.tools import RegisteredTool
 
 #: A 1x1 red PNG, and a minimal WAV: the conformance suite's reference constants.
@@ -220,6 +226,7 @@ def create(settings: Settings | None = None) -> Server:
     _fixture_prompts(server)
     _job_tools(server, settings)
     _bench_tools(server, settings)
+    _input_required_fixtures(server)
     _task_tools(server, settings)
     return server
 
@@ -373,9 +380,8 @@ def _modern_fixture_tools(server: Server, settings: Settings) -> None:
     async def test_streaming_elicitation(ctx: Context) -> types.CallToolResult:
         """Asks the user's name (form elicitation) and greets them.
 
-        In the modern era a server may ask only inside its result (``input_required``),
-        which mcp_actors does not do yet: there the tool answers an ``isError`` result
-        saying so, and never sends the client a request.
+        In the modern era the question travels inside the result (``input_required``);
+        a request that did not declare ``elicitation`` gets an ``isError`` result.
         """
         try:
             answer = await ctx.elicit("What is your name?", NAME_FORM)
@@ -654,7 +660,121 @@ def _bench_tools(server: Server, settings: Settings) -> None:
         return {"token": token, "observed": observed.get(token)}
 
 
+# -- conformance: multi round-trip requests (2026-07-28) ---------------------------------
+
+CONFIRM_FORM: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {"ok": {"type": "boolean", "description": "Go on?"}},
+    "required": ["ok"],
+}
+COLOR_FORM: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {"color": {"type": "string", "description": "Favourite colour"}},
+    "required": ["color"],
+}
+CONTEXT_FORM: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {"context": {"type": "string", "description": "What to focus on"}},
+    "required": ["context"],
+}
+
+
+def _sampled_text(result: types.CreateMessageResult) -> str:
+    blocks = result.content if isinstance(result.content, list) else [result.content]
+    return " ".join(b.text for b in blocks if isinstance(b, types.TextContent))
+
+
+def _input_required_fixtures(server: Server) -> None:
+    """The ``input-required-result-*`` fixtures: each asks with a fixed key."""
+
+    @server.tool
+    async def test_input_required_result_elicitation(ctx: Context) -> str:
+        """Asks the user's name (key ``user_name``) and greets them."""
+        answer = await ctx.elicit("What is your name?", NAME_FORM, key="user_name")
+        if not answer.accepted or answer.content is None:
+            return f"No name given ({answer.action})"
+        return f"Hello, {answer.content['name']}!"
+
+    @server.tool
+    async def test_input_required_result_sampling(ctx: Context) -> str:
+        """Asks the client's model a question (key ``capital_question``)."""
+        result = await ctx.sample(
+            "What is the capital of France?", max_tokens=100, key="capital_question"
+        )
+        return f"The model said: {_sampled_text(result)}"
+
+    @server.tool
+    async def test_input_required_result_list_roots(ctx: Context) -> str:
+        """Lists the client's roots (key ``client_roots``)."""
+        roots = await ctx.list_roots(key="client_roots")
+        return "Roots: " + ", ".join(root.uri for root in roots)
+
+    @server.tool
+    async def test_input_required_result_request_state(ctx: Context) -> str:
+        """Asks for a confirmation (key ``confirm``); the round carries a ``requestState``."""
+        answer = await ctx.elicit("Go on?", CONFIRM_FORM, key="confirm")
+        confirmed = answer.accepted and answer.content is not None and answer.content["ok"]
+        return f"state-ok: confirmed={confirmed}"
+
+    @server.tool
+    async def test_input_required_result_multiple_inputs(ctx: Context) -> str:
+        """Asks three things in one round: a name, a model's greeting, the roots."""
+        name, greeting, roots = await ctx.ask(
+            ctx.elicitation("What is your name?", NAME_FORM, key="user_name"),
+            ctx.sampling("Write a one-line greeting.", max_tokens=50, key="greeting"),
+            ctx.roots(key="client_roots"),
+        )
+        who = name.content["name"] if name.accepted and name.content else "?"
+        return (
+            f"name={who}; greeting={_sampled_text(greeting)};"
+            f" roots={','.join(root.uri for root in roots)}"
+        )
+
+    @server.tool
+    async def test_input_required_result_multi_round(ctx: Context) -> str:
+        """Two rounds: a name (key ``step1``), then a colour (key ``step2``)."""
+        name = await ctx.elicit("What is your name?", NAME_FORM, key="step1")
+        color = await ctx.elicit("Your favourite colour?", COLOR_FORM, key="step2")
+        who = name.content["name"] if name.accepted and name.content else "?"
+        hue = color.content["color"] if color.accepted and color.content else "?"
+        return f"{who} likes {hue}"
+
+    @server.tool
+    async def test_input_required_result_tampered_state(ctx: Context) -> str:
+        """Asks for a confirmation; a retry whose ``requestState`` was altered is -32602."""
+        answer = await ctx.elicit("Go on?", CONFIRM_FORM, key="confirm")
+        return f"confirmed: {answer.accepted}"
+
+    @server.tool
+    async def test_input_required_result_capabilities(ctx: Context) -> str:
+        """Asks the model and the user, but only what the request declared it can answer."""
+        declared = ctx.session.client_capabilities
+        questions: list[Any] = []
+        if declared is not None and declared.sampling is not msgspec.UNSET:
+            questions.append(ctx.sampling("Say hello.", max_tokens=20, key="model_hello"))
+        if declared is not None and declared.elicitation is not msgspec.UNSET:
+            questions.append(ctx.elicitation("What is your name?", NAME_FORM, key="user_name"))
+        if not questions:
+            return "Nothing to ask: the client declared neither sampling nor elicitation"
+        answers = await ctx.ask(*questions)
+        return f"Got {len(answers)} answer(s)"
+
+    @server.prompt(description="A prompt that asks the user for context first (MRTR)")
+    async def test_input_required_result_prompt(ctx: Context) -> str:
+        question = "What should the prompt focus on?"
+        answer = await ctx.elicit(question, CONTEXT_FORM, key="user_context")
+        focus = answer.content["context"] if answer.accepted and answer.content else "anything"
+        return f"Please help me with: {focus}"
+
+
 # -- the tasks extension (2026-07-28) ---------------------------------------------------------
+
+
+#: The form the task fixtures ask with (the suite answers ``{name, confirm}``).
+_TASK_FORM: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "confirm": {"type": "boolean"}},
+}
 
 
 def _task_tools(server: Server, settings: Settings) -> None:
@@ -684,34 +804,18 @@ def _task_tools(server: Server, settings: Settings) -> None:
         raise McpError(-32602, "protocol_error_job always fails with -32602")
 
     @server.tool(task="always")
-    async def confirm_delete(path: str = "/tmp/example.txt") -> str:
+    async def confirm_delete(ctx: Context, path: str = "/tmp/example.txt") -> str:
         """Ask the user to confirm (the task is ``input_required`` until ``tasks/update``)."""
-        task = current_task()
-        assert task is not None  # task="always"
-        form = {
-            "type": "object",
-            "properties": {"confirm": {"type": "boolean", "description": "Delete it?"}},
-            "required": ["confirm"],
-        }
-        answer = await task.elicit(f"Delete {path}?", form)
-        if answer.action == "accept" and answer.content and answer.content.get("confirm"):
+        answer = await ctx.elicit(f"Delete {path}?", _TASK_FORM, key="confirm")
+        if answer.accepted and answer.content and answer.content.get("confirm"):
             return f"deleted {path}"
         return f"kept {path}"
 
     @server.tool(task="always")
-    async def multi_input() -> str:
+    async def multi_input(ctx: Context) -> str:
         """Ask two questions at once; each answer may come in its own ``tasks/update``."""
-        task = current_task()
-        assert task is not None  # task="always"
-
-        def ask(message: str, prop: str, kind: str) -> dict[str, Any]:
-            schema = {"type": "object", "properties": {prop: {"type": kind}}}
-            params = {"mode": "form", "message": message, "requestedSchema": schema}
-            return {"method": "elicitation/create", "params": params}
-
-        questions = {
-            "name": ask("Your name?", "name", "string"),
-            "confirm": ask("Go on?", "confirm", "boolean"),
-        }
-        answers = await task.ask(questions)
-        return "answers: " + _compact(answers)
+        name, go_on = await ctx.ask(
+            ctx.elicitation("Your name?", _TASK_FORM, key="name"),
+            ctx.elicitation("Go on?", _TASK_FORM, key="go_on"),
+        )
+        return f"name: {name.action}, go on: {go_on.action}"
