@@ -59,8 +59,8 @@ from .mrtr import MRTR_METHODS, Continuations, ContinuationStatistics, MrtrSetti
 from .prompts import RegisteredPrompt, argument_choices, prompt_arguments
 from .resources import RegisteredResource, ResourceRegistry
 from .signature import describe, inspect_tool
-from .tasks import RunningTask, TaskManager, TaskMode, TaskSettings, TaskStatistics
-from .tools import RegisteredTool, serves_inline
+from .tasks import RunningTask, TaskManager, TaskSettings, TaskStatistics
+from .tools import RegisteredTool, TaskMode, serves_inline
 from .uri_template import UriTemplate
 
 log = logging.getLogger("mcp_actors.server")
@@ -187,7 +187,7 @@ class Server:
         served without a task of their own, several times cheaper (see
         :class:`~.tools.RegisteredTool`). ``task`` says whether a call may run as a
         task of the tasks extension: ``"never"``, ``"optional"`` (when the request
-        declares the extension) or ``"always"`` (see :mod:`.tasks`).
+        declares the extension), ``"always"`` or ``"deferred"`` (see :mod:`.tasks`).
         """
 
         def register(function: F) -> F:

@@ -103,11 +103,13 @@ async def _run_tool(
     request: InboundRequest,
     tool: RegisteredTool,
     params: t.CallToolParams,
-) -> t.CallToolResult:
+) -> t.CallToolResult | t.CreatedTask:
     server = server_session.server
     result = await tool.call(
         params.arguments, server_session.context(request), mask_errors=server.mask_errors
     )
+    if isinstance(result, t.CreatedTask):  # a deferred tool handed its work to a task
+        return result
     revision = server_session.state.revision
     check_content(result.content, revision, f"tool {params.name!r}")
     structured = result.structured_content  # left out before 2025-06-18 (protocol.fit)

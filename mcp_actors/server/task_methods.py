@@ -34,15 +34,14 @@ def runs_as_task(
 
     Only in the modern era, only for a tool that allows it (``task="optional"`` or
     ``"always"``), only when the request declares the extension; a tool that must run
-    as a task, called without it, is refused with -32021.
+    as a task (``"always"``, ``"deferred"``), called without it, is refused with -32021.
     """
     if request.modern is None or tool.task == "never":
         return False
-    if declares_extension(server_session.client_capabilities):
-        return True
-    if tool.task == "always":
+    declared = declares_extension(server_session.client_capabilities)
+    if not declared and tool.task in ("always", "deferred"):
         raise missing_extension(f"tool {tool.name!r} runs only as a task")
-    return False
+    return declared and tool.task != "deferred"  # a deferred tool starts its task itself
 
 
 def _check_declared(server_session: ServerSession, request: InboundRequest) -> None:

@@ -13,7 +13,15 @@ per call, from what the tool declares::
     @server.tool(task="always")    # refused with -32021 to a client without it
     async def migrate(ctx: Context) -> str: ...
 
-``task="never"`` (the default) keeps the call synchronous. A task is an actor: it
+    @server.tool(task="deferred")  # asks first (MRTR), then hands the work to a task
+    async def deploy(ctx: Context) -> t.CreatedTask:
+        answer = await ctx.elicit("Which region?", REGION_FORM, key="region")
+        return start_task(ctx, lambda: roll_out(answer.content))
+
+``task="never"`` (the default) keeps the call synchronous. ``"deferred"`` needs the
+extension like ``"always"``, but the handler runs as a plain call — its questions are
+``input_required`` rounds of the call itself (MRTR) — until it calls
+:func:`start_task`, whose ``CreatedTask`` it returns. A task is an actor: it
 runs where the request's session hosts its actors — the server's supervisor when
 the session was started by one (``serve_http``, ``serve_websocket``, ``serve_stdio``),
 never in the request's or the connection's scope: on Streamable HTTP each POST's
@@ -38,7 +46,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import msgspec
@@ -47,6 +55,7 @@ import trio
 from ..protocol import errors
 from ..protocol import types as t
 from ..protocol.errors import McpError
+from ..runtime.groups import describe
 from ..runtime.internal_errors import internal_errors
 from ..runtime.session import ActorHost
 from ..runtime.task_store import (
@@ -57,6 +66,7 @@ from ..runtime.task_store import (
     iso_timestamp,
 )
 from .mrtr import RESULT_TYPES
+from .tools import error_result, to_content
 
 if TYPE_CHECKING:
     from .client_requests import Question
@@ -64,12 +74,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mcp_actors.tasks")
 
-#: What a tool declares about running as a task (see the module docstring).
-TaskMode = Literal["never", "optional", "always"]
-TASK_MODES: tuple[TaskMode, ...] = ("never", "optional", "always")
 
 #: What a task runs: the tool call, given the task it runs as (its input exchange).
-Work = Callable[["RunningTask"], Awaitable[t.CallToolResult]]
+Work = Callable[["RunningTask"], Awaitable[t.CallToolResult | t.CreatedTask]]
 
 _NEEDS_EXTENSION: dict[str, Any] = {"extensions": {t.TASKS_EXTENSION: {}}}
 def declares_extension(capabilities: object) -> bool:
@@ -232,6 +239,8 @@ class TaskManager:
         try:
             with running.scope:
                 result = await work(running)
+                if isinstance(result, t.CreatedTask):
+                    raise McpError(errors.INTERNAL_ERROR, "a task cannot start another task")
                 self.store.update(task_id, status="completed", result=_builtins(result))
             if running.scope.cancelled_caught:
                 self.store.update(task_id, status="cancelled")
@@ -296,6 +305,35 @@ class TaskManager:
             started=self._started,
             refused=self._refused,
         )
+
+
+def start_task(ctx: Context, work: Callable[[], Awaitable[Any]]) -> t.CreatedTask:
+    """Run ``work()`` as a task of the call ``ctx`` serves; return what the tool
+    returns (a ``task="deferred"`` tool: see the module docstring).
+
+    ``work``'s return value becomes the task's result as a tool's would (text, JSON,
+    content blocks, a ``CallToolResult``); an exception is an ``isError`` result, an
+    :class:`McpError` the task's failure.
+    """
+    view = ctx.session
+    if not declares_extension(view.client_capabilities):
+        raise missing_extension("this tool hands its work to a task")
+    session = view.session
+    manager = view.server.task_manager
+    return manager.start("deferred", lambda task: _tool_result(work), session.host or session)
+
+
+async def _tool_result(work: Callable[[], Awaitable[Any]]) -> t.CallToolResult:
+    try:
+        value = await work()
+    except McpError:
+        raise
+    except Exception as error:
+        log.error("a deferred task failed", exc_info=error)
+        return error_result(f"The task failed: {describe(error)}")
+    if isinstance(value, t.CallToolResult):
+        return value
+    return t.CallToolResult(content=to_content(value))
 
 
 def created_task(record: TaskRecord) -> t.CreatedTask:

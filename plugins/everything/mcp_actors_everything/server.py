@@ -64,6 +64,7 @@ from mcp_actors import (
 )
 from mcp_actors.server.content import audio, embedded, image, text, user
 from mcp_actors.server.signature import inspect_tool
+from mcp_actors.server.tasks import start_task
 from mcp_actors.server.tools import RegisteredTool
 
 #: A 1x1 red PNG, and a minimal WAV: the conformance suite's reference constants.
@@ -819,3 +820,15 @@ def _task_tools(server: Server, settings: Settings) -> None:
             ctx.elicitation("Go on?", _TASK_FORM, key="go_on"),
         )
         return f"name: {name.action}, go on: {go_on.action}"
+
+    @server.tool(task="deferred")
+    async def test_tool_with_task(ctx: Context) -> types.CreatedTask:
+        """Ask the user's name (an input_required round of the call), then finish as a task."""
+        answer = await ctx.elicit("What is your name?", NAME_FORM, key="user_name")
+        name = answer.content["name"] if answer.accepted and answer.content else "nobody"
+
+        async def greet_later() -> str:
+            await trio.sleep(0.1)
+            return f"Hello, {name}! (from a task)"
+
+        return start_task(ctx, greet_later)
