@@ -15,7 +15,14 @@ from typing import Any
 import pytest
 import trio
 
-from mcp_actors import Client, McpError, Supervisor, open_client, open_supervisor
+from mcp_actors import (
+    Client,
+    ClientHandlers,
+    McpError,
+    Supervisor,
+    open_client,
+    open_supervisor,
+)
 from mcp_actors.client.targets import load_server
 from mcp_actors.client.tasks import TaskCancelled
 from mcp_actors.protocol import types as t
@@ -133,6 +140,38 @@ async def test_input_during_a_task_goes_through_tasks_update(transport: str) -> 
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_deferred_tool_asks_first_then_runs_as_a_task(transport: str) -> None:
+    asked: list[str] = []
+
+    def answer(params: t.ElicitParams) -> t.ElicitResult:
+        asked.append(params.message)
+        return t.ElicitResult(action="accept", content={"region": "eu-west"})
+
+    handlers = ClientHandlers(elicitation=answer)
+    async with modern(transport, handlers=handlers) as client:
+        result = await client.call_tool("deploy")
+    assert asked == ["Which region?"]  # one input_required round, before the task
+    assert result.content == [t.TextContent(text="deployed to eu-west")]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_call_tool_answers_a_task_s_questions_with_the_client_s_handlers(
+    transport: str,
+) -> None:
+    heard: list[str | None] = []
+
+    def answer(params: t.ElicitParams) -> t.ElicitResult:
+        return t.ElicitResult(action="accept", content={"ok": params.message == "Delete /a?"})
+
+    async with modern(transport, handlers=ClientHandlers(elicitation=answer)) as client:
+        result = await client.call_tool(
+            "confirm", {"path": "/a"}, on_progress=lambda p, total, m: heard.append(m)
+        )
+    assert result.content == [t.TextContent(text="deleted /a")]
+    assert "input_required" in heard and heard[-1] == "completed"
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_clients_without_the_extension_get_32021_and_unknown_ids_32602(
     transport: str,
 ) -> None:
@@ -148,9 +187,10 @@ async def test_clients_without_the_extension_get_32021_and_unknown_ids_32602(
             assert refused.value.data == {
                 "requiredCapabilities": {"extensions": {t.TASKS_EXTENSION: {}}}
             }
-        with pytest.raises(McpError) as required:
-            await client.call_tool("crash")  # task="always"
-        assert required.value.code == -32021
+        for tool in ("crash", "deploy"):  # task="always", task="deferred"
+            with pytest.raises(McpError) as required:
+                await client.call_tool(tool)
+            assert required.value.code == -32021
         with pytest.raises(McpError) as unknown:
             await client.tool_task("no-such-task").status()
         assert unknown.value.code == -32602

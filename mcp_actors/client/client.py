@@ -196,11 +196,13 @@ class Client:
     ) -> ToolTask:
         """Call a tool declaring the tasks extension (this request only); a handle on
         the task the server made — or on the result it gave at once (see :mod:`.tasks`)."""
-        return await start_tool_task(self, name, arguments, meta)
+        return await start_tool_task(self, name, arguments, meta, self._dispatcher.answer)
 
     def tool_task(self, task_id: str) -> ToolTask:
-        """A handle on a task started earlier, perhaps by another connection."""
-        return ToolTask(self, task_id)
+        """A handle on a task started earlier, perhaps by another connection; its
+        :meth:`~.tasks.ToolTask.result` answers the task's questions with this client's
+        handlers."""
+        return ToolTask(self, task_id, fulfil_with=self._dispatcher.answer)
 
     # -- resources -------------------------------------------------------------------
 

@@ -81,7 +81,7 @@ async def call_with_input(
             raise McpError(
                 INTERNAL_ERROR, f"{method}: input_required without inputRequests or requestState"
             )
-        responses = await _fulfil(requests, answer)
+        responses = await fulfil(requests, answer)
         if not requests:
             await trio.sleep(_BACKOFF[min(round_number, len(_BACKOFF) - 1)])
         params = msgspec.structs.replace(
@@ -95,7 +95,7 @@ async def call_with_input(
     )
 
 
-async def _fulfil(requests: dict[str, t.InputRequest], answer: Answer) -> dict[str, Any]:
+async def fulfil(requests: dict[str, t.InputRequest], answer: Answer) -> dict[str, Any]:
     """Every request answered, concurrently, as JSON-ready values by key."""
     responses: dict[str, Any] = {}
 

@@ -31,7 +31,9 @@ from msgspec import UNSET
 from ..protocol import types as t
 from ..protocol.errors import INTERNAL_ERROR, McpError
 from ..protocol.methods import has_capability
+from .era import check_result_type
 from .handlers import ProgressHandler, _maybe_await
+from .input_required import INPUT_REQUIRED_METHODS, Answer, call_with_input, fulfil
 
 if TYPE_CHECKING:
     from .client import Client
@@ -72,7 +74,11 @@ class ToolTask:
     task_id: str | None
     #: The answer when the server did not make a task (a complete result).
     immediate: t.CallToolResult | None = None
+    #: Answers the task's input requests while :meth:`result` waits (the client's
+    #: handlers); None: someone else answers them (:meth:`answer`).
+    fulfil_with: Answer | None = None
     last: t.DetailedTask | None = None
+    _answered: set[str] = attrs.field(init=False, factory=set)
 
     async def status(self) -> t.DetailedTask:
         """``tasks/get``: the task now (``result``/``error``/``input_requests`` inlined)."""
@@ -96,9 +102,9 @@ class ToolTask:
         """Poll until the task ends; its tool result, or its error raised.
 
         ``on_progress(polls, None, "status: message")`` hears each status change. A
-        task waiting for input (``input_required``) waits here until someone answers
-        it (:meth:`answer`). Cancel the calling scope to give up: the task is then
-        cancelled on the server too.
+        task waiting for input (``input_required``) is answered with ``fulfil_with``
+        (the client's handlers), or waits until someone answers it (:meth:`answer`).
+        Cancel the calling scope to give up: the task is then cancelled on the server too.
         """
         if self.immediate is not None:
             return self.immediate
@@ -115,6 +121,8 @@ class ToolTask:
                     await _maybe_await(on_progress(polls, None, note))
                 if task.status in _TERMINAL:
                     return self._outcome(task)
+                if task.status == "input_required" and await self._fulfil(task):
+                    continue
                 await trio.sleep(_poll_seconds(task))
         except BaseException:
             if self.last is None or self.last.status not in _TERMINAL:
@@ -123,6 +131,21 @@ class ToolTask:
                     with contextlib.suppress(McpError, OSError):  # then it is the server's
                         await self.cancel()  # to expire
             raise
+
+    async def _fulfil(self, task: t.DetailedTask) -> bool:
+        """Answer the input requests not answered yet; whether there were any."""
+        asked = task.input_requests if task.input_requests is not UNSET else {}
+        pending = {key: value for key, value in asked.items() if key not in self._answered}
+        if self.fulfil_with is None or not pending:
+            return False
+        try:
+            requests = msgspec.convert(pending, dict[str, t.InputRequest])
+        except msgspec.ValidationError as error:
+            raise McpError(INTERNAL_ERROR, f"invalid inputRequests of a task: {error}") from None
+        responses = await fulfil(requests, self.fulfil_with)
+        self._answered.update(responses)
+        await self.answer(responses)
+        return True
 
     def _outcome(self, task: t.DetailedTask) -> t.CallToolResult:
         task_id = self._id()
@@ -149,8 +172,19 @@ def _poll_seconds(task: t.DetailedTask) -> float:
     return min(max(suggested, MIN_POLL_MS), MAX_POLL_MS) / 1000
 
 
-async def tasks_request(client: Client, method: str, params: Any, result: type[Any]) -> Any:
-    """Send a request declaring the tasks extension in its ``_meta``; decode its result."""
+async def tasks_request(
+    client: Client,
+    method: str,
+    params: Any,
+    result: type[Any],
+    *,
+    answer: Answer | None = None,
+) -> Any:
+    """Send a request declaring the tasks extension in its ``_meta``; decode its result.
+
+    A ``tools/call`` answered ``input_required`` (the tool asks before it becomes a
+    task) is answered with ``answer`` and retried, as :mod:`.input_required` does.
+    """
     modern = client.modern
     if modern is None:
         raise McpError(
@@ -159,28 +193,43 @@ async def tasks_request(client: Client, method: str, params: Any, result: type[A
             f" session speaks {client.protocol_version}",
         )
     stamped = attrs.evolve(modern, capabilities=with_tasks_extension(modern.capabilities))
-    raw = await client.session.request(method, stamped.stamp(params), result_type=dict[str, Any])
-    if result is t.CallToolResult and raw.get("resultType") == "task":
-        return msgspec.convert(raw, t.CreatedTask)
-    kind = raw.get("resultType", "complete")
-    if kind != "complete":
-        raise McpError(INTERNAL_ERROR, f"Invalid result of {method}: resultType {kind!r}")
+
+    async def send(params: Any) -> msgspec.Raw:
+        raw: msgspec.Raw = await client.session.request(
+            method, stamped.stamp(params), result_type=msgspec.Raw
+        )
+        return raw
+
+    if answer is not None and method in INPUT_REQUIRED_METHODS:
+        decoded = await call_with_input(method, params, send, answer, dict[str, Any])
+    else:
+        decoded = msgspec.json.decode(await send(params), type=dict[str, Any])
+    if result is t.CallToolResult and decoded.get("resultType") == "task":
+        result = t.CreatedTask
+    else:
+        check_result_type(method, decoded)
     try:
-        return msgspec.convert(raw, result)
+        return msgspec.convert(decoded, result)
     except msgspec.ValidationError as invalid:
         raise McpError(INTERNAL_ERROR, f"Invalid result of {method}: {invalid}") from None
 
 
 async def start_tool_task(
-    client: Client, name: str, arguments: Mapping[str, Any] | None, meta: dict[str, Any] | None
+    client: Client,
+    name: str,
+    arguments: Mapping[str, Any] | None,
+    meta: dict[str, Any] | None,
+    answer: Answer | None,
 ) -> ToolTask:
-    """``tools/call`` declaring the extension; a handle on the task (or the result)."""
+    """``tools/call`` declaring the extension; a handle on the task (or the result).
+    ``answer`` (the client's handlers) answers what the tool asks, before and during
+    the task."""
     params = t.CallToolParams(
         name=name,
         arguments=msgspec.Raw(msgspec.json.encode(arguments)) if arguments is not None else UNSET,
         meta=dict(meta) if meta is not None else UNSET,
     )
-    answer = await tasks_request(client, "tools/call", params, t.CallToolResult)
-    if isinstance(answer, t.CreatedTask):
-        return ToolTask(client, answer.task_id)
-    return ToolTask(client, None, immediate=answer)
+    outcome = await tasks_request(client, "tools/call", params, t.CallToolResult, answer=answer)
+    if isinstance(outcome, t.CreatedTask):
+        return ToolTask(client, outcome.task_id, fulfil_with=answer)
+    return ToolTask(client, None, immediate=outcome)

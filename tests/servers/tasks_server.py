@@ -13,7 +13,8 @@ import msgspec
 import trio
 
 from mcp_actors import Context, McpError, Server
-from mcp_actors.server.tasks import TaskSettings
+from mcp_actors.protocol import types as t
+from mcp_actors.server.tasks import TaskSettings, start_task
 
 
 def build(settings: TaskSettings) -> Server:
@@ -52,6 +53,19 @@ def build(settings: TaskSettings) -> Server:
         answer = await ctx.elicit(f"Delete {path}?", form)
         confirmed = answer.action == "accept" and bool(answer.content and answer.content["ok"])
         return f"deleted {path}" if confirmed else f"kept {path}"
+
+    @server.tool(task="deferred")
+    async def deploy(ctx: Context) -> t.CreatedTask:
+        """Ask for a region (an input_required round of the call), then deploy as a task."""
+        form = {"type": "object", "properties": {"region": {"type": "string"}}}
+        answer = await ctx.elicit("Which region?", form, key="region")
+        region = answer.content["region"] if answer.accepted and answer.content else "none"
+
+        async def roll_out() -> str:
+            await trio.sleep(0.05)
+            return f"deployed to {region}"
+
+        return start_task(ctx, roll_out)
 
     return server
 
