@@ -539,6 +539,7 @@ async def test_capabilities_ping_and_set_level_answer_empty_objects() -> None:
         "prompts": {"listChanged": True},
         "resources": {"subscribe": True, "listChanged": True},
         "tools": {"listChanged": True},
+        "tasks": {"cancel": {}, "requests": {"tools": {"call": {}}}},  # its task fixtures
     }
 
 

@@ -278,3 +278,64 @@ def test_the_store_is_bounded_and_drops_the_oldest_finished_task() -> None:
     assert store.purge_expired() == ["c"]
     with pytest.raises(ValueError):
         MemoryTaskStore(max_tasks=0)
+
+
+# -- 2025-11-25: the experimental core tasks (legacy sessions) ---------------------------
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_legacy_task_augmented_calls(transport: str) -> None:
+    async with connect(transport, SERVER) as client:
+        assert client.protocol_version == "2025-11-25"
+        assert client.server_capabilities.tasks == {
+            "cancel": {},
+            "requests": {"tools": {"call": {}}},
+        }
+        tools = {tool.name: tool for tool in await client.list_tools()}
+        assert tools["sleeper"].execution == {"taskSupport": "optional"}
+        assert tools["crash"].execution == {"taskSupport": "required"}
+
+        call = {"name": "sleeper", "arguments": {"token": "l", "seconds": 0.1}}
+        created = await client.request(
+            "tools/call", {**call, "task": {"ttl": 60_000}}, result_type=t.CreateTaskResult
+        )
+        task = created.task
+        assert task.status == "working" and task.ttl == 60_000 and task.poll_interval == 20
+        result = await client.request(
+            "tasks/result", {"taskId": task.task_id}, result_type=t.CallToolResult
+        )
+        assert result.content == [t.TextContent(text="slept 0.1 s")]
+        assert result.meta == {"io.modelcontextprotocol/related-task": {"taskId": task.task_id}}
+        done = await client.request(
+            "tasks/get", {"taskId": task.task_id}, result_type=t.GetTaskResult
+        )
+        assert done.status == "completed"
+        with pytest.raises(McpError) as finished:
+            await client.request("tasks/cancel", {"taskId": task.task_id})
+        assert finished.value.code == -32602
+
+        with pytest.raises(McpError) as plain:
+            await client.call_tool("crash")  # taskSupport "required", called plainly
+        assert plain.value.code == -32601
+        crashed = await client.request(
+            "tools/call", {"name": "crash", "task": {}}, result_type=t.CreateTaskResult
+        )
+        failed = await client.request(  # what the call would have answered
+            "tasks/result", {"taskId": crashed.task.task_id}, result_type=t.CallToolResult
+        )
+        assert failed.is_error is True
+        status = await client.request(
+            "tasks/get", {"taskId": crashed.task.task_id}, result_type=t.GetTaskResult
+        )
+        assert status.status == "failed"  # 2025-11-25: a tool's isError is "failed"
+
+        slow = await client.request(
+            "tools/call",
+            {"name": "sleeper", "arguments": {"token": "m", "seconds": 30}, "task": {}},
+            result_type=t.CreateTaskResult,
+        )
+        cancelled = await client.request(
+            "tasks/cancel", {"taskId": slow.task.task_id}, result_type=t.CancelTaskResult
+        )
+        assert cancelled.status == "cancelled"
+        await saw_cancellation(client, "m")

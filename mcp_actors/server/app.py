@@ -200,6 +200,9 @@ class Server:
                 output_schema=signature.output_schema or UNSET,
                 annotations=_unset(annotations),
                 icons=_unset(icons),
+                execution=(
+                    {"taskSupport": _TASK_SUPPORT[task]} if task in _TASK_SUPPORT else UNSET
+                ),
                 meta=_unset(meta),
             )
             self.add_tool(RegisteredTool(definition, function, signature, inline, task))
@@ -450,6 +453,7 @@ class Server:
         sessions = True if not stateless and revision.handshake else UNSET
         offers_tasks = any(tool.task != "never" for tool in self._tools.values())
         tasks = offers_tasks and not revision.handshake  # the extension: 2026-07-28 on
+        legacy_tasks = offers_tasks and revision.name == "2025-11-25" and not stateless
         return t.ServerCapabilities(
             extensions={t.TASKS_EXTENSION: {}} if tasks else UNSET,
             logging={},
@@ -461,6 +465,7 @@ class Server:
                 else UNSET
             ),
             tools=t.ToolsCapability(list_changed=sessions) if self._tools else UNSET,
+            tasks=_LEGACY_TASKS_CAPABILITY if legacy_tasks else UNSET,
         )
 
     # -- caching hints (modern era) --------------------------------------------------
@@ -555,6 +560,12 @@ class Server:
     def _list_changed(self, method: str) -> None:
         for server_session in list(self._sessions):
             server_session.notify_soon(method)
+
+
+#: What a 2025-11-25 server with task tools declares: cancel, and task-augmented
+#: ``tools/call`` (no ``list``: see :mod:`.task_methods`).
+_LEGACY_TASKS_CAPABILITY: dict[str, Any] = {"cancel": {}, "requests": {"tools": {"call": {}}}}
+_TASK_SUPPORT = {"optional": "optional", "always": "required"}
 
 
 def _check_unique(kind: str, key: str, registered: Container[str], replace: bool) -> None:

@@ -22,7 +22,7 @@ from ..runtime.request import InboundRequest
 from .completion import Completer
 from .mrtr import host_of
 from .pagination import paginate
-from .task_methods import TASK_HANDLERS, runs_as_task
+from .task_methods import TASK_HANDLERS, legacy_created, legacy_requested_ttl, runs_as_task
 
 if TYPE_CHECKING:
     from .app import ServerSession
@@ -85,12 +85,21 @@ async def list_tools(
 
 async def call_tool(
     server_session: ServerSession, request: InboundRequest, params: t.CallToolParams
-) -> t.CallToolResult | t.CreatedTask:
+) -> t.CallToolResult | t.CreatedTask | t.CreateTaskResult:
     tool = server_session.server._tools.get(params.name)
     if tool is None:
         raise McpError(errors.INVALID_PARAMS, f"Unknown tool: {params.name}", {"tool": params.name})
-    if runs_as_task(server_session, request, tool):
-        return server_session.server.task_manager.start(
+    if runs_as_task(server_session, request, tool, params):
+        manager = server_session.server.task_manager
+        if request.modern is None:  # 2025-11-25: the task asks on the session, as any call
+            created = manager.start(
+                tool.name,
+                lambda task: _run_tool(server_session, request, tool, params),
+                host_of(request),
+                ttl_ms=legacy_requested_ttl(params),
+            )
+            return legacy_created(created)
+        return manager.start(
             tool.name,
             lambda task: _run_tool(server_session.answered_by(task), request, tool, params),
             host_of(request),

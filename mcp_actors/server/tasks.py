@@ -140,6 +140,8 @@ class RunningTask:
     _answered: trio.Event = attrs.field(init=False, factory=trio.Event)
     _counters: dict[str, int] = attrs.field(init=False, factory=dict)
     _keys_used: set[str] = attrs.field(init=False, factory=set)
+    #: Set when the actor has ended (whatever its status).
+    ended: trio.Event = attrs.field(init=False, factory=trio.Event)
 
     async def ask(self, questions: Sequence[Question[Any]]) -> list[Any]:
         """The client's responses to ``questions`` (decoded), once ``tasks/update`` has
@@ -208,17 +210,22 @@ class TaskManager:
         if self.store is None:
             self.store = MemoryTaskStore(self.settings.max_tasks)
 
-    def start(self, tool: str, work: Work, host: ActorHost) -> t.CreatedTask:
+    def start(
+        self, tool: str, work: Work, host: ActorHost, *, ttl_ms: int | None = None
+    ) -> t.CreatedTask:
         """Record a new task and start its actor, running ``work(task)`` in ``host``;
         returns what ``tools/call`` answers. The record is in the store before this
         returns, so ``tasks/get`` finds it at once. Refused (-32603) when the store is
-        full."""
+        full. ``ttl_ms`` (a client's request) can only shorten the configured TTL."""
         settings = self.settings
         now = self.store.now()
+        ttl = settings.ttl_ms
+        if ttl_ms is not None and ttl_ms > 0:
+            ttl = ttl_ms if ttl is None else min(ttl, ttl_ms)
         record = TaskRecord(
             task_id=secrets.token_urlsafe(24),
             created=now,
-            ttl_ms=settings.ttl_ms,
+            ttl_ms=ttl,
             poll_interval_ms=settings.poll_interval_ms,
             tool=tool,
         )
@@ -255,6 +262,7 @@ class TaskManager:
             self.store.update(task_id, status="failed", error=_error_object(failure))
         finally:
             self._running.pop(task_id, None)
+            running.ended.set()
 
     def publish_input(self, task_id: str, outstanding: Mapping[str, Any] | None) -> None:
         """Record the questions a task waits on (None: it is working again)."""
@@ -292,6 +300,19 @@ class TaskManager:
         running = self._running.get(task_id)
         if running is not None:
             running.scope.cancel()
+
+    async def wait_finished(self, task_id: str) -> TaskRecord:
+        """The record of ``task_id`` once the task has finished (-32602 if it is
+        unknown or expires meanwhile)."""
+        while True:
+            record = self.find(task_id)
+            if record.terminal:
+                return record
+            running = self._running.get(task_id)
+            if running is not None:
+                await running.ended.wait()
+            else:  # run elsewhere (another worker): poll its record
+                await trio.sleep(record.poll_interval_ms / 1000)
 
     def _forget(self, task_id: str) -> None:
         running = self._running.pop(task_id, None)
