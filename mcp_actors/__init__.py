@@ -25,6 +25,7 @@ from .server.app import Server, ServerSession
 from .server.caching import CacheHint
 from .server.context import Context
 from .server.elicitation import ElicitationContentError, ElicitationResult
+from .server.mrtr import MrtrSettings
 from .server.log_bridge import McpLogHandler
 from .server.serve import run_stdio, serve_stdio
 from .transports.abc import MessageStream, Outgoing, TransportClosed
@@ -41,6 +42,7 @@ __all__ = [
     "Context",
     "ElicitationContentError",
     "ElicitationResult",
+    "MrtrSettings",
     "Listing",
     "McpError",
     "McpLogHandler",
