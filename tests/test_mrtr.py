@@ -101,6 +101,27 @@ async def test_the_everything_fixtures_complete_through_our_client(transport: st
     assert message.text.startswith("Please help me with:")
 
 
+@pytest.mark.parametrize("transport", ["memory", "stdio", "http"])
+async def test_a_resumed_handler_logs_and_reports_progress_to_the_retry(transport: str) -> None:
+    logs: list[Any] = []
+    progress: list[float] = []
+    handlers = client_handlers()
+    handlers.on_log = logs.append
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append(value)
+
+    async with connect(transport, SPEC, era="modern", handlers=handlers) as client:
+        await client.set_logging_level("info")
+        result = await client.call_tool("progress_after_question", {}, on_progress=on_progress)
+        with trio.fail_after(5):
+            while not logs:
+                await trio.sleep(0.01)
+    assert text_of(result) == "done"
+    assert [entry.data for entry in logs] == ["resumed"]
+    assert progress == [1]
+
+
 # -- a raw modern peer ------------------------------------------------------------------
 
 

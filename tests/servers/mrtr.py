@@ -40,3 +40,12 @@ async def survey(ctx: Context) -> str:
     roots = await ctx.list_roots()
     text = getattr(reply.content, "text", "")
     return f"{who} / {text} / {len(roots)} root(s)"
+
+
+@server.tool
+async def progress_after_question(ctx: Context) -> str:
+    """Asks, then logs and reports progress: both must reach the retry that resumed it."""
+    await ctx.elicit("Go?", CONFIRM, key="confirm")
+    await ctx.info("resumed")
+    await ctx.report_progress(1, 1)
+    return "done"
