@@ -25,8 +25,8 @@ from .server.app import Server, ServerSession
 from .server.caching import CacheHint
 from .server.context import Context
 from .server.elicitation import ElicitationContentError, ElicitationResult
-from .server.mrtr import MrtrSettings
 from .server.log_bridge import McpLogHandler
+from .server.mrtr import MrtrSettings
 from .server.serve import run_stdio, serve_stdio
 from .transports.abc import MessageStream, Outgoing, TransportClosed
 from .transports.memory import memory_pair
@@ -42,11 +42,11 @@ __all__ = [
     "Context",
     "ElicitationContentError",
     "ElicitationResult",
-    "MrtrSettings",
     "Listing",
     "McpError",
     "McpLogHandler",
     "MessageStream",
+    "MrtrSettings",
     "Outgoing",
     "ProtocolViolation",
     "RequestTimeout",
