@@ -21,7 +21,7 @@ to another request. Nothing here does I/O: the caller passes the clock.
 from __future__ import annotations
 
 import hashlib
-import os
+import secrets
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -94,7 +94,7 @@ class StateKeys:
 
     @classmethod
     def random(cls) -> StateKeys:
-        return cls((os.urandom(KEY_BYTES),))
+        return cls((secrets.token_bytes(KEY_BYTES),))
 
     def seal(self, state: RequestState) -> str:
         """``state`` encrypted under the first key, as a compact JWE."""

@@ -621,6 +621,14 @@ class ServerSession:
         view.input_exchange = exchange
         return view
 
+    def follow(self, request: InboundRequest) -> None:
+        """Serve ``request`` from now on (an MRTR retry resumed this view's handler): its
+        connection, capabilities and log level."""
+        self.session = request.session
+        if request.modern is not None:
+            self._own_state = request.modern.state
+            self.log_level = request.modern.meta.log_level
+
     @property
     def client_info(self) -> t.Implementation | None:
         return self.state.peer_info

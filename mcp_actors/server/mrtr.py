@@ -246,7 +246,7 @@ class Run:
         for context in self.contexts:
             context.follow(request)
         if self.view is not None:
-            self.view.session = request.session
+            self.view.follow(request)
         self._answers[0].send_nowait(None)
 
     async def outcome(self) -> _Outcome:

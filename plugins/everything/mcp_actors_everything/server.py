@@ -17,7 +17,7 @@
 **2026-07-28 fixtures** (alpha ``--requirements 2026-07-28``): ``test_missing_capability``
 (needs the client's ``sampling``: -32021 without it), ``test_logging_tool`` (logs, so a
 request without ``logLevel`` shows none arrive), ``test_streaming_elicitation`` (asks a
-name; the modern era cannot ask without MRTR, so there it answers ``isError``), and
+name; in the modern era it asks inside its result, ``input_required``), and
 ``test_header_echo(region)`` whose ``region`` carries ``x-mcp-header: Region``. Every
 fixture is served in both eras; ``test_simple_text`` stays first in ``tools/list``.
 
