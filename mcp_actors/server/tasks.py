@@ -79,6 +79,8 @@ log = logging.getLogger("mcp_actors.tasks")
 Work = Callable[["RunningTask"], Awaitable[t.CallToolResult | t.CreatedTask]]
 
 _NEEDS_EXTENSION: dict[str, Any] = {"extensions": {t.TASKS_EXTENSION: {}}}
+
+
 def declares_extension(capabilities: object) -> bool:
     """Whether client ``capabilities`` declare the tasks extension."""
     extensions = getattr(capabilities, "extensions", None)
@@ -196,19 +198,19 @@ def _decode_answer(key: str, method: str, raw: Any) -> Any:
         ) from None
 
 
+def _memory_store(manager: TaskManager) -> TaskStore:
+    return MemoryTaskStore(manager.settings.max_tasks)
+
+
 @attrs.define(eq=False)
 class TaskManager:
     """Creates tasks, runs them as actors, and answers ``tasks/*`` from their records."""
 
     settings: TaskSettings = attrs.field(factory=TaskSettings)
-    store: TaskStore = attrs.field(default=None)
+    store: TaskStore = attrs.field(default=attrs.Factory(_memory_store, takes_self=True))
     _running: dict[str, RunningTask] = attrs.field(init=False, factory=dict)
     _started: int = attrs.field(init=False, default=0)
     _refused: int = attrs.field(init=False, default=0)
-
-    def __attrs_post_init__(self) -> None:
-        if self.store is None:
-            self.store = MemoryTaskStore(self.settings.max_tasks)
 
     def start(
         self, tool: str, work: Work, host: ActorHost, *, ttl_ms: int | None = None
