@@ -79,6 +79,19 @@ async def test_call_tool_follows_a_task_to_its_result(transport: str) -> None:
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_plain_call_of_a_client_with_the_extension_keeps_its_progress(
+    transport: str,
+) -> None:
+    heard: list[float] = []
+    async with modern(transport) as client:
+        result = await client.call_tool(
+            "stepper", on_progress=lambda progress, total, message: heard.append(progress)
+        )
+    assert result.content == [t.TextContent(text="stepped")]
+    assert heard and heard[-1] == 2  # (a newer report may replace one not yet sent)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_a_task_handle_and_its_wire_fields(transport: str) -> None:
     async with modern(transport, capabilities=None) as client:  # the extension per request
         handle = await client.start_tool_task("sleeper", {"token": "b", "seconds": 0.2})

@@ -172,7 +172,10 @@ class Client:
         if self.modern is not None and declares_tasks(self.modern.capabilities):
             seconds = timeout if isinstance(timeout, (int, float)) else math.inf
             with trio.fail_after(seconds):  # trio.TooSlowError, the task cancelled
-                handle = await self.start_tool_task(name, arguments, meta=meta)
+                progress = _progress_adapter(on_progress) if on_progress is not None else None
+                handle = await start_tool_task(
+                    self, name, arguments, meta, self._dispatcher.answer, on_progress=progress
+                )
                 return await handle.result(on_progress=on_progress)
         params = t.CallToolParams(
             name=name,

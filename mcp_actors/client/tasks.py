@@ -20,7 +20,7 @@ ends ``cancelled`` raises :class:`TaskCancelled`.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -179,6 +179,7 @@ async def tasks_request(
     result: type[Any],
     *,
     answer: Answer | None = None,
+    on_progress: Callable[[t.ProgressParams], Awaitable[None]] | None = None,
 ) -> Any:
     """Send a request declaring the tasks extension in its ``_meta``; decode its result.
 
@@ -196,7 +197,7 @@ async def tasks_request(
 
     async def send(params: Any) -> msgspec.Raw:
         raw: msgspec.Raw = await client.session.request(
-            method, stamped.stamp(params), result_type=msgspec.Raw
+            method, stamped.stamp(params), result_type=msgspec.Raw, on_progress=on_progress
         )
         return raw
 
@@ -220,16 +221,20 @@ async def start_tool_task(
     arguments: Mapping[str, Any] | None,
     meta: dict[str, Any] | None,
     answer: Answer | None,
+    *,
+    on_progress: Callable[[t.ProgressParams], Awaitable[None]] | None = None,
 ) -> ToolTask:
     """``tools/call`` declaring the extension; a handle on the task (or the result).
     ``answer`` (the client's handlers) answers what the tool asks, before and during
-    the task."""
+    the task; ``on_progress`` hears the call's own progress (a result given at once)."""
     params = t.CallToolParams(
         name=name,
         arguments=msgspec.Raw(msgspec.json.encode(arguments)) if arguments is not None else UNSET,
         meta=dict(meta) if meta is not None else UNSET,
     )
-    outcome = await tasks_request(client, "tools/call", params, t.CallToolResult, answer=answer)
+    outcome = await tasks_request(
+        client, "tools/call", params, t.CallToolResult, answer=answer, on_progress=on_progress
+    )
     if isinstance(outcome, t.CreatedTask):
         return ToolTask(client, outcome.task_id, fulfil_with=answer)
     return ToolTask(client, None, immediate=outcome)

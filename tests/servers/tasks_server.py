@@ -32,6 +32,13 @@ def build(settings: TaskSettings) -> Server:
         return f"slept {seconds:g} s"
 
     @server.tool
+    async def stepper(ctx: Context) -> str:
+        """A plain (never a task) call that reports progress twice."""
+        await ctx.report_progress(1, 2, "one")
+        await ctx.report_progress(2, 2, "two")
+        return "stepped"
+
+    @server.tool
     async def cancellation_seen(token: str) -> bool:
         """Whether ``sleeper(token)`` saw its cancellation."""
         return token in cancelled
