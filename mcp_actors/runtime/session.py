@@ -429,10 +429,16 @@ class Session:
         return engine.read_result(method, call.response, result_type)
 
     async def notify(
-        self, method: str, params: Any = None, *, related_request: RequestId | None = None
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        related_request: RequestId | None = None,
+        state: SessionState | None = None,
     ) -> None:
-        """Send a notification (checked against the lifecycle and capabilities)."""
-        payload = self._engine.send_notification(method, params)
+        """Send a notification (checked against the lifecycle and capabilities: the
+        session's, or ``state``'s — a modern request's own, for one related to it)."""
+        payload = self._engine.send_notification(method, params, state)
         await self._writer.send(Outgoing(payload, related_request))
 
     def notify_soon(self, method: str, params: Any = None) -> None:
