@@ -380,8 +380,12 @@ class Session:
         on_progress: ProgressCallback | None = None,
         related_request: RequestId | None = None,
         result_type: Any = None,
+        on_id: Callable[[RequestId], None] | None = None,
     ) -> Any:
         """Send a request and wait for its result (decoded into the method's result type).
+
+        ``on_id`` is told the request's id before it is sent (to route what the peer
+        sends about it, such as a listen stream's notifications).
 
         ``timeout`` defaults to the session's ``request_timeout``; progress
         notifications restart it (up to ``max_request_timeout``) when the session is
@@ -396,6 +400,8 @@ class Session:
         request_id, payload = engine.send_request(
             method, params, call, progress=on_progress is not None
         )
+        if on_id is not None:
+            on_id(request_id)
         seconds = self.config.request_timeout if timeout is UNSET else timeout
         clock = Deadlines(seconds, self.config.max_request_timeout, trio.current_time())
         try:
