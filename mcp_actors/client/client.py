@@ -335,12 +335,13 @@ class Client:
 
         listener = Listener(wanted, send, self._dispatcher.listens, inbox_size, max_relistens)
         seconds = self.session.config.request_timeout if timeout is UNSET else timeout
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(listener.run)
-            with trio.fail_after(math.inf if seconds is None else seconds):
-                await listener.wait_acknowledged()
-            yield listener
-            nursery.cancel_scope.cancel()
+        with unwrapped():
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(listener.run)
+                with trio.fail_after(math.inf if seconds is None else seconds):
+                    await listener.wait_acknowledged()
+                yield listener
+                nursery.cancel_scope.cancel()
 
     # -- prompts ---------------------------------------------------------------------
 

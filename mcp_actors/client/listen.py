@@ -33,7 +33,7 @@ response stream closed on HTTP).
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 import attrs
@@ -148,9 +148,12 @@ class Listener:
 
     # -- reading ---------------------------------------------------------------------
 
-    def __aiter__(self) -> AsyncIterator[ListenEvent]:
-        return self._events()
+    def __aiter__(self) -> Listener:
+        return self
 
-    async def _events(self) -> AsyncIterator[ListenEvent]:
-        while (change := await self._mailbox.get()) is not None:
-            yield ListenEvent(change.method, change.params)
+    async def __anext__(self) -> ListenEvent:
+        """The next event (waiting for one); the iteration ends with the stream."""
+        change = await self._mailbox.get()
+        if change is None:
+            raise StopAsyncIteration
+        return ListenEvent(change.method, change.params)

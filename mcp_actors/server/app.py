@@ -128,6 +128,8 @@ class Server:
     bus: Bus = attrs.field(factory=MemoryBus)
     #: At most this many ``subscriptions/listen`` streams at once (see :mod:`.listen`).
     max_listen_streams: int = 1000
+    #: Distinct changes waiting per listen stream (beyond: dropped, counted).
+    listen_mailbox_size: int = 64
     _listens: ListenStreams = attrs.field(init=False)
     _roots_changed: list[RootsChangedHandler] = attrs.field(init=False, factory=list)
     _cache_hints: dict[str, CacheHint] = attrs.field(init=False, factory=dict)
@@ -136,7 +138,7 @@ class Server:
     trio_token: trio.lowlevel.TrioToken | None = attrs.field(init=False, default=None)
 
     def __attrs_post_init__(self) -> None:
-        self._listens = ListenStreams(self.bus, self.max_listen_streams)
+        self._listens = ListenStreams(self.bus, self.max_listen_streams, self.listen_mailbox_size)
         self.bus.subscribe(self._deliver_to_sessions)
 
     # -- tools -----------------------------------------------------------------------

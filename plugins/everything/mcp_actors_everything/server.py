@@ -62,7 +62,9 @@ from mcp_actors.server.signature import inspect_tool
 from mcp_actors.server.tools import RegisteredTool
 
 #: A 1x1 red PNG, and a minimal WAV: the conformance suite's reference constants.
-TEST_IMAGE_BASE64: Final = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+TEST_IMAGE_BASE64: Final = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+)
 TEST_AUDIO_BASE64: Final = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
 
 SEP1034_SCHEMA: Final[dict[str, Any]] = {
