@@ -428,3 +428,64 @@ def test_the_memory_bus_counts_takers_and_unsubscribes() -> None:
     assert bus.publish(change) == 0
     assert taken == [change]
     assert bus.statistics().receivers == 1 and bus.statistics().published == 2
+
+
+# -- the HTTP stream itself ----------------------------------------------------------------
+
+
+async def test_an_http_listen_is_an_event_stream_with_keepalive_comments() -> None:
+    import httpx
+
+    from mcp_actors.server.serve_http import serve_http
+    from mcp_actors.transports.http_config import HttpConfig
+
+    server = create_everything()
+    body = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "subscriptions/listen",
+        "params": {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": MODERN,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+            "notifications": {"toolsListChanged": True},
+        },
+    }
+    headers = {
+        "content-type": "application/json",
+        "mcp-protocol-version": MODERN,
+        "mcp-method": "subscriptions/listen",
+    }
+    config = HttpConfig(keepalive_interval=0.05, json_response=True)
+    async with trio.open_nursery() as nursery:
+        http = await nursery.start(partial(serve_http, server, port=0, config=config))
+        async with httpx.AsyncClient() as client:
+            refused = await client.post(
+                http.url, json=body, headers={**headers, "accept": "application/json"}
+            )
+            assert refused.status_code == 406 and refused.json()["id"] == 7
+            accept = {**headers, "accept": "application/json, text/event-stream"}
+            async with client.stream("POST", http.url, json=body, headers=accept) as response:
+                assert response.status_code == 200
+                assert response.headers["content-type"].startswith("text/event-stream")
+                lines = response.aiter_lines()
+                with trio.fail_after(5):
+                    first = await anext(lines)
+                    assert first.startswith("data: ")
+                    ack = json.loads(first.removeprefix("data: "))
+                    validate_message(MODERN, ack)
+                    assert ack["method"] == "notifications/subscriptions/acknowledged"
+                    while (line := await anext(lines)) == "":
+                        pass
+                    assert line.startswith(":")  # a keep-alive comment, nothing else
+                    server.add_tool(server.tools["test_simple_text"], replace=True)
+                    while not (line := await anext(lines)).startswith("data: "):
+                        pass
+                change = json.loads(line.removeprefix("data: "))
+                validate_message(MODERN, change)
+                assert change["params"]["_meta"] == {SUBSCRIPTION_ID: 7}
+                # json_response=True does not turn a listen into one JSON body
+                assert server.listen_statistics().active == 1
+        await wait_until(lambda: server.listen_statistics().active == 0)
+        nursery.cancel_scope.cancel()
