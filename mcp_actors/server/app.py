@@ -312,10 +312,9 @@ class Server:
         self, server_session: ServerSession, request: InboundRequest, params: Any
     ) -> t.SubscriptionsListenResult:
         """Serve one ``subscriptions/listen`` request: the stream's actor (see :mod:`.listen`)."""
-        offer = ListenOffer(
-            server_session.state.local_capabilities,  # type: ignore[arg-type]  # a server's
-            self._resources.knows,
-        )
+        capabilities = server_session.state.local_capabilities
+        assert isinstance(capabilities, t.ServerCapabilities)
+        offer = ListenOffer(capabilities, self._resources.knows, server_session.client_capabilities)
 
         async def notify(method: str, notification: Any) -> None:
             await server_session.session.notify(

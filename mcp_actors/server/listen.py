@@ -60,11 +60,13 @@ Notify = Callable[[str, Any], Awaitable[None]]
 
 @attrs.frozen
 class ListenOffer:
-    """What the server offers a listener, for honouring its filter: the capabilities
-    it declares to the listener's revision, and which resource URIs it knows."""
+    """What honouring a filter may look at: the capabilities the server declares to the
+    listener's revision, which resource URIs it knows, and the capabilities the listen
+    request declares (an extension's key may need one: then its ``honour`` raises -32021)."""
 
     capabilities: t.ServerCapabilities
     knows_resource: Callable[[str], bool]
+    client_capabilities: t.ClientCapabilities | None = None
 
 
 @attrs.frozen
