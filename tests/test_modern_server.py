@@ -173,10 +173,11 @@ async def test_discover_answers_the_modern_probe(transport: str) -> None:
     assert result["instructions"]
     capabilities = result["capabilities"]
     assert {"tools", "prompts", "resources", "completions", "logging"} <= set(capabilities)
-    # no subscriptions/listen yet: nothing may promise list_changed or subscribe
+    # what subscriptions/listen delivers (tests/test_listen.py)
     assert "tasks" not in capabilities
-    assert capabilities["tools"] == {} and capabilities["prompts"] == {}
-    assert capabilities["resources"] == {}
+    assert capabilities["tools"] == {"listChanged": True}
+    assert capabilities["prompts"] == {"listChanged": True}
+    assert capabilities["resources"] == {"subscribe": True, "listChanged": True}
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -241,7 +242,6 @@ async def test_unsupported_version_is_32022_with_supported_and_requested(transpo
         "logging/setLevel",
         "resources/subscribe",
         "resources/unsubscribe",
-        "subscriptions/listen",
         "unknown/method",
     ],
 )

@@ -99,6 +99,9 @@ from mcp_actors.protocol.types import (
     ServerCapabilities,
     SetLevelParams,
     SubscribeParams,
+    SubscriptionsAcknowledgedParams,
+    SubscriptionsListenParams,
+    SubscriptionsListenResult,
     Task,
     TaskMetadata,
     TaskStatusNotificationParams,
@@ -929,6 +932,34 @@ CASES: tuple[Case, ...] = (
             meta={"io.modelcontextprotocol/serverInfo": {"name": "x", "version": "1"}},
         ),
         (direct("DiscoverResult", MODERN),),
+    ),
+    Case(
+        "subscriptions-listen-params",
+        SubscriptionsListenParams(
+            notifications={"toolsListChanged": True, "resourceSubscriptions": ["file:///a"]},
+            meta={
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        ),
+        request("subscriptions/listen", "SubscriptionsListen", MODERN),
+    ),
+    Case(
+        "subscriptions-acknowledged-params",
+        SubscriptionsAcknowledgedParams(
+            notifications={"toolsListChanged": True},
+            meta={"io.modelcontextprotocol/subscriptionId": 7},
+        ),
+        notification(
+            "notifications/subscriptions/acknowledged", "SubscriptionsAcknowledged", MODERN
+        ),
+    ),
+    Case(
+        "subscriptions-listen-result",
+        SubscriptionsListenResult(
+            result_type="complete", meta={"io.modelcontextprotocol/subscriptionId": "s-1"}
+        ),
+        (direct("SubscriptionsListenResult", MODERN),),
     ),
 )
 

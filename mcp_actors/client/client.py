@@ -40,7 +40,8 @@ from msgspec import UNSET, UnsetType
 
 from .._version import __version__
 from ..protocol import types as t
-from ..protocol.errors import INTERNAL_ERROR, McpError
+from ..protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError, ProtocolViolation
+from ..protocol.jsonrpc import RequestId
 from ..protocol.lifecycle import Phase, SessionState
 from ..protocol.versions import SUPPORTED
 from ..runtime.config import SessionConfig
@@ -58,6 +59,7 @@ from .handlers import (
     merge_capabilities,
 )
 from .input_required import INPUT_REQUIRED_METHODS, call_with_input
+from .listen import Listener, ListenEvent
 from .listing import Listing
 from .targets import Target, connect
 from .tasks import ToolTask, declares_tasks, start_tool_task
@@ -67,6 +69,8 @@ __all__ = [
     "ClientHandlers",
     "Era",
     "ListChangedHandler",
+    "ListenEvent",
+    "Listener",
     "Listing",
     "LogHandler",
     "ProgressHandler",
@@ -316,6 +320,65 @@ class Client:
             except (McpError, TimeoutError) as error:
                 log.debug("unsubscribe from %s failed: %s", uri, error)
 
+    # -- subscriptions/listen (modern era) -------------------------------------------
+
+    @asynccontextmanager
+    async def listen(
+        self,
+        *,
+        tools_list_changed: bool = False,
+        prompts_list_changed: bool = False,
+        resources_list_changed: bool = False,
+        resource_subscriptions: Sequence[str] = (),
+        extra: Mapping[str, Any] | None = None,
+        inbox_size: int = 64,
+        max_relistens: int = 5,
+        timeout: Timeout = UNSET,
+    ) -> AsyncIterator[Listener]:
+        """Open a ``subscriptions/listen`` stream; yields a :class:`~.listen.Listener` of
+        the server's change notifications, once the server acknowledged it.
+
+        The keywords are the filter (``extra``: keys of extensions, e.g. the tasks
+        extension's ``taskIds``); ``timeout`` bounds the wait for the acknowledgement
+        (default: the session's request timeout). See :mod:`.listen` for the inbox
+        bound, coalescing and re-listening. Modern era only: a legacy client gets
+        :class:`ProtocolViolation` and uses :meth:`subscribe` and
+        ``ClientHandlers.on_list_changed`` instead.
+        """
+        if self.modern is None:
+            raise ProtocolViolation(
+                INVALID_REQUEST,
+                "subscriptions/listen needs the 2026-07-28 era; in a legacy session use"
+                " subscribe() and ClientHandlers(on_list_changed=...)",
+            )
+        wanted: dict[str, Any] = {
+            key: True
+            for key, value in (
+                ("toolsListChanged", tools_list_changed),
+                ("promptsListChanged", prompts_list_changed),
+                ("resourcesListChanged", resources_list_changed),
+            )
+            if value
+        }
+        if resource_subscriptions:
+            wanted["resourceSubscriptions"] = list(resource_subscriptions)
+        wanted.update(extra or {})
+
+        async def send(
+            params: t.SubscriptionsListenParams, on_id: Callable[[RequestId], None]
+        ) -> Any:
+            return await self._call("subscriptions/listen", params, timeout=None, on_id=on_id)
+
+        listener = Listener(wanted, send, self._dispatcher.listens, inbox_size, max_relistens)
+        seconds = self.session.config.request_timeout if timeout is UNSET else timeout
+        with unwrapped():
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(listener.run)
+                with trio.fail_after(math.inf if seconds is None else seconds):
+                    await listener.wait_acknowledged()
+                yield listener
+                nursery.cancel_scope.cancel()
+
     # -- prompts ---------------------------------------------------------------------
 
     async def list_prompts(self, *, timeout: Timeout = UNSET) -> Listing[t.Prompt]:
@@ -428,6 +491,7 @@ class Client:
         timeout: Timeout = UNSET,
         on_progress: Callable[[t.ProgressParams], Awaitable[None]] | None = None,
         result_type: Any = None,
+        on_id: Callable[[RequestId], None] | None = None,
     ) -> Any:
         """Every request goes out here: as it is (legacy era), or with its ``_meta``,
         once more after a -32022 that names a version we speak, and checked for a
@@ -435,7 +499,12 @@ class Client:
         modern = self.modern
         if modern is None:
             return await self.session.request(
-                method, params, timeout=timeout, on_progress=on_progress, result_type=result_type
+                method,
+                params,
+                timeout=timeout,
+                on_progress=on_progress,
+                result_type=result_type,
+                on_id=on_id,
             )
 
         async def send_once(params: Any, result_type: Any = result_type) -> Any:
@@ -445,6 +514,7 @@ class Client:
                 timeout=timeout,
                 on_progress=on_progress,
                 result_type=result_type,
+                on_id=on_id,
             )
 
         async def send() -> Any:

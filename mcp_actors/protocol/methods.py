@@ -90,6 +90,21 @@ METHODS: Final[dict[str, MethodSpec]] = dict(
         _spec("server/discover", "client", t.DiscoverParams, t.DiscoverResult, since="2026-07-28"),
         _spec("notifications/cancelled", "both", t.CancelledParams, None),
         _spec("notifications/progress", "both", t.ProgressParams, None),
+        # subscriptions/listen (2026-07-28): the stream that replaces resources/subscribe
+        _spec(
+            "subscriptions/listen",
+            "client",
+            t.SubscriptionsListenParams,
+            t.SubscriptionsListenResult,
+            since="2026-07-28",
+        ),
+        _spec(
+            "notifications/subscriptions/acknowledged",
+            "server",
+            t.SubscriptionsAcknowledgedParams,
+            None,
+            since="2026-07-28",
+        ),
         # tools
         _spec("tools/list", "client", t.PaginatedParams, t.ListToolsResult, capability=("tools",)),
         _spec("tools/call", "client", t.CallToolParams, t.CallToolResult, capability=("tools",)),

@@ -437,6 +437,33 @@ class DiscoverResult(CacheableResult, kw_only=True):
     instructions: str | UnsetType = UNSET
 
 
+# --------------------------------------------------------------------------- subscriptions/listen
+
+
+class SubscriptionsListenParams(McpStruct):
+    """Params of ``subscriptions/listen`` (2026-07-28): which notifications the stream
+    opts in to. ``notifications`` stays a plain object (``toolsListChanged``,
+    ``promptsListChanged``, ``resourcesListChanged``, ``resourceSubscriptions``, and
+    keys extensions add, such as the tasks extension's ``taskIds``): the server reads
+    each key it knows and leaves the others out of its acknowledgement."""
+
+    notifications: dict[str, Any]
+    meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
+
+
+class SubscriptionsAcknowledgedParams(McpStruct):
+    """Params of ``notifications/subscriptions/acknowledged``: the honoured subset of the
+    filter, tagged with the subscription id in ``_meta``."""
+
+    notifications: dict[str, Any]
+    meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
+
+
+class SubscriptionsListenResult(Result, kw_only=True):
+    """Result of ``subscriptions/listen``: sent only when the server ends the stream
+    gracefully; ``_meta`` carries the subscription id."""
+
+
 # --------------------------------------------------------------------------- tasks (2025-11-25)
 
 

@@ -42,6 +42,7 @@ from ..protocol.jsonrpc import RequestId
 from ..protocol.lifecycle import Phase, SessionState
 from ..protocol.modern import ModernRequest
 from ..protocol.versions import ALL, LATEST, REVISIONS, Revision
+from ..runtime.bus import Bus, Change, MemoryBus
 from ..runtime.config import SessionConfig
 from ..runtime.request import InboundRequest
 from ..runtime.session import Session
@@ -53,6 +54,7 @@ from .completion import CompleterLike, CompletionKey, CompletionRegistry
 from .context import LOG_SEVERITY, Context
 from .elicitation import ElicitationResult
 from .handlers import HANDLERS
+from .listen import ListenOffer, ListenStatistics, ListenStreams
 from .log_bridge import McpLogHandler
 from .modern import era_error, finish_result
 from .mrtr import MRTR_METHODS, Continuations, ContinuationStatistics, MrtrSettings, Run, serve
@@ -132,6 +134,14 @@ class Server:
     _hub: SubscriptionHub[t.ResourceUpdatedParams] = attrs.field(
         init=False, factory=SubscriptionHub
     )
+    #: Carries list changes and resource updates to every session and listen stream
+    #: (see :mod:`~mcp_actors.runtime.bus`; a bus spanning workers replaces the default).
+    bus: Bus = attrs.field(factory=MemoryBus)
+    #: At most this many ``subscriptions/listen`` streams at once (see :mod:`.listen`).
+    max_listen_streams: int = 1000
+    #: Distinct changes waiting per listen stream (beyond: dropped, counted).
+    listen_mailbox_size: int = 64
+    _listens: ListenStreams = attrs.field(init=False)
     _roots_changed: list[RootsChangedHandler] = attrs.field(init=False, factory=list)
     _cache_hints: dict[str, CacheHint] = attrs.field(init=False, factory=dict)
     _continuations: Continuations = attrs.field(init=False)
@@ -145,6 +155,9 @@ class Server:
     def continuation_statistics(self) -> ContinuationStatistics:
         """Handlers parked waiting for an MRTR retry, and what became of them (see :mod:`.mrtr`)."""
         return self._continuations.statistics()
+
+        self._listens = ListenStreams(self.bus, self.max_listen_streams, self.listen_mailbox_size)
+        self.bus.subscribe(self._deliver_to_sessions)
 
     # -- tools -----------------------------------------------------------------------
 
@@ -312,7 +325,7 @@ class Server:
         only (from another thread, use ``trio.from_thread.run_sync``).
         """
         params = t.ResourceUpdatedParams(uri=uri, meta=_unset(meta))
-        return self._hub.publish(uri, params)
+        return self.bus.publish(Change("notifications/resources/updated", uri, params))
 
     def subscription_statistics(self) -> HubStatistics:
         """Subscriptions alive now, and updates published / delivered / coalesced so far."""
@@ -321,6 +334,33 @@ class Server:
     def task_statistics(self) -> TaskStatistics:
         """Tasks held now (live, running) and started / refused so far."""
         return self.task_manager.statistics()
+
+    # -- subscriptions/listen (modern era) -------------------------------------------
+
+    async def serve_listen(
+        self, server_session: ServerSession, request: InboundRequest, params: Any
+    ) -> t.SubscriptionsListenResult:
+        """Serve one ``subscriptions/listen`` request: the stream's actor (see :mod:`.listen`)."""
+        capabilities = server_session.state.local_capabilities
+        assert isinstance(capabilities, t.ServerCapabilities)
+        offer = ListenOffer(capabilities, self._resources.knows, server_session.client_capabilities)
+
+        async def notify(method: str, notification: Any) -> None:
+            await server_session.session.notify(
+                method, notification, related_request=request.id, state=server_session.state
+            )
+
+        return await self._listens.serve(request.id, params.notifications, offer, notify)
+
+    def end_listen_streams(self) -> int:
+        """End every listen stream gracefully (each gets its ``subscriptions/listen``
+        result), e.g. before shutting down; returns how many."""
+        return self._listens.end_all()
+
+    def listen_statistics(self) -> ListenStatistics:
+        """Listen streams open now; opened, refused, and changes delivered / coalesced /
+        dropped so far."""
+        return self._listens.statistics()
 
     # -- prompts ---------------------------------------------------------------------
 
@@ -392,6 +432,10 @@ class Server:
         self._prompts[prompt.name] = prompt
         self._list_changed("notifications/prompts/list_changed")
 
+    @property
+    def prompts(self) -> dict[str, RegisteredPrompt]:
+        return dict(self._prompts)
+
     def remove_prompt(self, name: str) -> None:
         """Remove a prompt; connected clients are told the list changed."""
         del self._prompts[name]
@@ -444,13 +488,16 @@ class Server:
     ) -> t.ServerCapabilities:
         """What the server declares to a client negotiating ``revision`` (default: latest).
 
-        A ``stateless`` server (stateless HTTP) promises neither resource subscriptions
-        nor list-change notifications: it has no channel to deliver them on. Nor does
-        one of the modern era, until ``subscriptions/listen`` exists here.
+        A ``stateless`` legacy server (stateless HTTP) promises neither resource
+        subscriptions nor list-change notifications: it has no channel to deliver them
+        on. In the modern era ``subscriptions/listen`` delivers them, so both are
+        declared whatever the transport.
         """
         revision = revision or REVISIONS[LATEST]
         completions = bool(self._completions) and revision.completions_capability
-        sessions = True if not stateless and revision.handshake else UNSET
+        # Change notifications need a channel: a legacy session's, or (modern era) a
+        # subscriptions/listen stream, which every transport carries.
+        sessions = True if not revision.handshake or not stateless else UNSET
         offers_tasks = any(tool.task != "never" for tool in self._tools.values())
         tasks = offers_tasks and not revision.handshake  # the extension: 2026-07-28 on
         legacy_tasks = offers_tasks and revision.name == "2025-11-25" and not stateless
@@ -558,8 +605,20 @@ class Server:
             run(self, transport, host=host, port=port, **options)
 
     def _list_changed(self, method: str) -> None:
-        for server_session in list(self._sessions):
-            server_session.notify_soon(method)
+        self.bus.publish(Change(method))
+
+    def _deliver_to_sessions(self, change: Change) -> int:
+        """The bus's receiver for legacy sessions: list changes to every initialized
+        session, resource updates to the subscription actors of ``resources/subscribe``."""
+        if change.method == "notifications/resources/updated":
+            assert change.subject is not None
+            return self._hub.publish(change.subject, change.params)
+        if change.method.endswith("/list_changed"):
+            sessions = list(self._sessions)
+            for server_session in sessions:
+                server_session.notify_soon(change.method)
+            return len(sessions)
+        return 0
 
 
 #: What a 2025-11-25 server with task tools declares: cancel, and task-augmented

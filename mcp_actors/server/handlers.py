@@ -185,6 +185,13 @@ async def unsubscribe(
     return t.EmptyResult()
 
 
+async def listen(
+    server_session: ServerSession, request: InboundRequest, params: t.SubscriptionsListenParams
+) -> t.SubscriptionsListenResult:
+    """``subscriptions/listen`` (2026-07-28): the stream's actor (see :mod:`.listen`)."""
+    return await server_session.server.serve_listen(server_session, request, params)
+
+
 # -- prompts --------------------------------------------------------------------------
 
 
@@ -285,6 +292,7 @@ HANDLERS: dict[str, Handler] = {
     "resources/read": read_resource,
     "resources/subscribe": subscribe,
     "resources/unsubscribe": unsubscribe,
+    "subscriptions/listen": listen,
     "prompts/list": list_prompts,
     "prompts/get": get_prompt,
     "completion/complete": complete,

@@ -20,6 +20,8 @@ request without ``logLevel`` shows none arrive), ``test_streaming_elicitation`` 
 name; in the modern era it asks inside its result, ``input_required``), and
 ``test_header_echo(region)`` whose ``region`` carries ``x-mcp-header: Region``. Every
 fixture is served in both eras; ``test_simple_text`` stays first in ``tools/list``.
+``test_trigger_tool_change`` / ``test_trigger_prompt_change`` (last in the list) announce a
+tool / prompt list change to ``subscriptions/listen`` streams (and legacy sessions).
 
 **Multi round-trip fixtures** (``input-required-result-*``, listed last): the tools
 ``test_input_required_result_{elicitation,sampling,list_roots,request_state,
@@ -228,6 +230,7 @@ def create(settings: Settings | None = None) -> Server:
     _job_tools(server, settings)
     _bench_tools(server, settings)
     _input_required_fixtures(server)
+    _listen_triggers(server)
     _task_tools(server, settings)
     return server
 
@@ -659,6 +662,27 @@ def _bench_tools(server: Server, settings: Settings) -> None:
     async def last_cancellation(token: str) -> dict[str, Any]:
         """When ``cancellation_probe`` saw its cancellation (``time.monotonic()``), or null."""
         return {"token": token, "observed": observed.get(token)}
+
+
+# -- conformance: subscriptions/listen --------------------------------------------------
+
+
+def _listen_triggers(server: Server) -> None:
+    """The hooks ``server-stateless`` calls (on another connection) to see a listen
+    stream deliver a list change: each re-registers a tool or prompt of the server,
+    which announces the change without changing what is listed."""
+
+    @server.tool
+    async def test_trigger_tool_change() -> str:
+        """Announce a change of the tool list (notifications/tools/list_changed)."""
+        server.add_tool(server.tools["test_trigger_tool_change"], replace=True)
+        return "tools/list_changed announced"
+
+    @server.tool
+    async def test_trigger_prompt_change() -> str:
+        """Announce a change of the prompt list (notifications/prompts/list_changed)."""
+        server.add_prompt(server.prompts["test_simple_prompt"], replace=True)
+        return "prompts/list_changed announced"
 
 
 # -- conformance: multi round-trip requests (2026-07-28) ---------------------------------
