@@ -151,13 +151,12 @@ class Server:
 
     def __attrs_post_init__(self) -> None:
         self._continuations = Continuations(self.mrtr)
+        self._listens = ListenStreams(self.bus, self.max_listen_streams, self.listen_mailbox_size)
+        self.bus.subscribe(self._deliver_to_sessions)
 
     def continuation_statistics(self) -> ContinuationStatistics:
         """Handlers parked waiting for an MRTR retry, and what became of them (see :mod:`.mrtr`)."""
         return self._continuations.statistics()
-
-        self._listens = ListenStreams(self.bus, self.max_listen_streams, self.listen_mailbox_size)
-        self.bus.subscribe(self._deliver_to_sessions)
 
     # -- tools -----------------------------------------------------------------------
 
