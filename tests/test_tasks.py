@@ -352,3 +352,31 @@ async def test_legacy_task_augmented_calls(transport: str) -> None:
         )
         assert cancelled.status == "cancelled"
         await saw_cancellation(client, "m")
+
+
+# -- notifications/tasks on subscriptions/listen streams -----------------------------------
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_listen_stream_with_task_ids_hears_the_task_change(transport: str) -> None:
+    async with modern(transport) as client:
+        handle = await client.start_tool_task("sleeper", {"token": "n", "seconds": 0.3})
+        assert handle.task_id is not None
+        async with client.listen(extra={"taskIds": [handle.task_id]}) as changes:
+            assert changes.acknowledged == {"taskIds": [handle.task_id]}
+            with trio.fail_after(10):
+                async for event in changes:
+                    assert event.method == "notifications/tasks"
+                    assert event.params.task_id == handle.task_id
+                    if event.params.status == "completed":
+                        break
+        assert event.params.result["content"] == [{"type": "text", "text": "slept 0.3 s"}]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_listen_with_task_ids_needs_the_extension(transport: str) -> None:
+    async with modern(transport, capabilities=None) as client:
+        with pytest.raises(McpError) as refused:
+            async with client.listen(extra={"taskIds": ["some-task"]}):
+                pass
+        assert refused.value.code == -32021

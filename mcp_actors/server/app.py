@@ -61,6 +61,7 @@ from .mrtr import MRTR_METHODS, Continuations, ContinuationStatistics, MrtrSetti
 from .prompts import RegisteredPrompt, argument_choices, prompt_arguments
 from .resources import RegisteredResource, ResourceRegistry
 from .signature import describe, inspect_tool
+from .task_methods import task_change
 from .tasks import RunningTask, TaskManager, TaskSettings, TaskStatistics
 from .tools import RegisteredTool, TaskMode, serves_inline
 from .uri_template import UriTemplate
@@ -153,6 +154,7 @@ class Server:
         self._continuations = Continuations(self.mrtr)
         self._listens = ListenStreams(self.bus, self.max_listen_streams, self.listen_mailbox_size)
         self.bus.subscribe(self._deliver_to_sessions)
+        self.task_manager.on_change = lambda record: self.bus.publish(task_change(record))
 
     def continuation_statistics(self) -> ContinuationStatistics:
         """Handlers parked waiting for an MRTR retry, and what became of them (see :mod:`.mrtr`)."""

@@ -11,7 +11,9 @@ checks that the request declares the extension in its ``_meta`` client capabilit
 - ``tasks/cancel``: cooperative cancellation; the same ack, also for a finished task.
 
 ``tasks/result`` and ``tasks/list`` do not exist in this era (-32601, from the
-method table).
+method table). A ``subscriptions/listen`` whose filter has ``taskIds`` gets
+``notifications/tasks`` (the task, as ``tasks/get`` gives it) at each change of those
+tasks; from a request without the extension it is refused with -32021.
 
 **2025-11-25, the experimental core tasks (legacy sessions).** A ``tools/call`` with
 ``params.task`` (``{ttl}``) of a tool that allows it (``execution.taskSupport``) is
@@ -37,8 +39,10 @@ from msgspec import UNSET
 from ..protocol import errors
 from ..protocol import types as t
 from ..protocol.errors import McpError
+from ..runtime.bus import Change
 from ..runtime.request import InboundRequest
 from ..runtime.task_store import TaskRecord, iso_timestamp
+from .listen import FilterKey, ListenOffer, register_filter_key
 from .tasks import declares_extension, detailed_task, missing_extension
 
 if TYPE_CHECKING:
@@ -86,6 +90,29 @@ def runs_as_task(
     if not declared and tool.task in ("always", "deferred"):
         raise missing_extension(f"tool {tool.name!r} runs only as a task")
     return declared and tool.task != "deferred"  # a deferred tool starts its task itself
+
+
+# -- notifications/tasks on listen streams (the extension's ``taskIds`` filter key) ----------
+
+
+def task_change(record: TaskRecord) -> Change:
+    """A task's new state, as the change bus carries it to listen streams."""
+    return Change("notifications/tasks", record.task_id, detailed_task(record))
+
+
+def _honour_task_ids(value: Any, offer: ListenOffer) -> list[str] | None:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise errors.invalid_params("notifications.taskIds must be an array of strings")
+    if not declares_extension(offer.client_capabilities):
+        raise missing_extension("a listen with taskIds needs the tasks extension")
+    return value or None
+
+
+def _selects_task(honoured: Any, change: Change) -> bool:
+    return change.method == "notifications/tasks" and change.subject in honoured
+
+
+register_filter_key(FilterKey("taskIds", _honour_task_ids, _selects_task))
 
 
 def legacy_requested_ttl(params: t.CallToolParams) -> int | None:

@@ -208,6 +208,9 @@ class TaskManager:
 
     settings: TaskSettings = attrs.field(factory=TaskSettings)
     store: TaskStore = attrs.field(default=attrs.Factory(_memory_store, takes_self=True))
+    #: Told each task's new state (``notifications/tasks`` on listen streams: the
+    #: server publishes it on its change bus).
+    on_change: Callable[[TaskRecord], object] | None = None
     _running: dict[str, RunningTask] = attrs.field(init=False, factory=dict)
     _started: int = attrs.field(init=False, default=0)
     _refused: int = attrs.field(init=False, default=0)
@@ -250,28 +253,37 @@ class TaskManager:
                 result = await work(running)
                 if isinstance(result, t.CreatedTask):
                     raise McpError(errors.INTERNAL_ERROR, "a task cannot start another task")
-                self.store.update(task_id, status="completed", result=_builtins(result))
+                self._update(task_id, status="completed", result=_builtins(result))
             if running.scope.cancelled_caught:
-                self.store.update(task_id, status="cancelled")
+                self._update(task_id, status="cancelled")
         except McpError as error:
-            self.store.update(task_id, status="failed", error=_error_object(error))
+            self._update(task_id, status="failed", error=_error_object(error))
         except trio.Cancelled:
-            self.store.update(task_id, status="cancelled", status_message="the server stopped")
+            self._update(task_id, status="cancelled", status_message="the server stopped")
             raise
         except Exception:
             internal_errors.report(log, "task %s failed", task_id)
             failure = McpError(errors.INTERNAL_ERROR, "Internal error")
-            self.store.update(task_id, status="failed", error=_error_object(failure))
+            self._update(task_id, status="failed", error=_error_object(failure))
         finally:
             self._running.pop(task_id, None)
             running.ended.set()
 
+    def _update(self, task_id: str, **changes: Any) -> None:
+        """Change a task's record (not once finished), and tell ``on_change``."""
+        before = self.store.get(task_id)
+        if before is None or before.terminal:
+            return
+        record = self.store.update(task_id, **changes)
+        if record is not None and self.on_change is not None:
+            self.on_change(record)
+
     def publish_input(self, task_id: str, outstanding: Mapping[str, Any] | None) -> None:
         """Record the questions a task waits on (None: it is working again)."""
         if outstanding:
-            self.store.update(task_id, status="input_required", input_requests=dict(outstanding))
+            self._update(task_id, status="input_required", input_requests=dict(outstanding))
         else:
-            self.store.update(task_id, status="working", input_requests=None)
+            self._update(task_id, status="working", input_requests=None)
 
     def find(self, task_id: str) -> TaskRecord:
         """The record of ``task_id``, or -32602 (unknown or expired)."""
@@ -298,7 +310,7 @@ class TaskManager:
         record = self.find(task_id)
         if record.terminal:
             return
-        self.store.update(task_id, status="cancelled")
+        self._update(task_id, status="cancelled")
         running = self._running.get(task_id)
         if running is not None:
             running.scope.cancel()
