@@ -407,3 +407,13 @@ async def test_the_sdk_client_completes_an_elicitation_round_trip_in_the_modern_
         result = await client.call_tool("test_input_required_result_elicitation", {})
     assert result.content[0].text == "Hello, Grace!"  # type: ignore[union-attr]
     assert asked_messages == ["What is your name?"]
+
+
+async def test_an_inline_tool_is_still_served_inline_in_the_modern_era(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with raw(create_everything()) as peer:
+        answer = await peer.call("add", {"a": 1, "b": 2})
+    assert completed(answer) == "3"
+    # an inline tool never asks: it is not run as an actor that could park
+    assert not [r for r in caplog.records if "declared inline" in r.getMessage()]
