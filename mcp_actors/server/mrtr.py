@@ -74,6 +74,8 @@ RESULT_TYPES: Final[dict[str, type[msgspec.Struct]]] = {
     "sampling/createMessage": t.CreateMessageResult,
     "roots/list": t.ListRootsResult,
 }
+#: Scheduler turns a round waits for questions that sibling tasks ask at the same moment.
+_GATHER_CHECKPOINTS: Final = 3
 _KEY_PREFIX: Final = {
     "elicitation/create": "elicitation",
     "sampling/createMessage": "sampling",
@@ -181,14 +183,21 @@ class Run:
     _outcomes: tuple[trio.MemorySendChannel[_Outcome], trio.MemoryReceiveChannel[_Outcome]] = (
         attrs.field(factory=lambda: trio.open_memory_channel[_Outcome](1))
     )
-    _answers: tuple[trio.MemorySendChannel[None], trio.MemoryReceiveChannel[None]] = attrs.field(
-        factory=lambda: trio.open_memory_channel[None](1)
-    )
+    #: Questions of the round being gathered, and whether a round is posted or gathering.
+    _pending: dict[str, t.InputRequest] = attrs.field(factory=dict)
+    _round_open: bool = False
+    #: Set when the round's answers arrive (a new event per round).
+    _answered: trio.Event = attrs.field(factory=trio.Event)
 
     # -- the handler's side --
 
     async def ask(self, questions: Sequence[Question[Any]]) -> list[Any]:
-        """The decoded responses to ``questions``, once the client has given them all."""
+        """The decoded responses to ``questions``, once the client has given them all.
+
+        Questions asked at the same moment by concurrent tasks of the handler share a
+        round (the first waits :data:`_GATHER_CHECKPOINTS` scheduler turns for the
+        others); one asked later, while a round waits for its answers, goes in the next.
+        """
         keys = [q.key or self._next_key(q.method) for q in questions]
         if len(set(keys)) != len(keys):
             raise ValueError(f"two questions of one round have the same key: {keys}")
@@ -200,8 +209,15 @@ class Run:
             }
             if not missing:
                 break
-            self._outcomes[0].send_nowait(_Asked(missing))
-            await self._answers[1].receive()
+            self._pending.update(missing)
+            answered = self._answered
+            if not self._round_open:
+                self._round_open = True
+                for _ in range(_GATHER_CHECKPOINTS):
+                    await trio.lowlevel.checkpoint()
+                self._outcomes[0].send_nowait(_Asked(dict(self._pending)))
+                self._pending.clear()
+            await answered.wait()
         return [self._take(key, q.method) for key, q in zip(keys, questions, strict=True)]
 
     def _next_key(self, method: str) -> str:
@@ -247,7 +263,9 @@ class Run:
             context.follow(request)
         if self.view is not None:
             self.view.follow(request)
-        self._answers[0].send_nowait(None)
+        self._round_open = False
+        answered, self._answered = self._answered, trio.Event()
+        answered.set()
 
     async def outcome(self) -> _Outcome:
         return await self._outcomes[1].receive()
