@@ -170,8 +170,9 @@ class Run:
     questions and waits for the answers (parked, between two requests).
     """
 
-    id: str
     book: dict[str, Any]
+    #: Its id in the registry, given when it is first parked (what ``requestState`` names).
+    id: str = ""
     scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
     used: dict[str, Any] = attrs.field(factory=dict)
     #: A response that did not fit its question: the request's error, whatever the handler did.
@@ -293,7 +294,7 @@ class Continuations:
         self, host: ActorHost, book: dict[str, Any], call: Callable[[Run], Awaitable[Any]]
     ) -> Run:
         """Start a handler run (a replay when ``book`` holds answers) in ``host``."""
-        run = Run(secrets.token_urlsafe(16), book)
+        run = Run(book)
         self._started += 1
         if book:
             self._replayed += 1
@@ -320,10 +321,12 @@ class Continuations:
             run.scope.cancel()
             return
         run.scope.deadline = trio.current_time() + self.settings.continuation_ttl
+        if not run.id:
+            run.id = secrets.token_urlsafe(16)
         self._parked[run.id] = run
 
     def ended(self, run: Run) -> None:
-        if self._parked.pop(run.id, None) is not None:
+        if run.id and self._parked.pop(run.id, None) is not None:
             self._expired += 1
 
     def statistics(self) -> ContinuationStatistics:
@@ -370,12 +373,12 @@ async def serve(
     """
     settings = registry.settings
     keys = settings.state_keys
-    target, digest = binding(request.method, params)
     responses = params.input_responses if params.input_responses is not UNSET else {}
     carried: dict[str, Any] = {}
     run: Run | None = None
     if params.request_state is not UNSET:
         state = keys.open(params.request_state)
+        target, digest = binding(request.method, params)
         check_binding(state, method=request.method, target=target, digest=digest, now=time.time())
         carried = state.answers
         if state.continuation:
@@ -402,6 +405,8 @@ async def serve(
         return outcome.result
     if isinstance(outcome, _Failed):
         raise outcome.error
+    target, digest = binding(request.method, params)
+    registry.park(run)
     sealed = keys.seal(
         RequestState(
             method=request.method,
@@ -412,7 +417,6 @@ async def serve(
             answers=run.used,
         )
     )
-    registry.park(run)
     return t.InputRequiredResult(
         result_type="input_required", input_requests=outcome.requests, request_state=sealed
     )
