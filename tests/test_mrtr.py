@@ -407,3 +407,45 @@ async def test_the_sdk_client_completes_an_elicitation_round_trip_in_the_modern_
         result = await client.call_tool("test_input_required_result_elicitation", {})
     assert result.content[0].text == "Hello, Grace!"  # type: ignore[union-attr]
     assert asked_messages == ["What is your name?"]
+
+
+async def test_an_inline_tool_is_still_served_inline_in_the_modern_era(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with raw(create_everything()) as peer:
+        answer = await peer.call("add", {"a": 1, "b": 2})
+    assert completed(answer) == "3"
+    # an inline tool never asks: it is not run as an actor that could park
+    assert not [r for r in caplog.records if "declared inline" in r.getMessage()]
+
+
+async def test_questions_asked_concurrently_share_one_round() -> None:
+    server = Server("concurrent")
+
+    @server.tool
+    async def pair(ctx: Context) -> str:
+        answers: dict[str, str] = {}
+
+        async def ask(key: str) -> None:
+            answer = await ctx.elicit(f"{key}?", CONFIRM_FORM, key=key)
+            answers[key] = answer.action
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(ask, "first")
+            nursery.start_soon(ask, "second")
+        return ",".join(f"{key}={answers[key]}" for key in sorted(answers))
+
+    yes = {"action": "accept", "content": {"ok": True}}
+    async with raw(server) as peer:
+        round_one = asked(await peer.call("pair"))
+        assert sorted(round_one["inputRequests"]) == ["first", "second"]
+        partial = asked(
+            await peer.call(
+                "pair", inputResponses={"first": yes}, requestState=round_one["requestState"]
+            )
+        )
+        assert list(partial["inputRequests"]) == ["second"]  # only what is still missing
+        done = await peer.call(
+            "pair", inputResponses={"second": yes}, requestState=partial["requestState"]
+        )
+    assert completed(done) == "first=accept,second=accept"

@@ -63,6 +63,8 @@ from mcp_actors.protocol.types import (
     Implementation,
     InitializeParams,
     InitializeResult,
+    InputRequest,
+    InputRequiredResult,
     ListPromptsResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
@@ -816,6 +818,26 @@ CASES: tuple[Case, ...] = (
         "list-roots",
         ListRootsResult(roots=[Root(uri="file:///a", name="A"), Root(uri="file:///b")]),
         (direct("ListRootsResult"),),
+    ),
+    # multi round-trip requests (2026-07-28)
+    Case(
+        "input-required-result",
+        InputRequiredResult(
+            result_type="input_required",
+            input_requests={
+                "user_name": InputRequest(
+                    method="elicitation/create",
+                    params={
+                        "mode": "form",
+                        "message": "Name?",
+                        "requestedSchema": {"type": "object", "properties": {}},
+                    },
+                ),
+                "client_roots": InputRequest(method="roots/list", params={}),
+            },
+            request_state="opaque",
+        ),
+        (direct("InputRequiredResult", MODERN),),
     ),
     # tasks (2025-11-25)
     Case("task-metadata", TaskMetadata(ttl=60000), (direct("TaskMetadata"),)),

@@ -722,7 +722,8 @@ class ServerSession:
         server = self.server
         view = self.for_request(modern)
         try:
-            if request.method in MRTR_METHODS:
+            if request.method in MRTR_METHODS and not self.serves_inline(request):
+                # may ask the client: run as an actor that can park (an inline tool never waits)
                 result = await serve(
                     view,
                     server._continuations,

@@ -74,6 +74,8 @@ RESULT_TYPES: Final[dict[str, type[msgspec.Struct]]] = {
     "sampling/createMessage": t.CreateMessageResult,
     "roots/list": t.ListRootsResult,
 }
+#: Scheduler turns a round waits for questions that sibling tasks ask at the same moment.
+_GATHER_CHECKPOINTS: Final = 3
 _KEY_PREFIX: Final = {
     "elicitation/create": "elicitation",
     "sampling/createMessage": "sampling",
@@ -168,8 +170,9 @@ class Run:
     questions and waits for the answers (parked, between two requests).
     """
 
-    id: str
     book: dict[str, Any]
+    #: Its id in the registry, given when it is first parked (what ``requestState`` names).
+    id: str = ""
     scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
     used: dict[str, Any] = attrs.field(factory=dict)
     #: A response that did not fit its question: the request's error, whatever the handler did.
@@ -181,14 +184,21 @@ class Run:
     _outcomes: tuple[trio.MemorySendChannel[_Outcome], trio.MemoryReceiveChannel[_Outcome]] = (
         attrs.field(factory=lambda: trio.open_memory_channel[_Outcome](1))
     )
-    _answers: tuple[trio.MemorySendChannel[None], trio.MemoryReceiveChannel[None]] = attrs.field(
-        factory=lambda: trio.open_memory_channel[None](1)
-    )
+    #: Questions of the round being gathered, and whether a round is posted or gathering.
+    _pending: dict[str, t.InputRequest] = attrs.field(factory=dict)
+    _round_open: bool = False
+    #: Set when the round's answers arrive (a new event per round).
+    _answered: trio.Event = attrs.field(factory=trio.Event)
 
     # -- the handler's side --
 
     async def ask(self, questions: Sequence[Question[Any]]) -> list[Any]:
-        """The decoded responses to ``questions``, once the client has given them all."""
+        """The decoded responses to ``questions``, once the client has given them all.
+
+        Questions asked at the same moment by concurrent tasks of the handler share a
+        round (the first waits :data:`_GATHER_CHECKPOINTS` scheduler turns for the
+        others); one asked later, while a round waits for its answers, goes in the next.
+        """
         keys = [q.key or self._next_key(q.method) for q in questions]
         if len(set(keys)) != len(keys):
             raise ValueError(f"two questions of one round have the same key: {keys}")
@@ -200,8 +210,15 @@ class Run:
             }
             if not missing:
                 break
-            self._outcomes[0].send_nowait(_Asked(missing))
-            await self._answers[1].receive()
+            self._pending.update(missing)
+            answered = self._answered
+            if not self._round_open:
+                self._round_open = True
+                for _ in range(_GATHER_CHECKPOINTS):
+                    await trio.lowlevel.checkpoint()
+                self._outcomes[0].send_nowait(_Asked(dict(self._pending)))
+                self._pending.clear()
+            await answered.wait()
         return [self._take(key, q.method) for key, q in zip(keys, questions, strict=True)]
 
     def _next_key(self, method: str) -> str:
@@ -247,7 +264,9 @@ class Run:
             context.follow(request)
         if self.view is not None:
             self.view.follow(request)
-        self._answers[0].send_nowait(None)
+        self._round_open = False
+        answered, self._answered = self._answered, trio.Event()
+        answered.set()
 
     async def outcome(self) -> _Outcome:
         return await self._outcomes[1].receive()
@@ -275,7 +294,7 @@ class Continuations:
         self, host: ActorHost, book: dict[str, Any], call: Callable[[Run], Awaitable[Any]]
     ) -> Run:
         """Start a handler run (a replay when ``book`` holds answers) in ``host``."""
-        run = Run(secrets.token_urlsafe(16), book)
+        run = Run(book)
         self._started += 1
         if book:
             self._replayed += 1
@@ -302,10 +321,12 @@ class Continuations:
             run.scope.cancel()
             return
         run.scope.deadline = trio.current_time() + self.settings.continuation_ttl
+        if not run.id:
+            run.id = secrets.token_urlsafe(16)
         self._parked[run.id] = run
 
     def ended(self, run: Run) -> None:
-        if self._parked.pop(run.id, None) is not None:
+        if run.id and self._parked.pop(run.id, None) is not None:
             self._expired += 1
 
     def statistics(self) -> ContinuationStatistics:
@@ -352,12 +373,12 @@ async def serve(
     """
     settings = registry.settings
     keys = settings.state_keys
-    target, digest = binding(request.method, params)
     responses = params.input_responses if params.input_responses is not UNSET else {}
     carried: dict[str, Any] = {}
     run: Run | None = None
     if params.request_state is not UNSET:
         state = keys.open(params.request_state)
+        target, digest = binding(request.method, params)
         check_binding(state, method=request.method, target=target, digest=digest, now=time.time())
         carried = state.answers
         if state.continuation:
@@ -384,6 +405,8 @@ async def serve(
         return outcome.result
     if isinstance(outcome, _Failed):
         raise outcome.error
+    target, digest = binding(request.method, params)
+    registry.park(run)
     sealed = keys.seal(
         RequestState(
             method=request.method,
@@ -394,7 +417,6 @@ async def serve(
             answers=run.used,
         )
     )
-    registry.park(run)
     return t.InputRequiredResult(
         result_type="input_required", input_requests=outcome.requests, request_state=sealed
     )
