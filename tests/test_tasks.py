@@ -168,6 +168,25 @@ async def test_a_deferred_tool_asks_first_then_runs_as_a_task(transport: str) ->
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_concurrent_questions_of_a_task_are_outstanding_together(transport: str) -> None:
+    capabilities = t.ClientCapabilities(elicitation={}, extensions={t.TASKS_EXTENSION: {}})
+    async with modern(transport, capabilities=capabilities) as client:
+        handle = await client.start_tool_task("two_askers")
+        assert handle.task_id is not None
+        with trio.fail_after(10):
+            while True:
+                task = await wait_status(client, handle.task_id, "input_required")
+                if isinstance(task.input_requests, dict) and len(task.input_requests) == 2:
+                    break
+                await trio.sleep(0.01)
+        await handle.answer({"a": {"action": "accept", "content": {"v": "x"}}})
+        left = await handle.status()
+        assert left.status == "input_required" and list(left.input_requests or {}) == ["b"]
+        await handle.answer({"b": {"action": "accept", "content": {"v": "y"}}})
+        assert (await handle.result()).content == [t.TextContent(text="xy")]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_call_tool_answers_a_task_s_questions_with_the_client_s_handlers(
     transport: str,
 ) -> None:

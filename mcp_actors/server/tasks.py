@@ -138,8 +138,10 @@ class RunningTask:
     #: The handler's contexts (the exchange protocol of :mod:`.client_requests`).
     contexts: list[Context] = attrs.field(init=False, factory=list)
     _outstanding: dict[str, t.InputRequest] = attrs.field(init=False, factory=dict)
+    #: Responses not yet taken by the ``ask`` that waits for them.
     _answers: dict[str, Any] = attrs.field(init=False, factory=dict)
-    _answered: trio.Event = attrs.field(init=False, factory=trio.Event)
+    #: Set (and replaced) whenever responses arrive.
+    _arrived: trio.Event = attrs.field(init=False, factory=trio.Event)
     _counters: dict[str, int] = attrs.field(init=False, factory=dict)
     _keys_used: set[str] = attrs.field(init=False, factory=set)
     #: Set when the actor has ended (whatever its status).
@@ -148,37 +150,35 @@ class RunningTask:
     async def ask(self, questions: Sequence[Question[Any]]) -> list[Any]:
         """The client's responses to ``questions`` (decoded), once ``tasks/update`` has
         given them all. Keys are the questions' own or ``elicitation-1``, ``sampling-1``...
-        and unique over the task's life (a key asked twice is a ValueError)."""
+        and unique over the task's life (a key asked twice is a ValueError). Questions
+        that concurrent tasks of the handler ask are outstanding together."""
         keys = [question.key or self._next_key(question.method) for question in questions]
         reused = self._keys_used.intersection(keys)
         if reused or len(set(keys)) != len(keys):
             raise ValueError(f"input request keys are used once per task: {sorted(keys)}")
         self._keys_used.update(keys)
-        self._outstanding = {
-            key: t.InputRequest(method=question.method, params=question.params)
-            for key, question in zip(keys, questions, strict=True)
-        }
-        self._answers = {}
-        self._answered = trio.Event()
+        for key, question in zip(keys, questions, strict=True):
+            self._outstanding[key] = t.InputRequest(method=question.method, params=question.params)
         self._manager.publish_input(self.task_id, self._outstanding)
-        await self._answered.wait()
+        while not all(key in self._answers for key in keys):
+            await self._arrived.wait()
         return [
-            _decode_answer(key, question.method, self._answers[key])
+            _decode_answer(key, question.method, self._answers.pop(key))
             for key, question in zip(keys, questions, strict=True)
         ]
 
     def answer(self, responses: Mapping[str, Any]) -> None:
-        """Take the responses to outstanding keys (others are ignored); wakes the
-        task once none is left."""
-        for key, response in responses.items():
-            if key in self._outstanding:
-                del self._outstanding[key]
-                self._answers[key] = response
-        if self._answers and not self._outstanding and not self._answered.is_set():
-            self._answered.set()
-            self._manager.publish_input(self.task_id, None)
-        elif self._outstanding:
-            self._manager.publish_input(self.task_id, self._outstanding)
+        """Take the responses to outstanding keys (others are ignored) and wake the
+        askers; the task is ``working`` again once none is outstanding."""
+        taken = {key: value for key, value in responses.items() if key in self._outstanding}
+        if not taken:
+            return
+        for key, response in taken.items():
+            del self._outstanding[key]
+            self._answers[key] = response
+        self._arrived.set()
+        self._arrived = trio.Event()
+        self._manager.publish_input(self.task_id, self._outstanding or None)
 
     def _next_key(self, method: str) -> str:
         prefix = method.split("/")[0]

@@ -61,6 +61,21 @@ def build(settings: TaskSettings) -> Server:
         confirmed = answer.action == "accept" and bool(answer.content and answer.content["ok"])
         return f"deleted {path}" if confirmed else f"kept {path}"
 
+    @server.tool(task="always")
+    async def two_askers(ctx: Context) -> str:
+        """Two concurrent parts of the handler ask at once: both outstanding together."""
+        form = {"type": "object", "properties": {"v": {"type": "string"}}}
+        got: dict[str, str] = {}
+
+        async def part(key: str) -> None:
+            answer = await ctx.elicit(f"{key}?", form, key=key)
+            got[key] = answer.content["v"] if answer.accepted and answer.content else "-"
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(part, "a")
+            nursery.start_soon(part, "b")
+        return f"{got['a']}{got['b']}"
+
     @server.tool(task="deferred")
     async def deploy(ctx: Context) -> t.CreatedTask:
         """Ask for a region (an input_required round of the call), then deploy as a task."""
