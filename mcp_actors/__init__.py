@@ -26,6 +26,7 @@ from .server.caching import CacheHint
 from .server.context import Context
 from .server.elicitation import ElicitationContentError, ElicitationResult
 from .server.log_bridge import McpLogHandler
+from .server.mrtr import MrtrSettings
 from .server.serve import run_stdio, serve_stdio
 from .transports.abc import MessageStream, Outgoing, TransportClosed
 from .transports.memory import memory_pair
@@ -45,6 +46,7 @@ __all__ = [
     "McpError",
     "McpLogHandler",
     "MessageStream",
+    "MrtrSettings",
     "Outgoing",
     "ProtocolViolation",
     "RequestTimeout",

@@ -30,6 +30,8 @@ scenario                                what the client does
 ``json-schema-2020-12-preservation``    call ``json_schema_echo`` with the
                                         ``inputSchema`` of ``json_schema_2020_12_tool``
                                         exactly as listed
+``sep-2322-client-request-state``       call every tool; the MRTR mock answers
+                                        ``input_required`` and checks the retries
 ``auth/*``                              exit 1 at once: OAuth is not implemented yet
 anything else                           connect, list tools (if the server has any), call
                                         the first tool if any
@@ -119,6 +121,9 @@ async def run_scenario(client: Client, scenario: str, context: dict[str, Any]) -
             await attempt(f"call {tool.name}", client.call_tool(tool.name, {}))
     elif scenario == "http-standard-headers":
         await exercise_everything(client)
+    elif scenario == "sep-2322-client-request-state":
+        for tool in await client.list_tools():
+            show(await client.call_tool(tool.name, {}))
     elif scenario == "json-schema-ref-no-deref":
         tools = await client.list_tools()  # (its server has no tools/call)
         print(f"tools: {[tool.name for tool in tools]}", file=sys.stderr)

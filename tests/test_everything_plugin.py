@@ -502,7 +502,10 @@ async def test_prompt_fixture(
 async def test_prompts_are_listed_with_descriptions_and_arguments() -> None:
     async with connect("memory", EVERYTHING) as client:
         prompts = {prompt.name: wire(prompt) for prompt in await client.list_prompts()}
-    assert set(prompts) == {name for name, _, _ in PROMPT_FIXTURES}
+    # (test_input_required_result_prompt asks the user first: tests/test_mrtr.py)
+    assert set(prompts) == {name for name, _, _ in PROMPT_FIXTURES} | {
+        "test_input_required_result_prompt"
+    }
     assert all(prompt["description"] for prompt in prompts.values())
     assert prompts["test_prompt_with_arguments"]["arguments"] == [
         {"name": "arg1", "description": "First test argument", "required": True},
@@ -536,6 +539,7 @@ async def test_capabilities_ping_and_set_level_answer_empty_objects() -> None:
         "prompts": {"listChanged": True},
         "resources": {"subscribe": True, "listChanged": True},
         "tools": {"listChanged": True},
+        "tasks": {"cancel": {}, "requests": {"tools": {"call": {}}}},  # its task fixtures
     }
 
 

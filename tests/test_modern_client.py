@@ -575,7 +575,10 @@ async def test_a_32022_without_a_version_of_ours_is_an_error_not_a_fallback() ->
 
 @pytest.mark.parametrize(
     ("result_type", "problem"),
-    [("input_required", "asks for more input"), ("task_maybe", "unknown resultType")],
+    [
+        ("input_required", "without inputRequests or requestState"),
+        ("task_maybe", "unknown resultType"),
+    ],
 )
 async def test_a_result_that_is_not_complete_is_refused(result_type: str, problem: str) -> None:
     def incomplete(message: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any]:

@@ -147,8 +147,14 @@ def test_the_modern_method_table() -> None:
     }
     assert dropped <= set(legacy)
     assert not dropped & set(modern)
-    assert set(modern) - set(legacy) == {"server/discover"}
-    assert "subscriptions/listen" not in modern  # issue 11
+    assert set(modern) - set(legacy) == {
+        "server/discover",
+        "subscriptions/listen",
+        "notifications/subscriptions/acknowledged",
+        "tasks/update",  # the tasks extension: 2026-07-28 only
+        "notifications/tasks",
+    }
+    assert "tasks/result" not in modern and "tasks/list" not in modern  # -32601 there
 
 
 def test_admit_runs_the_ladder_and_builds_the_request_state() -> None:

@@ -173,10 +173,11 @@ async def test_discover_answers_the_modern_probe(transport: str) -> None:
     assert result["instructions"]
     capabilities = result["capabilities"]
     assert {"tools", "prompts", "resources", "completions", "logging"} <= set(capabilities)
-    # no subscriptions/listen yet: nothing may promise list_changed or subscribe
+    # what subscriptions/listen delivers (tests/test_listen.py)
     assert "tasks" not in capabilities
-    assert capabilities["tools"] == {} and capabilities["prompts"] == {}
-    assert capabilities["resources"] == {}
+    assert capabilities["tools"] == {"listChanged": True}
+    assert capabilities["prompts"] == {"listChanged": True}
+    assert capabilities["resources"] == {"subscribe": True, "listChanged": True}
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -241,7 +242,6 @@ async def test_unsupported_version_is_32022_with_supported_and_requested(transpo
         "logging/setLevel",
         "resources/subscribe",
         "resources/unsubscribe",
-        "subscriptions/listen",
         "unknown/method",
     ],
 )
@@ -347,7 +347,7 @@ async def test_undeclared_client_capability_is_32021(transport: str) -> None:
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_declared_capability_without_mrtr_is_a_clear_error(transport: str) -> None:
+async def test_declared_capability_asks_inside_the_result(transport: str) -> None:
     async with raw_peer(transport) as peer:
         response, notifications = await peer.modern(
             "tools/call", {"name": "test_missing_capability"}, capabilities={"sampling": {}}
@@ -355,11 +355,11 @@ async def test_declared_capability_without_mrtr_is_a_clear_error(transport: str)
         elicitation, _ = await peer.modern(
             "tools/call", {"name": "test_streaming_elicitation"}, capabilities={"elicitation": {}}
         )
-    error = error_of(response)
-    assert error["code"] == -32600
-    assert "input_required" in error["message"]
+    asked = result_of(response)
+    assert asked["resultType"] == "input_required"  # MRTR: no request is sent to the client
+    assert [r["method"] for r in asked["inputRequests"].values()] == ["sampling/createMessage"]
     assert notifications == []
-    assert result_of(elicitation)["isError"] is True  # the tool reports it, sends no request
+    assert result_of(elicitation)["resultType"] == "input_required"
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

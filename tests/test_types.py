@@ -63,6 +63,8 @@ from mcp_actors.protocol.types import (
     Implementation,
     InitializeParams,
     InitializeResult,
+    InputRequest,
+    InputRequiredResult,
     ListPromptsResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
@@ -99,6 +101,9 @@ from mcp_actors.protocol.types import (
     ServerCapabilities,
     SetLevelParams,
     SubscribeParams,
+    SubscriptionsAcknowledgedParams,
+    SubscriptionsListenParams,
+    SubscriptionsListenResult,
     Task,
     TaskMetadata,
     TaskStatusNotificationParams,
@@ -119,6 +124,8 @@ SINCE_2025_03 = REVISIONS[1:]
 SINCE_2025_06 = REVISIONS[2:]
 ONLY_2025_11 = REVISIONS[3:]
 MODERN = ("2026-07-28",)
+#: The tasks extension's own schema (``schemas/extensions/tasks``), used with 2026-07-28.
+TASKS_EXTENSION = ("extensions/tasks",)
 
 
 # --------------------------------------------------------------------------- schema helpers
@@ -812,6 +819,26 @@ CASES: tuple[Case, ...] = (
         ListRootsResult(roots=[Root(uri="file:///a", name="A"), Root(uri="file:///b")]),
         (direct("ListRootsResult"),),
     ),
+    # multi round-trip requests (2026-07-28)
+    Case(
+        "input-required-result",
+        InputRequiredResult(
+            result_type="input_required",
+            input_requests={
+                "user_name": InputRequest(
+                    method="elicitation/create",
+                    params={
+                        "mode": "form",
+                        "message": "Name?",
+                        "requestedSchema": {"type": "object", "properties": {}},
+                    },
+                ),
+                "client_roots": InputRequest(method="roots/list", params={}),
+            },
+            request_state="opaque",
+        ),
+        (direct("InputRequiredResult", MODERN),),
+    ),
     # tasks (2025-11-25)
     Case("task-metadata", TaskMetadata(ttl=60000), (direct("TaskMetadata"),)),
     Case("related-task", RelatedTaskMetadata(task_id="task-1"), (direct("RelatedTaskMetadata"),)),
@@ -821,6 +848,48 @@ CASES: tuple[Case, ...] = (
         "create-task-result",
         CreateTaskResult(task=TASK, meta=META),
         (direct("CreateTaskResult"),),
+    ),
+    Case(
+        "created-task",
+        t.CreatedTask(
+            result_type="task",
+            task_id="task-1",
+            status="working",
+            created_at="2026-07-28T10:00:00.000Z",
+            last_updated_at="2026-07-28T10:00:00.000Z",
+            ttl_ms=None,
+            poll_interval_ms=500,
+        ),
+        (direct("CreateTaskResult", TASKS_EXTENSION),),
+    ),
+    Case(
+        "detailed-task",
+        t.DetailedTask(
+            result_type="complete",
+            task_id="task-1",
+            status="completed",
+            created_at="2026-07-28T10:00:00.000Z",
+            last_updated_at="2026-07-28T10:00:01.000Z",
+            ttl_ms=60000,
+            result={"content": [{"type": "text", "text": "done"}]},
+        ),
+        (direct("GetTaskResult", TASKS_EXTENSION),),
+    ),
+    Case(
+        "task-id-params",
+        t.TaskIdParams(task_id="task-1"),
+        (
+            Target("GetTaskRequest", TASKS_EXTENSION, "request", "tasks/get"),
+            Target("CancelTaskRequest", TASKS_EXTENSION, "request", "tasks/cancel"),
+            Target("GetTaskRequest", ONLY_2025_11, "request", "tasks/get"),
+        ),
+    ),
+    Case(
+        "update-task-params",
+        t.UpdateTaskParams(
+            task_id="task-1", input_responses={"confirm": {"action": "accept", "content": {}}}
+        ),
+        (Target("UpdateTaskRequest", TASKS_EXTENSION, "request", "tasks/update"),),
     ),
     Case(
         "get-task-params",
@@ -885,6 +954,34 @@ CASES: tuple[Case, ...] = (
             meta={"io.modelcontextprotocol/serverInfo": {"name": "x", "version": "1"}},
         ),
         (direct("DiscoverResult", MODERN),),
+    ),
+    Case(
+        "subscriptions-listen-params",
+        SubscriptionsListenParams(
+            notifications={"toolsListChanged": True, "resourceSubscriptions": ["file:///a"]},
+            meta={
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        ),
+        request("subscriptions/listen", "SubscriptionsListen", MODERN),
+    ),
+    Case(
+        "subscriptions-acknowledged-params",
+        SubscriptionsAcknowledgedParams(
+            notifications={"toolsListChanged": True},
+            meta={"io.modelcontextprotocol/subscriptionId": 7},
+        ),
+        notification(
+            "notifications/subscriptions/acknowledged", "SubscriptionsAcknowledged", MODERN
+        ),
+    ),
+    Case(
+        "subscriptions-listen-result",
+        SubscriptionsListenResult(
+            result_type="complete", meta={"io.modelcontextprotocol/subscriptionId": "s-1"}
+        ),
+        (direct("SubscriptionsListenResult", MODERN),),
     ),
 )
 

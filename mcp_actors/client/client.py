@@ -17,13 +17,18 @@ List methods (``list_tools``, ``list_resources``, ``list_prompts``...) follow
 pagination cursors and return everything, as a :class:`~.listing.Listing` that
 carries the server's caching hints. What the client offers the server
 (sampling, elicitation, roots, log and list-changed callbacks) is given as
-:class:`~.handlers.ClientHandlers`; the capabilities follow from it.
+:class:`~.handlers.ClientHandlers`; the capabilities follow from it. The same
+handlers answer a modern server's ``input_required`` results (MRTR, see
+:mod:`.input_required`): ``call_tool``, ``get_prompt`` and ``read_resource`` retry
+with the answers and return the final result.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Literal, TypeVar
@@ -35,7 +40,8 @@ from msgspec import UNSET, UnsetType
 
 from .._version import __version__
 from ..protocol import types as t
-from ..protocol.errors import INTERNAL_ERROR, McpError
+from ..protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError, ProtocolViolation
+from ..protocol.jsonrpc import RequestId
 from ..protocol.lifecycle import Phase, SessionState
 from ..protocol.versions import SUPPORTED
 from ..runtime.config import SessionConfig
@@ -52,14 +58,19 @@ from .handlers import (
     as_root,
     merge_capabilities,
 )
+from .input_required import INPUT_REQUIRED_METHODS, call_with_input
+from .listen import Listener, ListenEvent
 from .listing import Listing
 from .targets import Target, connect
+from .tasks import ToolTask, declares_tasks, start_tool_task
 
 __all__ = [
     "Client",
     "ClientHandlers",
     "Era",
     "ListChangedHandler",
+    "ListenEvent",
+    "Listener",
     "Listing",
     "LogHandler",
     "ProgressHandler",
@@ -156,7 +167,20 @@ class Client:
         on_progress: ProgressHandler | None = None,
         meta: dict[str, Any] | None = None,
     ) -> t.CallToolResult:
-        """Call a tool and return its result (an ``isError`` result is returned, not raised)."""
+        """Call a tool and return its result (an ``isError`` result is returned, not raised).
+
+        On a client declaring the tasks extension, a call the server runs as a task is
+        followed to its end (see :mod:`.tasks`): ``on_progress`` hears its status,
+        ``timeout`` bounds the whole wait, and giving up cancels the task.
+        """
+        if self.modern is not None and declares_tasks(self.modern.capabilities):
+            seconds = timeout if isinstance(timeout, (int, float)) else math.inf
+            with trio.fail_after(seconds):  # trio.TooSlowError, the task cancelled
+                progress = _progress_adapter(on_progress) if on_progress is not None else None
+                handle = await start_tool_task(
+                    self, name, arguments, meta, self._dispatcher.answer, on_progress=progress
+                )
+                return await handle.result(on_progress=on_progress)
         params = t.CallToolParams(
             name=name,
             arguments=msgspec.Raw(_encode(arguments)) if arguments is not None else UNSET,
@@ -169,6 +193,23 @@ class Client:
             on_progress=_progress_adapter(on_progress) if on_progress is not None else None,
         )
         return result
+
+    async def start_tool_task(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        meta: dict[str, Any] | None = None,
+    ) -> ToolTask:
+        """Call a tool declaring the tasks extension (this request only); a handle on
+        the task the server made — or on the result it gave at once (see :mod:`.tasks`)."""
+        return await start_tool_task(self, name, arguments, meta, self._dispatcher.answer)
+
+    def tool_task(self, task_id: str) -> ToolTask:
+        """A handle on a task started earlier, perhaps by another connection; its
+        :meth:`~.tasks.ToolTask.result` answers the task's questions with this client's
+        handlers."""
+        return ToolTask(self, task_id, fulfil_with=self._dispatcher.answer)
 
     # -- resources -------------------------------------------------------------------
 
@@ -278,6 +319,65 @@ class Client:
                 )
             except (McpError, TimeoutError) as error:
                 log.debug("unsubscribe from %s failed: %s", uri, error)
+
+    # -- subscriptions/listen (modern era) -------------------------------------------
+
+    @asynccontextmanager
+    async def listen(
+        self,
+        *,
+        tools_list_changed: bool = False,
+        prompts_list_changed: bool = False,
+        resources_list_changed: bool = False,
+        resource_subscriptions: Sequence[str] = (),
+        extra: Mapping[str, Any] | None = None,
+        inbox_size: int = 64,
+        max_relistens: int = 5,
+        timeout: Timeout = UNSET,
+    ) -> AsyncIterator[Listener]:
+        """Open a ``subscriptions/listen`` stream; yields a :class:`~.listen.Listener` of
+        the server's change notifications, once the server acknowledged it.
+
+        The keywords are the filter (``extra``: keys of extensions, e.g. the tasks
+        extension's ``taskIds``); ``timeout`` bounds the wait for the acknowledgement
+        (default: the session's request timeout). See :mod:`.listen` for the inbox
+        bound, coalescing and re-listening. Modern era only: a legacy client gets
+        :class:`ProtocolViolation` and uses :meth:`subscribe` and
+        ``ClientHandlers.on_list_changed`` instead.
+        """
+        if self.modern is None:
+            raise ProtocolViolation(
+                INVALID_REQUEST,
+                "subscriptions/listen needs the 2026-07-28 era; in a legacy session use"
+                " subscribe() and ClientHandlers(on_list_changed=...)",
+            )
+        wanted: dict[str, Any] = {
+            key: True
+            for key, value in (
+                ("toolsListChanged", tools_list_changed),
+                ("promptsListChanged", prompts_list_changed),
+                ("resourcesListChanged", resources_list_changed),
+            )
+            if value
+        }
+        if resource_subscriptions:
+            wanted["resourceSubscriptions"] = list(resource_subscriptions)
+        wanted.update(extra or {})
+
+        async def send(
+            params: t.SubscriptionsListenParams, on_id: Callable[[RequestId], None]
+        ) -> Any:
+            return await self._call("subscriptions/listen", params, timeout=None, on_id=on_id)
+
+        listener = Listener(wanted, send, self._dispatcher.listens, inbox_size, max_relistens)
+        seconds = self.session.config.request_timeout if timeout is UNSET else timeout
+        with unwrapped():
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(listener.run)
+                with trio.fail_after(math.inf if seconds is None else seconds):
+                    await listener.wait_acknowledged()
+                yield listener
+                nursery.cancel_scope.cancel()
 
     # -- prompts ---------------------------------------------------------------------
 
@@ -391,6 +491,7 @@ class Client:
         timeout: Timeout = UNSET,
         on_progress: Callable[[t.ProgressParams], Awaitable[None]] | None = None,
         result_type: Any = None,
+        on_id: Callable[[RequestId], None] | None = None,
     ) -> Any:
         """Every request goes out here: as it is (legacy era), or with its ``_meta``,
         once more after a -32022 that names a version we speak, and checked for a
@@ -398,17 +499,31 @@ class Client:
         modern = self.modern
         if modern is None:
             return await self.session.request(
-                method, params, timeout=timeout, on_progress=on_progress, result_type=result_type
+                method,
+                params,
+                timeout=timeout,
+                on_progress=on_progress,
+                result_type=result_type,
+                on_id=on_id,
             )
 
-        async def send() -> Any:
+        async def send_once(params: Any, result_type: Any = result_type) -> Any:
             return await self.session.request(
                 method,
                 modern.stamp(params),
                 timeout=timeout,
                 on_progress=on_progress,
                 result_type=result_type,
+                on_id=on_id,
             )
+
+        async def send() -> Any:
+            if method in INPUT_REQUIRED_METHODS and isinstance(params, msgspec.Struct):
+                # It may answer input_required: answered with our handlers, retried.
+                answer = self._dispatcher.answer
+                raw = functools.partial(send_once, result_type=msgspec.Raw)
+                return await call_with_input(method, params, raw, answer, result_type)
+            return await send_once(params)
 
         try:
             result = await send()

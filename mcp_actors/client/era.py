@@ -165,8 +165,8 @@ def check_result_type(method: str, result: Any) -> None:
     if kind == "input_required":
         raise McpError(
             INTERNAL_ERROR,
-            f"{method}: the server asks for more input (resultType input_required, multi"
-            " round-trip requests), which this client does not answer yet",
+            f"{method}: the server asks for more input (resultType input_required), which"
+            " only tools/call, prompts/get and resources/read may do",
         )
     raise McpError(INTERNAL_ERROR, f"Invalid result of {method}: unknown resultType {kind!r}")
 

@@ -36,6 +36,8 @@ from msgspec import UNSET
 from ..protocol import errors
 from ..protocol import types as t
 from ..protocol.errors import McpError
+from ..protocol.jsonrpc import RequestId
+from ..protocol.modern import SUBSCRIPTION_ID_KEY
 from ..runtime.request import InboundRequest
 from ..runtime.session import Session
 from ..runtime.subscription import SubscriptionHub
@@ -139,13 +141,19 @@ class ClientDispatcher:
     )
     #: How many local ``subscribe`` blocks hold each URI (the server is told once).
     interest: dict[str, int] = attrs.field(init=False, factory=dict)
+    #: Listen streams by subscription id: where their tagged notifications go.
+    listens: dict[RequestId, Callable[[str, Any], None]] = attrs.field(init=False, factory=dict)
 
     def __attrs_post_init__(self) -> None:
         self.roots = [as_root(root) for root in self.handlers.roots or ()]
 
     async def handle_request(self, request: InboundRequest, params: Any) -> Any:
+        return await self.answer(request.method, params)
+
+    async def answer(self, method: str, params: Any) -> Any:
+        """The client's result for a server's ``method`` (a request of a legacy session,
+        or an input request of a modern ``input_required`` result)."""
         handlers = self.handlers
-        method = request.method
         if method == "sampling/createMessage" and handlers.sampling is not None:
             return await _resolve(handlers.sampling(params))
         if method == "elicitation/create" and handlers.elicitation is not None:
@@ -165,6 +173,12 @@ class ClientDispatcher:
 
     def handle_notification(self, method: str, params: Any) -> None:
         handlers = self.handlers
+        meta = getattr(params, "meta", None)
+        if isinstance(meta, dict) and SUBSCRIPTION_ID_KEY in meta:
+            listener = self.listens.get(meta[SUBSCRIPTION_ID_KEY])
+            if listener is not None:
+                listener(method, params)
+            return  # a listen stream's, never the session-wide handlers'
         if method == "notifications/resources/updated":
             self.updates.publish(params.uri, params)
         elif method == "notifications/message" and handlers.on_log is not None:

@@ -490,9 +490,12 @@ class Engine(Generic[In, Out]):
         self._outbound.pop(request_id, None)
         self._progress.pop(request_id, None)
 
-    def send_notification(self, method: str, params: Any = None) -> bytes:
-        """A notification of ours, encoded; raises ProtocolViolation if we may not send it."""
-        self.state.check_outbound(method)
+    def send_notification(
+        self, method: str, params: Any = None, state: SessionState | None = None
+    ) -> bytes:
+        """A notification of ours, encoded; raises ProtocolViolation if we may not send it
+        (checked against ``state``: by default the connection's, else a modern request's)."""
+        (state or self.state).check_outbound(method)
         return self.encode_notification(method, params)
 
     def encode_notification(self, method: str, params: Any = None) -> bytes:

@@ -42,6 +42,7 @@ class _RoutedParams(msgspec.Struct):
     meta: Any = msgspec.field(default=None, name="_meta")
     name: Any = None
     uri: Any = None
+    task_id: Any = msgspec.field(default=None, name="taskId")
     arguments: msgspec.Raw | UnsetType = UNSET
 
 
@@ -203,7 +204,7 @@ def read_modern_post(body: bytes) -> ModernPost:
         method,
         raw_params,
         meta,
-        {"name": routed.name, "uri": routed.uri},
+        {"name": routed.name, "uri": routed.uri, "taskId": routed.task_id},
         routed.arguments,
     )
 
@@ -267,6 +268,7 @@ class _SentParams(msgspec.Struct, rename="camel"):
 
     name: Any = None
     uri: Any = None
+    task_id: Any = None
     arguments: msgspec.Raw | UnsetType = UNSET
     request_id: Any = None
     meta: Any = msgspec.field(default=None, name="_meta")
@@ -295,9 +297,11 @@ class Outgoing:
     cancels: RequestId | None = None
     #: The modern protocol version its ``params._meta`` declares (None: legacy).
     protocol_version: str | None = None
-    #: ``params.name`` and ``params.uri``, when strings (``Mcp-Name`` mirrors one).
+    #: ``params.name``, ``params.uri`` and ``params.taskId``, when strings (``Mcp-Name``
+    #: mirrors one).
     name: str | None = None
     uri: str | None = None
+    task_id: str | None = None
     #: ``params.arguments``, still encoded.
     arguments: msgspec.Raw | None = None
 
@@ -327,6 +331,7 @@ def outgoing(payload: bytes) -> Outgoing:
         protocol_version=version if isinstance(version, str) else None,
         name=params.name if isinstance(params.name, str) else None,
         uri=params.uri if isinstance(params.uri, str) else None,
+        task_id=params.task_id if isinstance(params.task_id, str) else None,
         arguments=None if params.arguments is UNSET else params.arguments,
     )
 

@@ -90,6 +90,21 @@ METHODS: Final[dict[str, MethodSpec]] = dict(
         _spec("server/discover", "client", t.DiscoverParams, t.DiscoverResult, since="2026-07-28"),
         _spec("notifications/cancelled", "both", t.CancelledParams, None),
         _spec("notifications/progress", "both", t.ProgressParams, None),
+        # subscriptions/listen (2026-07-28): the stream that replaces resources/subscribe
+        _spec(
+            "subscriptions/listen",
+            "client",
+            t.SubscriptionsListenParams,
+            t.SubscriptionsListenResult,
+            since="2026-07-28",
+        ),
+        _spec(
+            "notifications/subscriptions/acknowledged",
+            "server",
+            t.SubscriptionsAcknowledgedParams,
+            None,
+            since="2026-07-28",
+        ),
         # tools
         _spec("tools/list", "client", t.PaginatedParams, t.ListToolsResult, capability=("tools",)),
         _spec("tools/call", "client", t.CallToolParams, t.CallToolResult, capability=("tools",)),
@@ -228,6 +243,39 @@ METHODS: Final[dict[str, MethodSpec]] = dict(
             until=_LEGACY,
             capability=("roots",),
         ),
+        # tasks: the 2025-11-25 experimental core tasks (legacy sessions) and the
+        # 2026-07-28 extension io.modelcontextprotocol/tasks, whose tasks/get and
+        # tasks/cancel keep their names (and params) with other results. The server
+        # checks who may use them (server/tasks_methods.py): neither era declares a
+        # capability the table could check on the receiving side.
+        _spec("tasks/get", "client", t.TaskIdParams, t.GetTaskResult, since="2025-11-25"),
+        _spec("tasks/cancel", "client", t.TaskIdParams, t.CancelTaskResult, since="2025-11-25"),
+        _spec(
+            "tasks/result",
+            "client",
+            t.GetTaskPayloadParams,
+            t.CallToolResult,
+            since="2025-11-25",
+            until=_LEGACY,
+        ),
+        _spec(
+            "tasks/list",
+            "client",
+            t.PaginatedParams,
+            t.ListTasksResult,
+            since="2025-11-25",
+            until=_LEGACY,
+        ),
+        _spec(
+            "notifications/tasks/status",
+            "server",
+            t.TaskStatusNotificationParams,
+            None,
+            since="2025-11-25",
+            until=_LEGACY,
+        ),
+        _spec("tasks/update", "client", t.UpdateTaskParams, t.EmptyResult, since="2026-07-28"),
+        _spec("notifications/tasks", "server", t.DetailedTask, None, since="2026-07-28"),
         _spec(
             "notifications/roots/list_changed",
             "client",

@@ -53,6 +53,9 @@ CLIENT_INFO_KEY: Final = "io.modelcontextprotocol/clientInfo"
 LOG_LEVEL_KEY: Final = "io.modelcontextprotocol/logLevel"
 #: Result ``_meta`` key of the server's name and version.
 SERVER_INFO_KEY: Final = "io.modelcontextprotocol/serverInfo"
+#: ``_meta`` key tagging every message of a ``subscriptions/listen`` stream: the listen
+#: request's id.
+SUBSCRIPTION_ID_KEY: Final = "io.modelcontextprotocol/subscriptionId"
 
 _REQUIRED_KEYS: Final = (PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY)
 #: ``find_modern_marker(raw)``: a match if the raw bytes hold what every modern ``_meta``

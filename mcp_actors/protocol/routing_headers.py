@@ -6,7 +6,8 @@ reading the body (``streamable-http.mdx`` "Request Metadata"):
 
 - ``MCP-Protocol-Version``: the body's ``_meta`` ``io.modelcontextprotocol/protocolVersion``;
 - ``Mcp-Method``: the JSON-RPC ``method`` (values are case-sensitive);
-- ``Mcp-Name``: ``params.name`` of ``tools/call`` and ``prompts/get``,
+- ``Mcp-Name``: ``params.name`` of ``tools/call`` and ``prompts/get``, ``params.taskId``
+  of ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` (the tasks extension),
   ``params.uri`` of ``resources/read``;
 - ``Mcp-Param-<Name>``: each tool argument whose property in the tool's
   ``inputSchema`` carries ``"x-mcp-header": "<Name>"``.
@@ -61,6 +62,9 @@ NAME_PARAMS: Final[Mapping[str, str]] = {
     "tools/call": "name",
     "prompts/get": "name",
     "resources/read": "uri",
+    "tasks/get": "taskId",  # the tasks extension (tasks.md: "Mcp-Name: <taskId>")
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
 }
 
 _ROUTING_HEADERS: Final = (VERSION_HEADER, METHOD_HEADER, NAME_HEADER)
@@ -417,7 +421,7 @@ def client_headers(sent: Outgoing, version: str, tools: ToolHeaders | None) -> d
     assert sent.method is not None
     headers = {_title(VERSION_HEADER): version, _title(METHOD_HEADER): sent.method}
     field = NAME_PARAMS.get(sent.method) if sent.request_ids else None
-    name = sent.name if field == "name" else sent.uri if field == "uri" else None
+    name = {"name": sent.name, "uri": sent.uri, "taskId": sent.task_id}.get(field or "")
     if name is not None:
         headers[_title(NAME_HEADER)] = encode_header_value(name)
         if sent.method == "tools/call" and tools is not None:

@@ -26,12 +26,13 @@ Conventions (read these before using or extending the module):
   ``EmptyParams``; methods whose result is empty return ``EmptyResult`` (encodes to ``{}``).
 """
 
-from typing import Any, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias
 
 import msgspec
 from msgspec import UNSET, UnsetType, field
 
 __all__ = [
+    "TASKS_EXTENSION",
     "Annotations",
     "AudioContent",
     "CacheScope",
@@ -51,7 +52,9 @@ __all__ = [
     "CreateMessageParams",
     "CreateMessageResult",
     "CreateTaskResult",
+    "CreatedTask",
     "Cursor",
+    "DetailedTask",
     "DiscoverParams",
     "DiscoverResult",
     "ElicitParams",
@@ -113,6 +116,7 @@ __all__ = [
     "SetLevelParams",
     "SubscribeParams",
     "Task",
+    "TaskIdParams",
     "TaskMetadata",
     "TaskStatus",
     "TaskStatusNotificationParams",
@@ -124,6 +128,7 @@ __all__ = [
     "ToolUseContent",
     "ToolsCapability",
     "UnsubscribeParams",
+    "UpdateTaskParams",
 ]
 
 # --------------------------------------------------------------------------- aliases
@@ -432,6 +437,33 @@ class DiscoverResult(CacheableResult, kw_only=True):
     instructions: str | UnsetType = UNSET
 
 
+# --------------------------------------------------------------------------- subscriptions/listen
+
+
+class SubscriptionsListenParams(McpStruct):
+    """Params of ``subscriptions/listen`` (2026-07-28): which notifications the stream
+    opts in to. ``notifications`` stays a plain object (``toolsListChanged``,
+    ``promptsListChanged``, ``resourcesListChanged``, ``resourceSubscriptions``, and
+    keys extensions add, such as the tasks extension's ``taskIds``): the server reads
+    each key it knows and leaves the others out of its acknowledgement."""
+
+    notifications: dict[str, Any]
+    meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
+
+
+class SubscriptionsAcknowledgedParams(McpStruct):
+    """Params of ``notifications/subscriptions/acknowledged``: the honoured subset of the
+    filter, tagged with the subscription id in ``_meta``."""
+
+    notifications: dict[str, Any]
+    meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
+
+
+class SubscriptionsListenResult(Result, kw_only=True):
+    """Result of ``subscriptions/listen``: sent only when the server ends the stream
+    gracefully; ``_meta`` carries the subscription id."""
+
+
 # --------------------------------------------------------------------------- tasks (2025-11-25)
 
 
@@ -513,6 +545,51 @@ class TaskStatusNotificationParams(Task):
     meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
 
 
+# ------------------------------------------------------------ tasks (2026-07-28 extension)
+
+#: The tasks extension's identifier, under ``capabilities.extensions`` on both sides.
+TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
+
+
+class CreatedTask(Result, kw_only=True):
+    """A ``tools/call`` answered with a task (``resultType: "task"``): the task's fields,
+    flat — no result yet; poll ``tasks/get`` with ``task_id``. ``ttl_ms`` is null for
+    a task kept until the server restarts."""
+
+    task_id: str
+    status: TaskStatus
+    created_at: str
+    last_updated_at: str
+    ttl_ms: int | None
+    status_message: str | UnsetType = UNSET
+    poll_interval_ms: int | UnsetType = UNSET
+
+
+class DetailedTask(CreatedTask, kw_only=True):
+    """Result of ``tasks/get`` (and params of ``notifications/tasks``): the task, with
+    ``result`` once completed, ``error`` once failed, the outstanding
+    ``input_requests`` while ``input_required``."""
+
+    result: dict[str, Any] | UnsetType = UNSET
+    error: dict[str, Any] | UnsetType = UNSET
+    input_requests: dict[str, Any] | UnsetType = UNSET
+
+
+class TaskIdParams(McpStruct):
+    """Params of ``tasks/get`` and ``tasks/cancel`` (both eras)."""
+
+    task_id: str
+    meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
+
+
+class UpdateTaskParams(McpStruct):
+    """Params of ``tasks/update``: answers to some of the task's ``inputRequests``, by key."""
+
+    task_id: str
+    input_responses: dict[str, Any]
+    meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
+
+
 # --------------------------------------------------------------------------- tools
 
 
@@ -561,6 +638,10 @@ class CallToolParams(McpStruct):
     name: str
     arguments: msgspec.Raw | UnsetType = UNSET
     task: TaskMetadata | UnsetType = UNSET  # 2025-11-25
+    #: MRTR (2026-07-28): the answers to an ``input_required`` result's requests, by key,
+    #: and its ``requestState`` echoed byte-exact (see :mod:`.request_state`).
+    input_responses: dict[str, Any] | UnsetType = UNSET
+    request_state: str | UnsetType = UNSET
     meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
 
 
@@ -621,6 +702,10 @@ class ReadResourceParams(McpStruct):
     """Params of ``resources/read``."""
 
     uri: str
+    #: MRTR (2026-07-28): the answers to an ``input_required`` result's requests, by key,
+    #: and its ``requestState`` echoed byte-exact (see :mod:`.request_state`).
+    input_responses: dict[str, Any] | UnsetType = UNSET
+    request_state: str | UnsetType = UNSET
     meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
 
 
@@ -686,6 +771,10 @@ class GetPromptParams(McpStruct):
 
     name: str
     arguments: dict[str, str] | UnsetType = UNSET
+    #: MRTR (2026-07-28): the answers to an ``input_required`` result's requests, by key,
+    #: and its ``requestState`` echoed byte-exact (see :mod:`.request_state`).
+    input_responses: dict[str, Any] | UnsetType = UNSET
+    request_state: str | UnsetType = UNSET
     meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
 
 
@@ -911,6 +1000,22 @@ class Root(McpStruct):
     uri: str
     name: str | UnsetType = UNSET
     meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
+
+
+class InputRequest(McpStruct):
+    """One request of an MRTR ``input_required`` result (2026-07-28): ``elicitation/create``,
+    ``sampling/createMessage`` or ``roots/list`` with its params — no ``jsonrpc``, no id."""
+
+    method: str
+    params: Any | UnsetType = UNSET
+
+
+class InputRequiredResult(Result, kw_only=True):
+    """``resultType: "input_required"`` (MRTR, 2026-07-28): the server needs the client to
+    answer ``input_requests`` (by key) and retry the request with ``requestState``."""
+
+    input_requests: dict[str, InputRequest] | UnsetType = UNSET
+    request_state: str | UnsetType = UNSET
 
 
 class ListRootsResult(McpStruct):

@@ -84,6 +84,12 @@ class ServerDispatcher(Dispatcher, Protocol):
     def describe_server(self, revision: Revision, *, stateless: bool) -> ServerDescription: ...
 
 
+class ActorHost(Protocol):
+    """Where actors run: a session (they end with it) or the supervisor (they outlive it)."""
+
+    def start_actor(self, actor: Callable[[], Awaitable[None]]) -> None: ...
+
+
 @attrs.frozen
 class SessionStatistics:
     """A snapshot of one session's actors and queues."""
@@ -119,6 +125,9 @@ class Session:
     closed: trio.Event = attrs.field(init=False, factory=trio.Event)
     #: Called once when the session ends (e.g. to drop it from a registry).
     closed_callbacks: list[Callable[[], None]] = attrs.field(init=False, factory=list)
+    #: Where actors that may outlive this session run (a parked MRTR handler): the
+    #: supervisor that started the session; None: nowhere but the session itself.
+    host: ActorHost | None = attrs.field(init=False, default=None)
 
     def __attrs_post_init__(self) -> None:
         dispatcher = self.dispatcher
@@ -380,8 +389,12 @@ class Session:
         on_progress: ProgressCallback | None = None,
         related_request: RequestId | None = None,
         result_type: Any = None,
+        on_id: Callable[[RequestId], None] | None = None,
     ) -> Any:
         """Send a request and wait for its result (decoded into the method's result type).
+
+        ``on_id`` is told the request's id before it is sent (to route what the peer
+        sends about it, such as a listen stream's notifications).
 
         ``timeout`` defaults to the session's ``request_timeout``; progress
         notifications restart it (up to ``max_request_timeout``) when the session is
@@ -396,6 +409,8 @@ class Session:
         request_id, payload = engine.send_request(
             method, params, call, progress=on_progress is not None
         )
+        if on_id is not None:
+            on_id(request_id)
         seconds = self.config.request_timeout if timeout is UNSET else timeout
         clock = Deadlines(seconds, self.config.max_request_timeout, trio.current_time())
         try:
@@ -429,10 +444,16 @@ class Session:
         return engine.read_result(method, call.response, result_type)
 
     async def notify(
-        self, method: str, params: Any = None, *, related_request: RequestId | None = None
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        related_request: RequestId | None = None,
+        state: SessionState | None = None,
     ) -> None:
-        """Send a notification (checked against the lifecycle and capabilities)."""
-        payload = self._engine.send_notification(method, params)
+        """Send a notification (checked against the lifecycle and capabilities: the
+        session's, or ``state``'s — a modern request's own, for one related to it)."""
+        payload = self._engine.send_notification(method, params, state)
         await self._writer.send(Outgoing(payload, related_request))
 
     def notify_soon(self, method: str, params: Any = None) -> None:

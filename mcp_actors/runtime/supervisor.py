@@ -1,6 +1,7 @@
 """The supervisor: the root nursery every session actor lives in, and where failures stop.
 
-A server opens one supervisor and starts a session actor in it per connection.
+A server opens one supervisor and starts a session actor in it per connection, and
+the actors that outlive connections (tasks) with :meth:`Supervisor.start_actor`.
 A session that crashes (a bug, a transport error) is logged, counted and
 closed; the supervisor and every other session go on. ``statistics()`` counts
 what is alive, so tests and operators can see that closed sessions leave
@@ -10,7 +11,7 @@ nothing behind.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 import attrs
@@ -46,6 +47,7 @@ class Supervisor:
 
     async def start_session(self, session: Session) -> Session:
         """Start ``session`` as a supervised actor; returns once it is reading."""
+        session.host = self
         self._started += 1
         self._sessions.add(session)
         await self._nursery.start(self._supervise, session)
@@ -53,6 +55,7 @@ class Supervisor:
 
     def start_session_soon(self, session: Session) -> None:
         """Like :meth:`start_session`, from synchronous code."""
+        session.host = self
         self._started += 1
         self._sessions.add(session)
         self._nursery.start_soon(self._supervise, session)
@@ -67,6 +70,19 @@ class Supervisor:
             internal_errors.report(log, "session actor failed; the server goes on")
         finally:
             self._sessions.discard(session)
+
+    def start_actor(self, actor: Callable[[], Awaitable[None]]) -> None:
+        """Run ``actor()`` in the root nursery, outliving the session that started it (a
+        parked MRTR handler, a task of the tasks extension); an exception it raises is
+        logged and counted, nothing more."""
+        self._nursery.start_soon(self._contain, actor)
+
+    async def _contain(self, actor: Callable[[], Awaitable[None]]) -> None:
+        try:
+            await actor()
+        except Exception:
+            self._failed += 1
+            internal_errors.report(log, "an actor failed; the server goes on")
 
     @property
     def sessions(self) -> frozenset[Session]:

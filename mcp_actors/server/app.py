@@ -42,6 +42,7 @@ from ..protocol.jsonrpc import RequestId
 from ..protocol.lifecycle import Phase, SessionState
 from ..protocol.modern import ModernRequest
 from ..protocol.versions import ALL, LATEST, REVISIONS, Revision
+from ..runtime.bus import Bus, Change, MemoryBus
 from ..runtime.config import SessionConfig
 from ..runtime.request import InboundRequest
 from ..runtime.session import Session
@@ -53,12 +54,16 @@ from .completion import CompleterLike, CompletionKey, CompletionRegistry
 from .context import LOG_SEVERITY, Context
 from .elicitation import ElicitationResult
 from .handlers import HANDLERS
+from .listen import ListenOffer, ListenStatistics, ListenStreams
 from .log_bridge import McpLogHandler
 from .modern import era_error, finish_result
+from .mrtr import MRTR_METHODS, Continuations, ContinuationStatistics, MrtrSettings, Run, serve
 from .prompts import RegisteredPrompt, argument_choices, prompt_arguments
 from .resources import RegisteredResource, ResourceRegistry
 from .signature import describe, inspect_tool
-from .tools import RegisteredTool, serves_inline
+from .task_methods import task_change
+from .tasks import RunningTask, TaskManager, TaskSettings, TaskStatistics
+from .tools import RegisteredTool, TaskMode, serves_inline
 from .uri_template import UriTemplate
 
 log = logging.getLogger("mcp_actors.server")
@@ -113,6 +118,15 @@ class Server:
     #: internal error whose text stays in the server's log (see
     #: :mod:`mcp_actors.runtime.internal_errors`).
     mask_errors: bool = False
+    #: How tasks (the tasks extension) are kept: TTL, poll interval, bound (see :mod:`.tasks`).
+    tasks: TaskSettings = attrs.field(factory=TaskSettings)
+    #: The tasks created by calls of this server's tools, and their actors.
+    task_manager: TaskManager = attrs.field(
+        init=False, default=attrs.Factory(lambda self: TaskManager(self.tasks), takes_self=True)
+    )
+    #: How handlers ask the client in the modern era (MRTR): the keys ``requestState``
+    #: is sealed with, its lifetime, the TTL and bound of parked handlers (see :mod:`.mrtr`).
+    mrtr: MrtrSettings = attrs.field(factory=MrtrSettings)
     _tools: dict[str, RegisteredTool] = attrs.field(init=False, factory=dict)
     _resources: ResourceRegistry = attrs.field(init=False, factory=ResourceRegistry)
     _prompts: dict[str, RegisteredPrompt] = attrs.field(init=False, factory=dict)
@@ -121,11 +135,30 @@ class Server:
     _hub: SubscriptionHub[t.ResourceUpdatedParams] = attrs.field(
         init=False, factory=SubscriptionHub
     )
+    #: Carries list changes and resource updates to every session and listen stream
+    #: (see :mod:`~mcp_actors.runtime.bus`; a bus spanning workers replaces the default).
+    bus: Bus = attrs.field(factory=MemoryBus)
+    #: At most this many ``subscriptions/listen`` streams at once (see :mod:`.listen`).
+    max_listen_streams: int = 1000
+    #: Distinct changes waiting per listen stream (beyond: dropped, counted).
+    listen_mailbox_size: int = 64
+    _listens: ListenStreams = attrs.field(init=False)
     _roots_changed: list[RootsChangedHandler] = attrs.field(init=False, factory=list)
     _cache_hints: dict[str, CacheHint] = attrs.field(init=False, factory=dict)
+    _continuations: Continuations = attrs.field(init=False)
     #: The Trio run serving this server's sessions (set when one initializes), so that
     #: other threads can reach it (see :class:`.log_bridge.McpLogHandler`).
     trio_token: trio.lowlevel.TrioToken | None = attrs.field(init=False, default=None)
+
+    def __attrs_post_init__(self) -> None:
+        self._continuations = Continuations(self.mrtr)
+        self._listens = ListenStreams(self.bus, self.max_listen_streams, self.listen_mailbox_size)
+        self.bus.subscribe(self._deliver_to_sessions)
+        self.task_manager.on_change = lambda record: self.bus.publish(task_change(record))
+
+    def continuation_statistics(self) -> ContinuationStatistics:
+        """Handlers parked waiting for an MRTR retry, and what became of them (see :mod:`.mrtr`)."""
+        return self._continuations.statistics()
 
     # -- tools -----------------------------------------------------------------------
 
@@ -143,6 +176,7 @@ class Server:
         icons: list[t.Icon] | None = None,
         meta: dict[str, Any] | None = None,
         inline: bool = False,
+        task: TaskMode = "never",
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -156,6 +190,7 @@ class Server:
         icons: list[t.Icon] | None = None,
         meta: dict[str, Any] | None = None,
         inline: bool = False,
+        task: TaskMode = "never",
     ) -> F | Callable[[F], F]:
         """Register a function as a tool; usable bare (``@server.tool``) or with options.
 
@@ -164,7 +199,9 @@ class Server:
         thread so it never blocks the event loop. ``inline=True`` declares an
         ``async def`` that never waits (no ``await`` that can block): its calls are
         served without a task of their own, several times cheaper (see
-        :class:`~.tools.RegisteredTool`).
+        :class:`~.tools.RegisteredTool`). ``task`` says whether a call may run as a
+        task of the tasks extension: ``"never"``, ``"optional"`` (when the request
+        declares the extension), ``"always"`` or ``"deferred"`` (see :mod:`.tasks`).
         """
 
         def register(function: F) -> F:
@@ -177,9 +214,12 @@ class Server:
                 output_schema=signature.output_schema or UNSET,
                 annotations=_unset(annotations),
                 icons=_unset(icons),
+                execution=(
+                    {"taskSupport": _TASK_SUPPORT[task]} if task in _TASK_SUPPORT else UNSET
+                ),
                 meta=_unset(meta),
             )
-            self.add_tool(RegisteredTool(definition, function, signature, inline))
+            self.add_tool(RegisteredTool(definition, function, signature, inline, task))
             return function
 
         return register(function) if function is not None else register
@@ -286,11 +326,42 @@ class Server:
         only (from another thread, use ``trio.from_thread.run_sync``).
         """
         params = t.ResourceUpdatedParams(uri=uri, meta=_unset(meta))
-        return self._hub.publish(uri, params)
+        return self.bus.publish(Change("notifications/resources/updated", uri, params))
 
     def subscription_statistics(self) -> HubStatistics:
         """Subscriptions alive now, and updates published / delivered / coalesced so far."""
         return self._hub.statistics()
+
+    def task_statistics(self) -> TaskStatistics:
+        """Tasks held now (live, running) and started / refused so far."""
+        return self.task_manager.statistics()
+
+    # -- subscriptions/listen (modern era) -------------------------------------------
+
+    async def serve_listen(
+        self, server_session: ServerSession, request: InboundRequest, params: Any
+    ) -> t.SubscriptionsListenResult:
+        """Serve one ``subscriptions/listen`` request: the stream's actor (see :mod:`.listen`)."""
+        capabilities = server_session.state.local_capabilities
+        assert isinstance(capabilities, t.ServerCapabilities)
+        offer = ListenOffer(capabilities, self._resources.knows, server_session.client_capabilities)
+
+        async def notify(method: str, notification: Any) -> None:
+            await server_session.session.notify(
+                method, notification, related_request=request.id, state=server_session.state
+            )
+
+        return await self._listens.serve(request.id, params.notifications, offer, notify)
+
+    def end_listen_streams(self) -> int:
+        """End every listen stream gracefully (each gets its ``subscriptions/listen``
+        result), e.g. before shutting down; returns how many."""
+        return self._listens.end_all()
+
+    def listen_statistics(self) -> ListenStatistics:
+        """Listen streams open now; opened, refused, and changes delivered / coalesced /
+        dropped so far."""
+        return self._listens.statistics()
 
     # -- prompts ---------------------------------------------------------------------
 
@@ -362,6 +433,10 @@ class Server:
         self._prompts[prompt.name] = prompt
         self._list_changed("notifications/prompts/list_changed")
 
+    @property
+    def prompts(self) -> dict[str, RegisteredPrompt]:
+        return dict(self._prompts)
+
     def remove_prompt(self, name: str) -> None:
         """Remove a prompt; connected clients are told the list changed."""
         del self._prompts[name]
@@ -414,14 +489,21 @@ class Server:
     ) -> t.ServerCapabilities:
         """What the server declares to a client negotiating ``revision`` (default: latest).
 
-        A ``stateless`` server (stateless HTTP) promises neither resource subscriptions
-        nor list-change notifications: it has no channel to deliver them on. Nor does
-        one of the modern era, until ``subscriptions/listen`` exists here.
+        A ``stateless`` legacy server (stateless HTTP) promises neither resource
+        subscriptions nor list-change notifications: it has no channel to deliver them
+        on. In the modern era ``subscriptions/listen`` delivers them, so both are
+        declared whatever the transport.
         """
         revision = revision or REVISIONS[LATEST]
         completions = bool(self._completions) and revision.completions_capability
-        sessions = True if not stateless and revision.handshake else UNSET
+        # Change notifications need a channel: a legacy session's, or (modern era) a
+        # subscriptions/listen stream, which every transport carries.
+        sessions = True if not revision.handshake or not stateless else UNSET
+        offers_tasks = any(tool.task != "never" for tool in self._tools.values())
+        tasks = offers_tasks and not revision.handshake  # the extension: 2026-07-28 on
+        legacy_tasks = offers_tasks and revision.name == "2025-11-25" and not stateless
         return t.ServerCapabilities(
+            extensions={t.TASKS_EXTENSION: {}} if tasks else UNSET,
             logging={},
             completions={} if completions else UNSET,
             prompts=t.PromptsCapability(list_changed=sessions) if self._prompts else UNSET,
@@ -431,6 +513,7 @@ class Server:
                 else UNSET
             ),
             tools=t.ToolsCapability(list_changed=sessions) if self._tools else UNSET,
+            tasks=_LEGACY_TASKS_CAPABILITY if legacy_tasks else UNSET,
         )
 
     # -- caching hints (modern era) --------------------------------------------------
@@ -523,8 +606,26 @@ class Server:
             run(self, transport, host=host, port=port, **options)
 
     def _list_changed(self, method: str) -> None:
-        for server_session in list(self._sessions):
-            server_session.notify_soon(method)
+        self.bus.publish(Change(method))
+
+    def _deliver_to_sessions(self, change: Change) -> int:
+        """The bus's receiver for legacy sessions: list changes to every initialized
+        session, resource updates to the subscription actors of ``resources/subscribe``."""
+        if change.method == "notifications/resources/updated":
+            assert change.subject is not None
+            return self._hub.publish(change.subject, change.params)
+        if change.method.endswith("/list_changed"):
+            sessions = list(self._sessions)
+            for server_session in sessions:
+                server_session.notify_soon(change.method)
+            return len(sessions)
+        return 0
+
+
+#: What a 2025-11-25 server with task tools declares: cancel, and task-augmented
+#: ``tools/call`` (no ``list``: see :mod:`.task_methods`).
+_LEGACY_TASKS_CAPABILITY: dict[str, Any] = {"cancel": {}, "requests": {"tools": {"call": {}}}}
+_TASK_SUPPORT = {"optional": "optional", "always": "required"}
 
 
 def _check_unique(kind: str, key: str, registered: Container[str], replace: bool) -> None:
@@ -555,6 +656,8 @@ class ServerSession:
     )
     #: A modern request's own state (see :meth:`for_request`); None: the session's.
     _own_state: SessionState | None = attrs.field(init=False, default=None)
+    #: The MRTR run whose handler this view serves (modern era): where questions go.
+    input_exchange: Run | RunningTask | None = attrs.field(init=False, default=None)
 
     @property
     def state(self) -> SessionState:
@@ -568,6 +671,23 @@ class ServerSession:
         view._own_state = modern.state
         view.log_level = modern.meta.log_level
         return view
+
+    def answered_by(self, exchange: RunningTask) -> ServerSession:
+        """This view, its handler's questions going to ``exchange`` (a task's input)."""
+        view = ServerSession(self.server)
+        view.session = self.session
+        view._own_state = self._own_state
+        view.log_level = self.log_level
+        view.input_exchange = exchange
+        return view
+
+    def follow(self, request: InboundRequest) -> None:
+        """Serve ``request`` from now on (an MRTR retry resumed this view's handler): its
+        connection, capabilities and log level."""
+        self.session = request.session
+        if request.modern is not None:
+            self._own_state = request.modern.state
+            self.log_level = request.modern.meta.log_level
 
     @property
     def client_info(self) -> t.Implementation | None:
@@ -600,8 +720,19 @@ class ServerSession:
             revision = self.session.state.revision  # a legacy request: the session's own
             return fit(result, revision) if revision.name in LACKING_REVISIONS else result
         server = self.server
+        view = self.for_request(modern)
         try:
-            result = await handler(self.for_request(modern), request, params)
+            if request.method in MRTR_METHODS and not self.serves_inline(request):
+                # may ask the client: run as an actor that can park (an inline tool never waits)
+                result = await serve(
+                    view,
+                    server._continuations,
+                    request,
+                    params,
+                    lambda view: handler(view, request, params),
+                )
+            else:
+                result = await handler(view, request, params)
         except McpError as error:
             raise era_error(error, modern.state.revision) from None
         hint = server.cache_hint(request.method)
@@ -732,7 +863,10 @@ class ServerSession:
         await self.session.notify("notifications/elicitation/complete", params)
 
     def context(self, request: InboundRequest) -> Context:
-        return Context(request, self)
+        context = Context(request, self)
+        if self.input_exchange is not None:  # an MRTR retry may resume it on another request
+            self.input_exchange.contexts.append(context)
+        return context
 
 
 def _call_soon(

@@ -17,20 +17,27 @@ nothing is sent:
   audio before 2025-03-26);
 - the elicitation form is not the restricted flat schema (see :mod:`.elicitation`).
 
-In the modern era (2026-07-28) a server sends the client no requests at all: it asks
-for input inside its result (``input_required``, MRTR), which this runtime does not
-do yet. There, a request the client lacks the capability for is refused with
--32021 (``data.requiredCapabilities`` names it), as the revision prescribes; one it
-has the capability for with a :class:`ProtocolViolation` (-32600) saying so. Either
-error ends the handler and becomes the request's error response.
+In the modern era (2026-07-28) a server sends the client no requests at all: inside
+a ``tools/call``, ``prompts/get`` or ``resources/read`` handler the same calls ask
+inside the result instead (``input_required``, MRTR: see :mod:`.mrtr`), and the
+handler goes on when the client retries with the answers. A question the client
+lacks the capability for is refused with -32021 (``data.requiredCapabilities``
+names it) and nothing is asked; anywhere else in the modern era (``completion/complete``,
+outside a request) a question is a :class:`ProtocolViolation` (-32600).
+
+Each function builds a :class:`Question` (checks, params, how to read the answer)
+and :func:`ask` puts one or several to the client: concurrent requests in a legacy
+session, one round of ``inputRequests`` in the modern era.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+import attrs
+import trio
 from msgspec import UNSET, UnsetType
 
 from ..protocol import types as t
@@ -48,6 +55,8 @@ from .elicitation import (
 if TYPE_CHECKING:
     from .app import ServerSession
 
+R = TypeVar("R")
+
 #: What ``messages`` may hold: a ``str`` is a user text message.
 MessageLike = str | t.SamplingMessage
 Timeout = float | UnsetType | None
@@ -57,7 +66,64 @@ def _unset(value: Any) -> Any:
     return UNSET if value is None else value
 
 
-async def create_message(
+@attrs.frozen
+class Question(Generic[R]):
+    """One thing to ask the client: its method and params, and how its answer is read.
+
+    ``key`` names it in an MRTR round (modern era); None: the run's next default key.
+    Built (and checked) by :func:`sampling`, :func:`elicitation`, :func:`url_elicitation`,
+    :func:`roots`; put to the client by :func:`ask`.
+    """
+
+    method: str
+    params: Any
+    finish: Callable[[Any], R]
+    key: str | None = None
+
+
+async def ask(
+    server_session: ServerSession,
+    questions: Sequence[Question[Any]],
+    *,
+    related_request: RequestId | None = None,
+    timeout: Timeout = UNSET,
+) -> list[Any]:
+    """The answers to ``questions``, in order: concurrent requests (legacy session), or
+    one ``input_required`` round (modern era, see :mod:`.mrtr`; ``timeout`` does not
+    apply there: the handler waits for the retry, up to the continuation's TTL)."""
+    exchange = server_session.input_exchange
+    if exchange is not None:
+        raw = await exchange.ask(questions)
+    else:
+        for question in questions:
+            may_ask(server_session, question.method, _CAPABILITY[question.method])
+        raw = [None] * len(questions)
+
+        async def one(index: int, question: Question[Any]) -> None:
+            raw[index] = await server_session.session.request(
+                question.method,
+                question.params,
+                related_request=related_request,
+                timeout=timeout,
+            )
+
+        if len(questions) == 1:
+            await one(0, questions[0])
+        else:
+            async with trio.open_nursery() as nursery:
+                for index, question in enumerate(questions):
+                    nursery.start_soon(one, index, question)
+    return [question.finish(answer) for question, answer in zip(questions, raw, strict=True)]
+
+
+_CAPABILITY = {
+    "sampling/createMessage": "sampling",
+    "elicitation/create": "elicitation",
+    "roots/list": "roots",
+}
+
+
+def sampling(
     server_session: ServerSession,
     messages: str | Sequence[MessageLike],
     *,
@@ -70,14 +136,12 @@ async def create_message(
     metadata: Mapping[str, Any] | None = None,
     tools: Sequence[t.Tool] | None = None,
     tool_choice: t.ToolChoice | str | None = None,
-    related_request: RequestId | None = None,
-    timeout: Timeout = UNSET,
-) -> t.CreateMessageResult:
-    """Send ``sampling/createMessage`` and return the client's (model's) answer."""
+    key: str | None = None,
+) -> Question[t.CreateMessageResult]:
+    """``sampling/createMessage``: the client's (model's) answer, as it is."""
     may_ask(server_session, "sampling/createMessage", "sampling")
-    state = server_session.state
-    state.check_outbound("sampling/createMessage")
-    revision = state.revision
+    _check_outbound(server_session, "sampling/createMessage")
+    revision = server_session.state.revision
     listed = [messages] if isinstance(messages, str) else list(messages)
     sampling_messages = [
         m if isinstance(m, t.SamplingMessage) else t.SamplingMessage(role="user", content=_text(m))
@@ -111,9 +175,27 @@ async def create_message(
         tools=list(tools) if tools is not None else UNSET,
         tool_choice=_unset(tool_choice),
     )
-    result: t.CreateMessageResult = await server_session.session.request(
-        "sampling/createMessage", params, related_request=related_request, timeout=timeout
+    return Question("sampling/createMessage", params, _same, key)
+
+
+async def create_message(
+    server_session: ServerSession,
+    messages: str | Sequence[MessageLike],
+    *,
+    max_tokens: int,
+    related_request: RequestId | None = None,
+    timeout: Timeout = UNSET,
+    **options: Any,
+) -> t.CreateMessageResult:
+    """Send ``sampling/createMessage`` and return the client's (model's) answer."""
+    question = sampling(server_session, messages, max_tokens=max_tokens, **options)
+    (result,) = await ask(
+        server_session, [question], related_request=related_request, timeout=timeout
     )
+    return result  # type: ignore[no-any-return]
+
+
+def _same(result: R) -> R:
     return result
 
 
@@ -150,18 +232,17 @@ def _check_sampling_content(
                 )
 
 
-async def elicit(
+def elicitation(
     server_session: ServerSession,
     message: str,
     form: Mapping[str, Any] | type,
     *,
-    related_request: RequestId | None = None,
-    timeout: Timeout = UNSET,
-) -> ElicitationResult[Any]:
-    """Ask the user to fill ``form`` (a restricted schema, or a type); check what comes back."""
+    key: str | None = None,
+) -> Question[ElicitationResult[Any]]:
+    """Form-mode ``elicitation/create``: the user's answer, checked against ``form``."""
     may_ask(server_session, "elicitation/create", "elicitation")
+    _check_outbound(server_session, "elicitation/create")
     state = server_session.state
-    state.check_outbound("elicitation/create")
     if state.revision.url_elicitation and not _elicitation_mode(server_session, "form"):
         raise ProtocolViolation(
             INVALID_REQUEST,
@@ -170,33 +251,50 @@ async def elicit(
         )
     schema = form_schema(form)
     check_form_schema(schema, state.revision)
-    params = t.ElicitParams(message=message, requested_schema=schema)
-    result: t.ElicitResult = await server_session.session.request(
-        "elicitation/create", params, related_request=related_request, timeout=timeout
+    params = t.ElicitParams(
+        message=message,
+        requested_schema=schema,
+        mode="form" if state.revision.result_type else UNSET,
     )
-    if result.action != "accept":
-        return ElicitationResult(result.action)
-    content = check_content(schema, {} if result.content is UNSET else result.content)
-    return ElicitationResult("accept", decode_content(content, form))
+
+    def finish(result: t.ElicitResult) -> ElicitationResult[Any]:
+        if result.action != "accept":
+            return ElicitationResult(result.action)
+        content = check_content(schema, {} if result.content is UNSET else result.content)
+        return ElicitationResult("accept", decode_content(content, form))
+
+    return Question("elicitation/create", params, finish, key)
 
 
-async def elicit_url(
+async def elicit(
+    server_session: ServerSession,
+    message: str,
+    form: Mapping[str, Any] | type,
+    *,
+    related_request: RequestId | None = None,
+    timeout: Timeout = UNSET,
+    key: str | None = None,
+) -> ElicitationResult[Any]:
+    """Ask the user to fill ``form`` (a restricted schema, or a type); check what comes back."""
+    question = elicitation(server_session, message, form, key=key)
+    (result,) = await ask(
+        server_session, [question], related_request=related_request, timeout=timeout
+    )
+    return result  # type: ignore[no-any-return]
+
+
+def url_elicitation(
     server_session: ServerSession,
     message: str,
     url: str,
     *,
     elicitation_id: str | None = None,
-    related_request: RequestId | None = None,
-    timeout: Timeout = UNSET,
-) -> ElicitationResult[None]:
-    """Ask the user to visit ``url`` (URL mode, 2025-11-25); returns their consent only.
-
-    What happens at the URL stays out of band; when it is done, tell the client
-    with ``ServerSession.complete_elicitation(result.elicitation_id)``.
-    """
+    key: str | None = None,
+) -> Question[ElicitationResult[None]]:
+    """URL-mode ``elicitation/create`` (2025-11-25 on): the user's consent only."""
     may_ask(server_session, "elicitation/create", "elicitation")
+    _check_outbound(server_session, "elicitation/create")
     state = server_session.state
-    state.check_outbound("elicitation/create")
     if not state.revision.url_elicitation:
         raise ProtocolViolation(
             INVALID_REQUEST,
@@ -209,12 +307,45 @@ async def elicit_url(
             "URL-mode elicitation needs the client capability 'elicitation.url', which the"
             " client did not declare",
         )
-    elicitation_id = elicitation_id or uuid.uuid4().hex
-    params = t.ElicitParams(message=message, mode="url", url=url, elicitation_id=elicitation_id)
-    result: t.ElicitResult = await server_session.session.request(
-        "elicitation/create", params, related_request=related_request, timeout=timeout
+    chosen = elicitation_id or uuid.uuid4().hex
+    params = t.ElicitParams(message=message, mode="url", url=url, elicitation_id=chosen)
+
+    def finish(result: t.ElicitResult) -> ElicitationResult[None]:
+        return ElicitationResult(result.action, None, chosen)
+
+    return Question("elicitation/create", params, finish, key)
+
+
+async def elicit_url(
+    server_session: ServerSession,
+    message: str,
+    url: str,
+    *,
+    elicitation_id: str | None = None,
+    related_request: RequestId | None = None,
+    timeout: Timeout = UNSET,
+    key: str | None = None,
+) -> ElicitationResult[None]:
+    """Ask the user to visit ``url`` (URL mode, 2025-11-25); returns their consent only.
+
+    What happens at the URL stays out of band; when it is done, tell the client
+    with ``ServerSession.complete_elicitation(result.elicitation_id)``.
+    """
+    question = url_elicitation(server_session, message, url, elicitation_id=elicitation_id, key=key)
+    (result,) = await ask(
+        server_session, [question], related_request=related_request, timeout=timeout
     )
-    return ElicitationResult(result.action, None, elicitation_id)
+    return result  # type: ignore[no-any-return]
+
+
+def roots(server_session: ServerSession, *, key: str | None = None) -> Question[list[t.Root]]:
+    """``roots/list``: the client's roots."""
+    may_ask(server_session, "roots/list", "roots")
+    return Question("roots/list", t.EmptyParams(), _roots_of, key)
+
+
+def _roots_of(result: t.ListRootsResult) -> list[t.Root]:
+    return result.roots
 
 
 async def list_roots(
@@ -222,20 +353,24 @@ async def list_roots(
     *,
     related_request: RequestId | None = None,
     timeout: Timeout = UNSET,
+    key: str | None = None,
 ) -> list[t.Root]:
     """The client's roots (``roots/list``)."""
-    may_ask(server_session, "roots/list", "roots")
-    result: t.ListRootsResult = await server_session.session.request(
-        "roots/list", related_request=related_request, timeout=timeout
+    (result,) = await ask(
+        server_session,
+        [roots(server_session, key=key)],
+        related_request=related_request,
+        timeout=timeout,
     )
-    return result.roots
+    return result  # type: ignore[no-any-return]
 
 
 def may_ask(server_session: ServerSession, method: str, capability: str) -> None:
-    """Refuse ``method`` where the session's revision has no server-to-client requests.
+    """Refuse ``method`` where the session cannot ask it (nothing is sent or asked).
 
-    -32021 naming ``capability`` when the client did not declare it, else a
-    :class:`ProtocolViolation` (see the module docstring). Nothing is sent.
+    -32021 naming ``capability`` when a modern request did not declare it; a
+    :class:`ProtocolViolation` where the modern era cannot ask at all (no MRTR
+    exchange: outside ``tools/call``, ``prompts/get``, ``resources/read``).
     """
     revision = server_session.state.revision
     if revision.server_requests:
@@ -244,12 +379,19 @@ def may_ask(server_session: ServerSession, method: str, capability: str) -> None
         raise missing_client_capability(
             {capability: {}}, f"{method} needs it, and this request did not declare it"
         )
-    raise ProtocolViolation(
-        INVALID_REQUEST,
-        f"{method} cannot be sent in protocol revision {revision.name}: there the server asks"
-        " for client input inside its result (input_required), which mcp_actors does not"
-        " support yet",
-    )
+    if server_session.input_exchange is None:
+        raise ProtocolViolation(
+            INVALID_REQUEST,
+            f"{method} cannot be sent in protocol revision {revision.name}: there the server"
+            " asks for client input inside the result of tools/call, prompts/get or"
+            " resources/read (input_required) only",
+        )
+
+
+def _check_outbound(server_session: ServerSession, method: str) -> None:
+    """The legacy lifecycle's check (the modern era asks inside results instead)."""
+    if server_session.input_exchange is None:
+        server_session.state.check_outbound(method)
 
 
 def _declared(server_session: ServerSession, *path: str) -> bool:

@@ -4,6 +4,11 @@ A :class:`Context` is made for each request whose handler asks for one (by
 annotating a parameter with ``Context``). It is bound to that request: progress
 goes to the request's ``progressToken``, log messages and server→client requests
 are routed with the request (on HTTP, on its response stream).
+
+Asking the client (``elicit``, ``sample``, ``list_roots``, several at once with
+``ask``) works in both eras: a request to the client in a legacy session, an
+``input_required`` round in the modern era (see :mod:`.mrtr`; ``key=`` names the
+question there).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from ..protocol import types as t
 from ..protocol.jsonrpc import RequestId
 from ..runtime.request import InboundRequest
 from . import client_requests
+from .client_requests import Question
 from .elicitation import ElicitationResult
 
 if TYPE_CHECKING:
@@ -110,6 +116,7 @@ class Context:
         tools: Sequence[t.Tool] | None = None,
         tool_choice: t.ToolChoice | str | None = None,
         timeout: float | UnsetType | None = UNSET,
+        key: str | None = None,
     ) -> t.CreateMessageResult:
         """Ask the client's model for a message (``sampling/createMessage``).
 
@@ -117,6 +124,7 @@ class Context:
         ``tool_choice`` need protocol revision 2025-11-25 and the client's
         ``sampling.tools`` capability; without them a :class:`ProtocolViolation`
         says so and nothing is sent. So does a client without ``sampling``.
+        ``key`` names the question in the modern era (default ``sampling-N``).
         """
         return await client_requests.create_message(
             self._session,
@@ -132,6 +140,7 @@ class Context:
             tool_choice=tool_choice,
             related_request=self._request.id,
             timeout=timeout,
+            key=key,
         )
 
     @overload
@@ -141,6 +150,7 @@ class Context:
         form: type[T],
         *,
         timeout: float | UnsetType | None = UNSET,
+        key: str | None = None,
     ) -> ElicitationResult[T]: ...
 
     @overload
@@ -150,6 +160,7 @@ class Context:
         form: Mapping[str, Any],
         *,
         timeout: float | UnsetType | None = UNSET,
+        key: str | None = None,
     ) -> ElicitationResult[dict[str, Any]]: ...
 
     async def elicit(
@@ -158,6 +169,7 @@ class Context:
         form: Mapping[str, Any] | type[Any],
         *,
         timeout: float | UnsetType | None = UNSET,
+        key: str | None = None,
     ) -> ElicitationResult[Any]:
         """Ask the user to fill a form (``elicitation/create``, form mode; 2025-06-18+).
 
@@ -166,10 +178,16 @@ class Context:
         before sending (:class:`ProtocolViolation` if the protocol does not allow
         it, the client lacks ``elicitation`` or the revision predates it); accepted
         content is checked against it (``ElicitationContentError``), defaults
-        filled in, and decoded into ``form`` when it is a type.
+        filled in, and decoded into ``form`` when it is a type. ``key`` names the
+        question in the modern era (default ``elicitation-N``).
         """
         return await client_requests.elicit(
-            self._session, message, form, related_request=self._request.id, timeout=timeout
+            self._session,
+            message,
+            form,
+            related_request=self._request.id,
+            timeout=timeout,
+            key=key,
         )
 
     async def elicit_url(
@@ -179,6 +197,7 @@ class Context:
         *,
         elicitation_id: str | None = None,
         timeout: float | UnsetType | None = UNSET,
+        key: str | None = None,
     ) -> ElicitationResult[None]:
         """Ask the user to open ``url`` (URL-mode elicitation, 2025-11-25, ``elicitation.url``).
 
@@ -192,13 +211,65 @@ class Context:
             elicitation_id=elicitation_id,
             related_request=self._request.id,
             timeout=timeout,
+            key=key,
         )
 
-    async def list_roots(self, *, timeout: float | UnsetType | None = UNSET) -> list[t.Root]:
+    async def list_roots(
+        self, *, timeout: float | UnsetType | None = UNSET, key: str | None = None
+    ) -> list[t.Root]:
         """The client's roots (``roots/list``; needs the client's ``roots`` capability)."""
         return await client_requests.list_roots(
-            self._session, related_request=self._request.id, timeout=timeout
+            self._session, related_request=self._request.id, timeout=timeout, key=key
         )
+
+    # -- several questions at once ----------------------------------------------------
+
+    def elicitation(
+        self, message: str, form: Mapping[str, Any] | type, *, key: str | None = None
+    ) -> Question[ElicitationResult[Any]]:
+        """A form elicitation to put with others in :meth:`ask` (checked now)."""
+        return client_requests.elicitation(self._session, message, form, key=key)
+
+    def sampling(
+        self,
+        messages: str | Sequence[str | t.SamplingMessage],
+        *,
+        max_tokens: int,
+        key: str | None = None,
+        **options: Any,
+    ) -> Question[t.CreateMessageResult]:
+        """A sampling request to put with others in :meth:`ask` (options as :meth:`sample`)."""
+        return client_requests.sampling(
+            self._session, messages, max_tokens=max_tokens, key=key, **options
+        )
+
+    def roots(self, *, key: str | None = None) -> Question[list[t.Root]]:
+        """A ``roots/list`` to put with others in :meth:`ask`."""
+        return client_requests.roots(self._session, key=key)
+
+    async def ask(
+        self, *questions: Question[Any], timeout: float | UnsetType | None = UNSET
+    ) -> list[Any]:
+        """Put several questions at once; their answers, in order::
+
+            name, reply, roots = await ctx.ask(
+                ctx.elicitation("Your name?", {"type": "object", ...}, key="user_name"),
+                ctx.sampling("Say hello", max_tokens=50, key="greeting"),
+                ctx.roots(key="client_roots"),
+            )
+
+        Legacy era: concurrent requests to the client. Modern era: one
+        ``input_required`` round carrying every question (a sequence of awaits would
+        take one round each). Keys must differ within a round.
+        """
+        return await client_requests.ask(
+            self._session, questions, related_request=self._request.id, timeout=timeout
+        )
+
+    def follow(self, request: InboundRequest) -> None:
+        """Serve ``request`` from now on: an MRTR retry resumed this handler, and its
+        progress and log messages belong to the retry."""
+        self._request = request
 
     async def request(
         self, method: str, params: Any = None, *, result_type: Any = None, timeout: Any = UNSET

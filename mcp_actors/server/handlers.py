@@ -20,10 +20,13 @@ from ..protocol.errors import McpError
 from ..protocol.versions import Revision, modern_versions
 from ..runtime.request import InboundRequest
 from .completion import Completer
+from .mrtr import host_of
 from .pagination import paginate
+from .task_methods import TASK_HANDLERS, legacy_created, legacy_requested_ttl, runs_as_task
 
 if TYPE_CHECKING:
     from .app import ServerSession
+    from .tools import RegisteredTool
 
 Handler = Callable[["ServerSession", InboundRequest, Any], Awaitable[Any]]
 
@@ -82,14 +85,40 @@ async def list_tools(
 
 async def call_tool(
     server_session: ServerSession, request: InboundRequest, params: t.CallToolParams
-) -> t.CallToolResult:
+) -> t.CallToolResult | t.CreatedTask | t.CreateTaskResult:
     tool = server_session.server._tools.get(params.name)
     if tool is None:
         raise McpError(errors.INVALID_PARAMS, f"Unknown tool: {params.name}", {"tool": params.name})
+    if runs_as_task(server_session, request, tool, params):
+        manager = server_session.server.task_manager
+        if request.modern is None:  # 2025-11-25: the task asks on the session, as any call
+            created = manager.start(
+                tool.name,
+                lambda task: _run_tool(server_session, request, tool, params),
+                host_of(request),
+                ttl_ms=legacy_requested_ttl(params),
+            )
+            return legacy_created(created)
+        return manager.start(
+            tool.name,
+            lambda task: _run_tool(server_session.answered_by(task), request, tool, params),
+            host_of(request),
+        )
+    return await _run_tool(server_session, request, tool, params)
+
+
+async def _run_tool(
+    server_session: ServerSession,
+    request: InboundRequest,
+    tool: RegisteredTool,
+    params: t.CallToolParams,
+) -> t.CallToolResult | t.CreatedTask:
     server = server_session.server
     result = await tool.call(
         params.arguments, server_session.context(request), mask_errors=server.mask_errors
     )
+    if isinstance(result, t.CreatedTask):  # a deferred tool handed its work to a task
+        return result
     revision = server_session.state.revision
     check_content(result.content, revision, f"tool {params.name!r}")
     structured = result.structured_content  # left out before 2025-06-18 (protocol.fit)
@@ -154,6 +183,13 @@ async def unsubscribe(
     _needs_a_session(server_session, "resources/unsubscribe", "subscriptions need a session")
     server_session.unsubscribe(params.uri)
     return t.EmptyResult()
+
+
+async def listen(
+    server_session: ServerSession, request: InboundRequest, params: t.SubscriptionsListenParams
+) -> t.SubscriptionsListenResult:
+    """``subscriptions/listen`` (2026-07-28): the stream's actor (see :mod:`.listen`)."""
+    return await server_session.server.serve_listen(server_session, request, params)
 
 
 # -- prompts --------------------------------------------------------------------------
@@ -256,7 +292,9 @@ HANDLERS: dict[str, Handler] = {
     "resources/read": read_resource,
     "resources/subscribe": subscribe,
     "resources/unsubscribe": unsubscribe,
+    "subscriptions/listen": listen,
     "prompts/list": list_prompts,
     "prompts/get": get_prompt,
     "completion/complete": complete,
+    **TASK_HANDLERS,
 }

@@ -179,6 +179,10 @@ class ResourceRegistry:
         """Whether a fixed resource with URI ``key``, or a template ``key``, is registered."""
         return key in self.fixed or key in self.templates
 
+    def knows(self, uri: str) -> bool:
+        """Whether a fixed resource or a template serves ``uri``."""
+        return uri in self.fixed or any(t.match(uri) is not None for t in self.templates.values())
+
     def resolve(self, uri: str) -> tuple[RegisteredResource, dict[str, str]]:
         """The resource serving ``uri`` and its variables; -32002 if there is none.
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 import msgspec
@@ -33,6 +33,10 @@ if TYPE_CHECKING:
     from .context import Context
 
 log = logging.getLogger("mcp_actors.tools")
+
+#: What a tool declares about running as a task of the tasks extension (see :mod:`.tasks`).
+TaskMode = Literal["never", "optional", "always", "deferred"]
+TASK_MODES: tuple[TaskMode, ...] = ("never", "optional", "always", "deferred")
 
 #: What a client is told of an exception when the server masks errors.
 MASKED_ERROR = "internal error (details are in the server's log)"
@@ -59,6 +63,10 @@ class RegisteredTool:
     function: Callable[..., Any]
     signature: ToolSignature
     inline: bool = False
+    #: Whether a call runs as a task (tasks extension; see :mod:`.tasks`): "never",
+    #: "optional" (when the request declares the extension), "always", or "deferred"
+    #: (the handler asks first, then hands its work to a task with ``start_task``).
+    task: TaskMode = attrs.field(default="never", validator=attrs.validators.in_(TASK_MODES))
     is_async: bool = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
@@ -121,8 +129,8 @@ class RegisteredTool:
 
     def to_result(self, value: Any) -> t.CallToolResult:
         """Convert a tool's return value into a ``CallToolResult``."""
-        if isinstance(value, t.CallToolResult):
-            return value
+        if isinstance(value, (t.CallToolResult, t.CreatedTask)):  # a deferred tool's task
+            return value  # type: ignore[return-value]
         signature = self.signature
         if signature.output_schema is None:
             return t.CallToolResult(content=to_content(value))

@@ -16,6 +16,12 @@ later are 2020-12 with ``$defs``); each file's own ``$schema`` picks the dialect
   :func:`assert_all_valid` validates everything it recorded and checks id hygiene
   (unique outgoing request ids, at most one response per inbound request).
 
+The tasks extension (``io.modelcontextprotocol/tasks``) has a schema of its own,
+packaged under ``schemas/extensions/tasks/schema.json``: from 2026-07-28 on, its
+methods (``tasks/get``, ``tasks/update``, ``tasks/cancel``, ``notifications/tasks``)
+and a ``tools/call`` answered with ``resultType: "task"`` (``CreateTaskResult``) are
+checked against it.
+
 Validators are built once per (revision, definition) and cached.
 """
 
@@ -84,7 +90,7 @@ class _Revision:
         self.cls.check_schema(self.root)
         by_method: dict[str, list[str]] = {}
         for name, definition in self.defs.items():
-            const = definition.get("properties", {}).get("method", {}).get("const")
+            const = _method_const(definition)
             if (
                 isinstance(const, str)
                 and name not in _UNION_NAMES
@@ -116,9 +122,31 @@ class _Revision:
         return validator
 
 
+def _method_const(definition: Mapping[str, Any]) -> Any:
+    """The ``method`` a definition fixes: in its properties, or (the tasks extension's
+    style) in one of its ``allOf`` parts."""
+    parts = [definition, *definition.get("allOf", ())]
+    for part in parts:
+        const = part.get("properties", {}).get("method", {}).get("const")
+        if const is not None:
+            return const
+    return None
+
+
 @functools.cache
 def _schemas(revision: str) -> _Revision:
     return _Revision(revision)
+
+
+#: Where the tasks extension's schema is (relative to :data:`SCHEMA_DIR`), and from which
+#: revision on it applies.
+TASKS_SCHEMA = "extensions/tasks"
+_TASKS_SINCE = "2026-07-28"
+
+
+def _tasks_extension(rev: _Revision) -> _Revision | None:
+    """The tasks extension's schema, for a revision that has the extension."""
+    return _schemas(TASKS_SCHEMA) if rev.revision >= _TASKS_SINCE else None
 
 
 def methods(revision: str) -> frozenset[str]:
@@ -215,6 +243,10 @@ def _result_candidates(rev: _Revision, request: Mapping[str, Any] | str, result:
     method = request if isinstance(request, str) else request.get("method")
     if not isinstance(method, str):
         return []
+    if rev.revision == TASKS_SCHEMA:  # the tasks extension: its own results
+        if method == "tools/call":
+            return ["CreateTaskResult"]
+        return [f"{name[: -len('Request')]}Result" for name in rev.by_method.get(method, ())]
     input_required = isinstance(result, Mapping) and result.get("resultType") == "input_required"
     out: list[str] = []
     for request_def in rev.by_method.get(method, ()):
@@ -275,6 +307,10 @@ def _problems(
     if kind in ("request", "notification"):
         method = message.get("method")
         names = rev.by_method.get(method, ()) if isinstance(method, str) else ()
+        extension = _tasks_extension(rev)
+        if not names and extension is not None and isinstance(method, str):
+            names = extension.by_method.get(method, ())
+            rev = extension if names else rev
         if not names:
             if not allow_unknown_methods:
                 problems.append(f"method {method!r} is not defined in revision {rev.revision}")
@@ -296,6 +332,13 @@ def _problems(
                         problems.extend("  " + e for e in errs)
     elif kind == "result" and in_reply_to is not None:
         result = message.get("result")
+        replied = in_reply_to if isinstance(in_reply_to, str) else in_reply_to.get("method")
+        extension = _tasks_extension(rev)
+        if extension is not None and (
+            (isinstance(result, Mapping) and result.get("resultType") == "task")
+            or (isinstance(replied, str) and replied.startswith("tasks/"))
+        ):
+            rev = extension
         failures = [
             (name, _schema_errors(rev, name, result, "$.result"))
             for name in _result_candidates(rev, in_reply_to, result)

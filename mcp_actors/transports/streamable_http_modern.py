@@ -25,6 +25,10 @@ A modern POST carries one request with everything the server needs in its
    ``keepalive_interval`` seconds of silence; a request silent for that long
    commits to a stream too, so that the comments keep proxies from timing it out.
 
+A ``subscriptions/listen`` request is always answered with an event stream (``406``
+if the client's ``Accept`` lacks ``text/event-stream``), kept open with the
+keep-alive comments until the server ends it or the client closes it.
+
 A client that closes the connection before the answer cancels the request: its
 session actor is closed, which cancels the handler (a JSON reply too). Nothing
 is remembered after the answer: an ``Mcp-Session-Id`` is ignored and never sent.
@@ -43,7 +47,7 @@ from typing import Any, Final
 import attrs
 import trio
 
-from ..protocol.errors import INTERNAL_ERROR, McpError
+from ..protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from ..protocol.http_status import status_for_error
 from ..protocol.inspect import error_code, outgoing_request, read_modern_post
 from ..protocol.jsonrpc import InvalidMessage, RequestId, encode_error
@@ -51,10 +55,12 @@ from ..protocol.routing_headers import admit_http_request
 from ..protocol.versions import REVISIONS
 from .abc import MessageStream, Outgoing, TransportClosed
 from .asgi import (
+    EVENT_STREAM,
     JSON,
     Receive,
     Request,
     Send,
+    accepts,
     respond,
     send_chunk,
     send_last,
@@ -70,6 +76,8 @@ log = logging.getLogger("mcp_actors.http")
 #: The revision modern replies are written as (ids omitted when unknown).
 _MODERN: Final = REVISIONS["2026-07-28"]
 
+#: The method whose answer is always an event stream: a long-lived notification stream.
+_LISTEN: Final = "subscriptions/listen"
 #: The ``inputSchema`` of the server's tool of that name (None: no such tool).
 InputSchemaOf = Callable[[str], Any]
 
@@ -191,8 +199,18 @@ class ModernPostHandler:
             retry = [("retry-after", str(RETRY_AFTER))]
             await respond(send, 503, body, content_type=JSON, headers=retry)
             return
+        listen = post.method == _LISTEN
+        if listen and not accepts(request.header("accept"), EVENT_STREAM):
+            refusal = McpError(
+                INVALID_REQUEST,
+                "Not Acceptable: subscriptions/listen is answered with text/event-stream,"
+                " which the Accept header must list",
+            )
+            await _respond_error(send, request_id, refusal, status=406)
+            return
         exchange = ModernExchange(body, request_id, self.config.outbound_queue_size)
-        exchange.streaming = not json_only
+        exchange.streaming = listen or not json_only
+        stream_only = stream_only or listen
         del body, post
         self.in_progress += 1
         try:
@@ -266,6 +284,9 @@ async def _respond_json(send: Send, request_id: RequestId, message: _Message | N
         await respond(send, status, message.payload, content_type=JSON)
 
 
-async def _respond_error(send: Send, request_id: RequestId | None, error: McpError) -> None:
+async def _respond_error(
+    send: Send, request_id: RequestId | None, error: McpError, *, status: int | None = None
+) -> None:
     body = encode_error(request_id, error, _MODERN)
-    await respond(send, status_for_error(error.code), body, content_type=JSON)
+    status = status_for_error(error.code) if status is None else status
+    await respond(send, status, body, content_type=JSON)

@@ -17,9 +17,18 @@
 **2026-07-28 fixtures** (alpha ``--requirements 2026-07-28``): ``test_missing_capability``
 (needs the client's ``sampling``: -32021 without it), ``test_logging_tool`` (logs, so a
 request without ``logLevel`` shows none arrive), ``test_streaming_elicitation`` (asks a
-name; the modern era cannot ask without MRTR, so there it answers ``isError``), and
+name; in the modern era it asks inside its result, ``input_required``), and
 ``test_header_echo(region)`` whose ``region`` carries ``x-mcp-header: Region``. Every
 fixture is served in both eras; ``test_simple_text`` stays first in ``tools/list``.
+``test_trigger_tool_change`` / ``test_trigger_prompt_change`` (last in the list) announce a
+tool / prompt list change to ``subscriptions/listen`` streams (and legacy sessions).
+
+**Multi round-trip fixtures** (``input-required-result-*``, listed last): the tools
+``test_input_required_result_{elicitation,sampling,list_roots,request_state,
+multiple_inputs,multi_round,tampered_state,capabilities}`` and the prompt
+``test_input_required_result_prompt``. Each asks the client with the ordinary
+``ctx.elicit``/``ctx.sample``/``ctx.list_roots``/``ctx.ask`` and a fixed ``key``: a
+request to the client in a legacy session, an ``input_required`` round in the modern era.
 
 **Tools a real server has:**
 
@@ -57,6 +66,7 @@ from mcp_actors import (
 )
 from mcp_actors.server.content import audio, embedded, image, text, user
 from mcp_actors.server.signature import inspect_tool
+from mcp_actors.server.tasks import start_task
 from mcp_actors.server.tools import RegisteredTool
 
 #: A 1x1 red PNG, and a minimal WAV: the conformance suite's reference constants.
@@ -219,6 +229,9 @@ def create(settings: Settings | None = None) -> Server:
     _fixture_prompts(server)
     _job_tools(server, settings)
     _bench_tools(server, settings)
+    _input_required_fixtures(server)
+    _listen_triggers(server)
+    _task_tools(server, settings)
     return server
 
 
@@ -371,9 +384,8 @@ def _modern_fixture_tools(server: Server, settings: Settings) -> None:
     async def test_streaming_elicitation(ctx: Context) -> types.CallToolResult:
         """Asks the user's name (form elicitation) and greets them.
 
-        In the modern era a server may ask only inside its result (``input_required``),
-        which mcp_actors does not do yet: there the tool answers an ``isError`` result
-        saying so, and never sends the client a request.
+        In the modern era the question travels inside the result (``input_required``);
+        a request that did not declare ``elicitation`` gets an ``isError`` result.
         """
         try:
             answer = await ctx.elicit("What is your name?", NAME_FORM)
@@ -650,3 +662,197 @@ def _bench_tools(server: Server, settings: Settings) -> None:
     async def last_cancellation(token: str) -> dict[str, Any]:
         """When ``cancellation_probe`` saw its cancellation (``time.monotonic()``), or null."""
         return {"token": token, "observed": observed.get(token)}
+
+
+# -- conformance: subscriptions/listen --------------------------------------------------
+
+
+def _listen_triggers(server: Server) -> None:
+    """The hooks ``server-stateless`` calls (on another connection) to see a listen
+    stream deliver a list change: each re-registers a tool or prompt of the server,
+    which announces the change without changing what is listed."""
+
+    @server.tool
+    async def test_trigger_tool_change() -> str:
+        """Announce a change of the tool list (notifications/tools/list_changed)."""
+        server.add_tool(server.tools["test_trigger_tool_change"], replace=True)
+        return "tools/list_changed announced"
+
+    @server.tool
+    async def test_trigger_prompt_change() -> str:
+        """Announce a change of the prompt list (notifications/prompts/list_changed)."""
+        server.add_prompt(server.prompts["test_simple_prompt"], replace=True)
+        return "prompts/list_changed announced"
+
+
+# -- conformance: multi round-trip requests (2026-07-28) ---------------------------------
+
+CONFIRM_FORM: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {"ok": {"type": "boolean", "description": "Go on?"}},
+    "required": ["ok"],
+}
+COLOR_FORM: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {"color": {"type": "string", "description": "Favourite colour"}},
+    "required": ["color"],
+}
+CONTEXT_FORM: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {"context": {"type": "string", "description": "What to focus on"}},
+    "required": ["context"],
+}
+
+
+def _sampled_text(result: types.CreateMessageResult) -> str:
+    blocks = result.content if isinstance(result.content, list) else [result.content]
+    return " ".join(b.text for b in blocks if isinstance(b, types.TextContent))
+
+
+def _input_required_fixtures(server: Server) -> None:
+    """The ``input-required-result-*`` fixtures: each asks with a fixed key."""
+
+    @server.tool
+    async def test_input_required_result_elicitation(ctx: Context) -> str:
+        """Asks the user's name (key ``user_name``) and greets them."""
+        answer = await ctx.elicit("What is your name?", NAME_FORM, key="user_name")
+        if not answer.accepted or answer.content is None:
+            return f"No name given ({answer.action})"
+        return f"Hello, {answer.content['name']}!"
+
+    @server.tool
+    async def test_input_required_result_sampling(ctx: Context) -> str:
+        """Asks the client's model a question (key ``capital_question``)."""
+        result = await ctx.sample(
+            "What is the capital of France?", max_tokens=100, key="capital_question"
+        )
+        return f"The model said: {_sampled_text(result)}"
+
+    @server.tool
+    async def test_input_required_result_list_roots(ctx: Context) -> str:
+        """Lists the client's roots (key ``client_roots``)."""
+        roots = await ctx.list_roots(key="client_roots")
+        return "Roots: " + ", ".join(root.uri for root in roots)
+
+    @server.tool
+    async def test_input_required_result_request_state(ctx: Context) -> str:
+        """Asks for a confirmation (key ``confirm``); the round carries a ``requestState``."""
+        answer = await ctx.elicit("Go on?", CONFIRM_FORM, key="confirm")
+        confirmed = answer.accepted and answer.content is not None and answer.content["ok"]
+        return f"state-ok: confirmed={confirmed}"
+
+    @server.tool
+    async def test_input_required_result_multiple_inputs(ctx: Context) -> str:
+        """Asks three things in one round: a name, a model's greeting, the roots."""
+        name, greeting, roots = await ctx.ask(
+            ctx.elicitation("What is your name?", NAME_FORM, key="user_name"),
+            ctx.sampling("Write a one-line greeting.", max_tokens=50, key="greeting"),
+            ctx.roots(key="client_roots"),
+        )
+        who = name.content["name"] if name.accepted and name.content else "?"
+        return (
+            f"name={who}; greeting={_sampled_text(greeting)};"
+            f" roots={','.join(root.uri for root in roots)}"
+        )
+
+    @server.tool
+    async def test_input_required_result_multi_round(ctx: Context) -> str:
+        """Two rounds: a name (key ``step1``), then a colour (key ``step2``)."""
+        name = await ctx.elicit("What is your name?", NAME_FORM, key="step1")
+        color = await ctx.elicit("Your favourite colour?", COLOR_FORM, key="step2")
+        who = name.content["name"] if name.accepted and name.content else "?"
+        hue = color.content["color"] if color.accepted and color.content else "?"
+        return f"{who} likes {hue}"
+
+    @server.tool
+    async def test_input_required_result_tampered_state(ctx: Context) -> str:
+        """Asks for a confirmation; a retry whose ``requestState`` was altered is -32602."""
+        answer = await ctx.elicit("Go on?", CONFIRM_FORM, key="confirm")
+        return f"confirmed: {answer.accepted}"
+
+    @server.tool
+    async def test_input_required_result_capabilities(ctx: Context) -> str:
+        """Asks the model and the user, but only what the request declared it can answer."""
+        declared = ctx.session.client_capabilities
+        questions: list[Any] = []
+        if declared is not None and declared.sampling is not msgspec.UNSET:
+            questions.append(ctx.sampling("Say hello.", max_tokens=20, key="model_hello"))
+        if declared is not None and declared.elicitation is not msgspec.UNSET:
+            questions.append(ctx.elicitation("What is your name?", NAME_FORM, key="user_name"))
+        if not questions:
+            return "Nothing to ask: the client declared neither sampling nor elicitation"
+        answers = await ctx.ask(*questions)
+        return f"Got {len(answers)} answer(s)"
+
+    @server.prompt(description="A prompt that asks the user for context first (MRTR)")
+    async def test_input_required_result_prompt(ctx: Context) -> str:
+        question = "What should the prompt focus on?"
+        answer = await ctx.elicit(question, CONTEXT_FORM, key="user_context")
+        focus = answer.content["context"] if answer.accepted and answer.content else "anything"
+        return f"Please help me with: {focus}"
+
+
+# -- the tasks extension (2026-07-28) ---------------------------------------------------------
+
+
+#: The form the task fixtures ask with (the suite answers ``{name, confirm}``).
+_TASK_FORM: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "confirm": {"type": "boolean"}},
+}
+
+
+def _task_tools(server: Server, settings: Settings) -> None:
+    """The fixtures of the suite's ``tasks-*`` scenarios (see :mod:`mcp_actors.server.tasks`)."""
+
+    @server.tool(annotations=_READ_ONLY)
+    async def greet(name: str = "world") -> str:
+        """Greet someone; always answered at once, never as a task."""
+        return f"Hello, {name}!"
+
+    @server.tool(annotations=_READ_ONLY, task="optional")
+    async def slow_compute(seconds: Annotated[float, msgspec.Meta(ge=0)] = 1.0) -> str:
+        """Work for ``seconds``; a task when the client declares the tasks extension."""
+        await trio.sleep(min(seconds, settings.max_job_seconds))
+        return f"computed for {seconds:g} s"
+
+    @server.tool(annotations=_READ_ONLY, task="always")
+    async def failing_job() -> str:
+        """Always runs as a task, which completes with a tool error (``isError``)."""
+        await trio.lowlevel.checkpoint()
+        raise RuntimeError("the job failed, as it always does")
+
+    @server.tool(annotations=_READ_ONLY, task="optional")
+    async def protocol_error_job() -> str:
+        """A task that fails with a JSON-RPC error (status ``failed``)."""
+        await trio.lowlevel.checkpoint()
+        raise McpError(-32602, "protocol_error_job always fails with -32602")
+
+    @server.tool(task="always")
+    async def confirm_delete(ctx: Context, path: str = "/tmp/example.txt") -> str:
+        """Ask the user to confirm (the task is ``input_required`` until ``tasks/update``)."""
+        answer = await ctx.elicit(f"Delete {path}?", _TASK_FORM, key="confirm")
+        if answer.accepted and answer.content and answer.content.get("confirm"):
+            return f"deleted {path}"
+        return f"kept {path}"
+
+    @server.tool(task="always")
+    async def multi_input(ctx: Context) -> str:
+        """Ask two questions at once; each answer may come in its own ``tasks/update``."""
+        name, go_on = await ctx.ask(
+            ctx.elicitation("Your name?", _TASK_FORM, key="name"),
+            ctx.elicitation("Go on?", _TASK_FORM, key="go_on"),
+        )
+        return f"name: {name.action}, go on: {go_on.action}"
+
+    @server.tool(task="deferred")
+    async def test_tool_with_task(ctx: Context) -> types.CreatedTask:
+        """Ask the user's name (an input_required round of the call), then finish as a task."""
+        answer = await ctx.elicit("What is your name?", NAME_FORM, key="user_name")
+        name = answer.content["name"] if answer.accepted and answer.content else "nobody"
+
+        async def greet_later() -> str:
+            await trio.sleep(0.1)
+            return f"Hello, {name}! (from a task)"
+
+        return start_task(ctx, greet_later)

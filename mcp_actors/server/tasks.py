@@ -1,0 +1,415 @@
+"""Tasks: a tool call that outlives its request, as an actor the server supervises.
+
+With the tasks extension (``io.modelcontextprotocol/tasks``, 2026-07-28) a server may
+answer a ``tools/call`` with a task — ``{"resultType": "task", "taskId": …}`` — and
+finish the work later; the client polls ``tasks/get`` (over any connection) until
+the task is ``completed`` (the tool's result inlined, ``isError`` included),
+``failed`` (a JSON-RPC error) or ``cancelled`` (``tasks/cancel``). The server decides
+per call, from what the tool declares::
+
+    @server.tool(task="optional")  # a task when the request's _meta declares the extension
+    async def render(frames: int) -> str: ...
+
+    @server.tool(task="always")    # refused with -32021 to a client without it
+    async def migrate(ctx: Context) -> str: ...
+
+    @server.tool(task="deferred")  # asks first (MRTR), then hands the work to a task
+    async def deploy(ctx: Context) -> t.CreatedTask:
+        answer = await ctx.elicit("Which region?", REGION_FORM, key="region")
+        return start_task(ctx, lambda: roll_out(answer.content))
+
+``task="never"`` (the default) keeps the call synchronous. ``"deferred"`` needs the
+extension like ``"always"``, but the handler runs as a plain call — its questions are
+``input_required`` rounds of the call itself (MRTR) — until it calls
+:func:`start_task`, whose ``CreatedTask`` it returns. A task is an actor: it
+runs where the request's session hosts its actors — the server's supervisor when
+the session was started by one (``serve_http``, ``serve_websocket``, ``serve_stdio``),
+never in the request's or the connection's scope: on Streamable HTTP each POST's
+session ends with its response, and the task goes on. A session served on its own
+(``server.serve_session`` on a stream of yours) hosts its tasks itself: they end
+with it.
+
+A task's records go through a :class:`~mcp_actors.runtime.task_store.TaskStore`
+(bounded, with a time to live; see there for what happens when it is full: the
+``tools/call`` is refused with -32603). ``tasks/cancel`` cancels the actor's scope:
+the tool sees ``trio.Cancelled`` at its next checkpoint, as for any cancelled call.
+
+A task's tool asks the user for input with the same code as anywhere else —
+``await ctx.elicit(...)``, ``ctx.sample``, ``ctx.list_roots``, ``ctx.ask`` — and the
+task becomes ``input_required`` with the questions as ``inputRequests`` until
+``tasks/update`` has answered every one of them (a partial answer leaves the rest
+outstanding); see :class:`RunningTask`.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import msgspec
+import trio
+
+from ..protocol import errors
+from ..protocol import types as t
+from ..protocol.errors import McpError
+from ..runtime.groups import describe
+from ..runtime.internal_errors import internal_errors
+from ..runtime.session import ActorHost
+from ..runtime.task_store import (
+    MemoryTaskStore,
+    TaskRecord,
+    TaskStore,
+    TaskStoreFull,
+    iso_timestamp,
+)
+from .mrtr import RESULT_TYPES
+from .tools import error_result, to_content
+
+if TYPE_CHECKING:
+    from .client_requests import Question
+    from .context import Context
+
+log = logging.getLogger("mcp_actors.tasks")
+
+
+#: What a task runs: the tool call, given the task it runs as (its input exchange).
+Work = Callable[["RunningTask"], Awaitable[t.CallToolResult | t.CreatedTask]]
+
+_NEEDS_EXTENSION: dict[str, Any] = {"extensions": {t.TASKS_EXTENSION: {}}}
+
+
+def declares_extension(capabilities: object) -> bool:
+    """Whether client ``capabilities`` declare the tasks extension."""
+    extensions = getattr(capabilities, "extensions", None)
+    return isinstance(extensions, dict) and t.TASKS_EXTENSION in extensions
+
+
+def missing_extension(what: str) -> McpError:
+    """-32021 naming the tasks extension as the capability ``what`` needs."""
+    return errors.missing_client_capability(_NEEDS_EXTENSION, what)
+
+
+@attrs.frozen
+class TaskSettings:
+    """How tasks are kept: ``ttl_ms`` from creation (None: until the process ends),
+    the ``poll_interval_ms`` suggested to clients, at most ``max_tasks`` records."""
+
+    ttl_ms: int | None = 3_600_000
+    poll_interval_ms: int = 500
+    max_tasks: int = 1000
+
+    def __attrs_post_init__(self) -> None:
+        if self.ttl_ms is not None and (not isinstance(self.ttl_ms, int) or self.ttl_ms < 1):
+            raise ValueError(f"ttl_ms must be a positive integer or None, not {self.ttl_ms!r}")
+        if not isinstance(self.poll_interval_ms, int) or self.poll_interval_ms < 1:
+            raise ValueError(
+                f"poll_interval_ms must be a positive integer, not {self.poll_interval_ms!r}"
+            )
+        if not isinstance(self.max_tasks, int) or self.max_tasks < 1:
+            raise ValueError(f"max_tasks must be a positive integer, not {self.max_tasks!r}")
+
+
+@attrs.frozen
+class TaskStatistics:
+    """Tasks held now (``live``, of which ``running``) and started / refused so far."""
+
+    live: int
+    running: int
+    started: int
+    refused: int
+
+
+@attrs.define(eq=False)
+class RunningTask:
+    """The actor side of one task: its cancel scope, and its questions to the client.
+
+    It is the input exchange of the task's handler (as an MRTR run is a modern
+    request's): ``ctx.elicit``, ``ctx.sample``, ``ctx.list_roots`` and ``ctx.ask``
+    in a task post their questions here; the task is ``input_required``, with them
+    as ``inputRequests``, until ``tasks/update`` has answered every one.
+    """
+
+    task_id: str
+    _manager: TaskManager
+    scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
+    #: The handler's contexts (the exchange protocol of :mod:`.client_requests`).
+    contexts: list[Context] = attrs.field(init=False, factory=list)
+    _outstanding: dict[str, t.InputRequest] = attrs.field(init=False, factory=dict)
+    #: Responses not yet taken by the ``ask`` that waits for them.
+    _answers: dict[str, Any] = attrs.field(init=False, factory=dict)
+    #: Set (and replaced) whenever responses arrive.
+    _arrived: trio.Event = attrs.field(init=False, factory=trio.Event)
+    _counters: dict[str, int] = attrs.field(init=False, factory=dict)
+    _keys_used: set[str] = attrs.field(init=False, factory=set)
+    #: Set when the actor has ended (whatever its status).
+    ended: trio.Event = attrs.field(init=False, factory=trio.Event)
+
+    async def ask(self, questions: Sequence[Question[Any]]) -> list[Any]:
+        """The client's responses to ``questions`` (decoded), once ``tasks/update`` has
+        given them all. Keys are the questions' own or ``elicitation-1``, ``sampling-1``...
+        and unique over the task's life (a key asked twice is a ValueError). Questions
+        that concurrent tasks of the handler ask are outstanding together."""
+        keys = [question.key or self._next_key(question.method) for question in questions]
+        reused = self._keys_used.intersection(keys)
+        if reused or len(set(keys)) != len(keys):
+            raise ValueError(f"input request keys are used once per task: {sorted(keys)}")
+        self._keys_used.update(keys)
+        for key, question in zip(keys, questions, strict=True):
+            self._outstanding[key] = t.InputRequest(method=question.method, params=question.params)
+        self._manager.publish_input(self.task_id, self._outstanding)
+        while not all(key in self._answers for key in keys):
+            await self._arrived.wait()
+        return [
+            _decode_answer(key, question.method, self._answers.pop(key))
+            for key, question in zip(keys, questions, strict=True)
+        ]
+
+    def answer(self, responses: Mapping[str, Any]) -> None:
+        """Take the responses to outstanding keys (others are ignored) and wake the
+        askers; the task is ``working`` again once none is outstanding."""
+        taken = {key: value for key, value in responses.items() if key in self._outstanding}
+        if not taken:
+            return
+        for key, response in taken.items():
+            del self._outstanding[key]
+            self._answers[key] = response
+        self._arrived.set()
+        self._arrived = trio.Event()
+        self._manager.publish_input(self.task_id, self._outstanding or None)
+
+    def _next_key(self, method: str) -> str:
+        prefix = method.split("/")[0]
+        self._counters[prefix] = number = self._counters.get(prefix, 0) + 1
+        return f"{prefix}-{number}"
+
+
+def _decode_answer(key: str, method: str, raw: Any) -> Any:
+    """A response as its question's result type; -32602 (the task fails) if it is not one."""
+    try:
+        return msgspec.convert(raw, RESULT_TYPES[method])
+    except msgspec.ValidationError as error:
+        raise McpError(
+            errors.INVALID_PARAMS,
+            f"Invalid params: inputResponses[{key!r}] is not a valid answer to {method}: {error}",
+            {"key": key},
+        ) from None
+
+
+def _memory_store(manager: TaskManager) -> TaskStore:
+    return MemoryTaskStore(manager.settings.max_tasks)
+
+
+@attrs.define(eq=False)
+class TaskManager:
+    """Creates tasks, runs them as actors, and answers ``tasks/*`` from their records."""
+
+    settings: TaskSettings = attrs.field(factory=TaskSettings)
+    store: TaskStore = attrs.field(default=attrs.Factory(_memory_store, takes_self=True))
+    #: Told each task's new state (``notifications/tasks`` on listen streams: the
+    #: server publishes it on its change bus).
+    on_change: Callable[[TaskRecord], object] | None = None
+    _running: dict[str, RunningTask] = attrs.field(init=False, factory=dict)
+    _started: int = attrs.field(init=False, default=0)
+    _refused: int = attrs.field(init=False, default=0)
+
+    def start(
+        self, tool: str, work: Work, host: ActorHost, *, ttl_ms: int | None = None
+    ) -> t.CreatedTask:
+        """Record a new task and start its actor, running ``work(task)`` in ``host``;
+        returns what ``tools/call`` answers. The record is in the store before this
+        returns, so ``tasks/get`` finds it at once. Refused (-32603) when the store is
+        full. ``ttl_ms`` (a client's request) can only shorten the configured TTL."""
+        settings = self.settings
+        now = self.store.now()
+        ttl = settings.ttl_ms
+        if ttl_ms is not None and ttl_ms > 0:
+            ttl = ttl_ms if ttl is None else min(ttl, ttl_ms)
+        record = TaskRecord(
+            task_id=secrets.token_urlsafe(24),
+            created=now,
+            ttl_ms=ttl,
+            poll_interval_ms=settings.poll_interval_ms,
+            tool=tool,
+        )
+        try:
+            self.store.add(record)
+        except TaskStoreFull as full:
+            self._refused += 1
+            detail = f"The server cannot take more tasks now: {full}"
+            raise McpError(errors.INTERNAL_ERROR, detail) from None
+        running = RunningTask(record.task_id, self)
+        self._running[record.task_id] = running
+        self._started += 1
+        host.start_actor(lambda: self._run(running, work))
+        return created_task(record)
+
+    async def _run(self, running: RunningTask, work: Work) -> None:
+        task_id = running.task_id
+        try:
+            with running.scope:
+                result = await work(running)
+                if isinstance(result, t.CreatedTask):
+                    raise McpError(errors.INTERNAL_ERROR, "a task cannot start another task")
+                self._update(task_id, status="completed", result=_builtins(result))
+            if running.scope.cancelled_caught:
+                self._update(task_id, status="cancelled")
+        except McpError as error:
+            self._update(task_id, status="failed", error=_error_object(error))
+        except trio.Cancelled:
+            self._update(task_id, status="cancelled", status_message="the server stopped")
+            raise
+        except Exception:
+            internal_errors.report(log, "task %s failed", task_id)
+            failure = McpError(errors.INTERNAL_ERROR, "Internal error")
+            self._update(task_id, status="failed", error=_error_object(failure))
+        finally:
+            self._running.pop(task_id, None)
+            running.ended.set()
+
+    def _update(self, task_id: str, **changes: Any) -> None:
+        """Change a task's record (not once finished), and tell ``on_change``."""
+        before = self.store.get(task_id)
+        if before is None or before.terminal:
+            return
+        record = self.store.update(task_id, **changes)
+        if record is not None and self.on_change is not None:
+            self.on_change(record)
+
+    def publish_input(self, task_id: str, outstanding: Mapping[str, Any] | None) -> None:
+        """Record the questions a task waits on (None: it is working again)."""
+        if outstanding:
+            self._update(task_id, status="input_required", input_requests=dict(outstanding))
+        else:
+            self._update(task_id, status="working", input_requests=None)
+
+    def find(self, task_id: str) -> TaskRecord:
+        """The record of ``task_id``, or -32602 (unknown or expired)."""
+        record = self.store.get(task_id)
+        if record is None:
+            self._forget(task_id)
+            raise McpError(
+                errors.INVALID_PARAMS,
+                f"Invalid params: no task {task_id!r} (unknown, or expired)",
+                {"taskId": task_id},
+            )
+        return record
+
+    def update(self, task_id: str, responses: Mapping[str, Any]) -> None:
+        """Deliver ``tasks/update`` answers to the task's actor (unknown keys ignored)."""
+        record = self.find(task_id)
+        running = self._running.get(record.task_id)
+        if running is not None and record.status == "input_required":
+            running.answer(responses)
+
+    def cancel(self, task_id: str) -> None:
+        """Cancel a task (nothing for a finished one): its record says ``cancelled``
+        and its actor's scope is cancelled."""
+        record = self.find(task_id)
+        if record.terminal:
+            return
+        self._update(task_id, status="cancelled")
+        running = self._running.get(task_id)
+        if running is not None:
+            running.scope.cancel()
+
+    async def wait_finished(self, task_id: str) -> TaskRecord:
+        """The record of ``task_id`` once the task has finished (-32602 if it is
+        unknown or expires meanwhile)."""
+        while True:
+            record = self.find(task_id)
+            if record.terminal:
+                return record
+            running = self._running.get(task_id)
+            if running is not None:
+                await running.ended.wait()
+            else:  # run elsewhere (another worker): poll its record
+                await trio.sleep(record.poll_interval_ms / 1000)
+
+    def _forget(self, task_id: str) -> None:
+        running = self._running.pop(task_id, None)
+        if running is not None:  # expired while running: nobody can read its result
+            running.scope.cancel()
+
+    def statistics(self) -> TaskStatistics:
+        return TaskStatistics(
+            live=self.store.live(),
+            running=len(self._running),
+            started=self._started,
+            refused=self._refused,
+        )
+
+
+def start_task(ctx: Context, work: Callable[[], Awaitable[Any]]) -> t.CreatedTask:
+    """Run ``work()`` as a task of the call ``ctx`` serves; return what the tool
+    returns (a ``task="deferred"`` tool: see the module docstring).
+
+    ``work``'s return value becomes the task's result as a tool's would (text, JSON,
+    content blocks, a ``CallToolResult``); an exception is an ``isError`` result, an
+    :class:`McpError` the task's failure.
+    """
+    view = ctx.session
+    if not declares_extension(view.client_capabilities):
+        raise missing_extension("this tool hands its work to a task")
+    session = view.session
+    manager = view.server.task_manager
+    return manager.start("deferred", lambda task: _tool_result(work), session.host or session)
+
+
+async def _tool_result(work: Callable[[], Awaitable[Any]]) -> t.CallToolResult:
+    try:
+        value = await work()
+    except McpError:
+        raise
+    except Exception as error:
+        log.error("a deferred task failed", exc_info=error)
+        return error_result(f"The task failed: {describe(error)}")
+    if isinstance(value, t.CallToolResult):
+        return value
+    return t.CallToolResult(content=to_content(value))
+
+
+def created_task(record: TaskRecord) -> t.CreatedTask:
+    """What ``tools/call`` answers for a new task."""
+    return t.CreatedTask(result_type="task", **_task_fields(record))
+
+
+def detailed_task(record: TaskRecord) -> t.DetailedTask:
+    """What ``tasks/get`` answers: the task, with its result, error or questions."""
+    return t.DetailedTask(
+        **_task_fields(record),
+        result=record.result if record.status == "completed" and record.result else msgspec.UNSET,
+        error=record.error if record.status == "failed" and record.error else msgspec.UNSET,
+        input_requests=(
+            record.input_requests
+            if record.status == "input_required" and record.input_requests
+            else msgspec.UNSET
+        ),
+    )
+
+
+def _task_fields(record: TaskRecord) -> dict[str, Any]:
+    return {
+        "task_id": record.task_id,
+        "status": record.status,
+        "created_at": iso_timestamp(record.created),
+        "last_updated_at": iso_timestamp(record.updated),
+        "ttl_ms": record.ttl_ms,
+        "poll_interval_ms": record.poll_interval_ms,
+        "status_message": record.status_message or msgspec.UNSET,
+    }
+
+
+def _builtins(result: t.CallToolResult) -> dict[str, Any]:
+    value = msgspec.to_builtins(result)
+    assert isinstance(value, dict)
+    return value
+
+
+def _error_object(error: McpError) -> dict[str, Any]:
+    body: dict[str, Any] = {"code": error.code, "message": error.message}
+    if error.data is not None:
+        body["data"] = error.data
+    return body
