@@ -89,7 +89,9 @@ async def call_tool(
     tool = server_session.server._tools.get(params.name)
     if tool is None:
         raise McpError(errors.INVALID_PARAMS, f"Unknown tool: {params.name}", {"tool": params.name})
-    if runs_as_task(server_session, request, tool, params):
+    if (tool.task != "never" or params.task is not UNSET) and runs_as_task(
+        server_session, request, tool, params
+    ):
         manager = server_session.server.task_manager
         if request.modern is None:  # 2025-11-25: the task asks on the session, as any call
             created = manager.start(
