@@ -103,20 +103,14 @@ class SessionStatistics:
     messages_sent: int
 
 
-def _share_with_engine(session: Session, _: object, state: SessionState) -> SessionState:
-    """``Session.state``'s setter hook: the engine serves the new state too."""
-    session._engine.state = state
-    return state
-
-
 @attrs.define(eq=False)
 class Session:
     """One JSON-RPC peer connection and the actors serving it (see the module docstring)."""
 
     transport: MessageStream
     #: The lifecycle state (phase, revision, both sides' capabilities), shared with the
-    #: engine: a plain attribute, read on every request; assigning it re-points the engine.
-    state: SessionState = attrs.field(on_setattr=_share_with_engine)
+    #: engine: a plain attribute, read on every request (set it only at creation).
+    state: SessionState
     dispatcher: Dispatcher
     config: SessionConfig = attrs.field(factory=SessionConfig)
 

@@ -53,7 +53,7 @@ from .caching import CacheHint, check_cacheable
 from .completion import CompleterLike, CompletionKey, CompletionRegistry
 from .context import LOG_SEVERITY, Context
 from .elicitation import ElicitationResult
-from .handlers import HANDLERS
+from .handlers import HANDLERS, Handler
 from .listen import ListenOffer, ListenStatistics, ListenStreams
 from .log_bridge import McpLogHandler
 from .modern import era_error, finish_result
@@ -554,16 +554,20 @@ class Server:
         """A ``logging.Handler`` forwarding records to every session (see :mod:`.log_bridge`)."""
         return McpLogHandler(self, level)
 
-    def create_session(self, transport: MessageStream) -> Session:
-        """A session actor serving one client over ``transport`` (not started yet)."""
+    def create_session(
+        self, transport: MessageStream, state: SessionState | None = None
+    ) -> Session:
+        """A session actor serving one client over ``transport`` (not started yet), in
+        ``state`` (default: a new session, waiting for ``initialize``)."""
         handler = ServerSession(self)
-        stateless = transport.stateless
-        state = SessionState(
-            "server",
-            self.capabilities(stateless=stateless),
-            self.supported_versions,
-            back_channel=not stateless,
-        )
+        if state is None:
+            stateless = transport.stateless
+            state = SessionState(
+                "server",
+                self.capabilities(stateless=stateless),
+                self.supported_versions,
+                back_channel=not stateless,
+            )
         session = Session(transport, state, handler, self.config)
         handler.session = session
         return session
@@ -719,6 +723,12 @@ class ServerSession:
             result = await handler(self, request, params)
             revision = self.session.state.revision  # a legacy request: the session's own
             return fit(result, revision) if revision.name in LACKING_REVISIONS else result
+        return await self._handle_modern(handler, request, params, modern)
+
+    async def _handle_modern(
+        self, handler: Handler, request: InboundRequest, params: Any, modern: ModernRequest
+    ) -> Any:
+        """A modern request: served with its own state; errors and result in its era's shape."""
         server = self.server
         view = self.for_request(modern)
         try:

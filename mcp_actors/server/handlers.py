@@ -92,21 +92,35 @@ async def call_tool(
     if (tool.task != "never" or params.task is not UNSET) and runs_as_task(
         server_session, request, tool, params
     ):
-        manager = server_session.server.task_manager
-        if request.modern is None:  # 2025-11-25: the task asks on the session, as any call
-            created = manager.start(
-                tool.name,
-                lambda task: _run_tool(server_session, request, tool, params),
-                host_of(request),
-                ttl_ms=legacy_requested_ttl(params),
-            )
-            return legacy_created(created)
-        return manager.start(
-            tool.name,
-            lambda task: _run_tool(server_session.answered_by(task), request, tool, params),
-            host_of(request),
-        )
+        return _start_task(server_session, request, tool, params)
     return await _run_tool(server_session, request, tool, params)
+
+
+def _start_task(
+    server_session: ServerSession,
+    request: InboundRequest,
+    tool: RegisteredTool,
+    params: t.CallToolParams,
+) -> t.CreatedTask | t.CreateTaskResult:
+    """Start this call of ``tool`` as a task; what the caller is answered at once.
+
+    (A function of its own so that :func:`call_tool`, on every call's path, makes no
+    closure cells for the lambdas here.)
+    """
+    manager = server_session.server.task_manager
+    if request.modern is None:  # 2025-11-25: the task asks on the session, as any call
+        created = manager.start(
+            tool.name,
+            lambda task: _run_tool(server_session, request, tool, params),
+            host_of(request),
+            ttl_ms=legacy_requested_ttl(params),
+        )
+        return legacy_created(created)
+    return manager.start(
+        tool.name,
+        lambda task: _run_tool(server_session.answered_by(task), request, tool, params),
+        host_of(request),
+    )
 
 
 async def _run_tool(

@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mcp_actors.tools")
 
+#: What a tool may return as its result itself (a deferred tool: the task it started).
+_RESULTS = (t.CallToolResult, t.CreatedTask)
+
 #: What a tool declares about running as a task of the tasks extension (see :mod:`.tasks`).
 TaskMode = Literal["never", "optional", "always", "deferred"]
 TASK_MODES: tuple[TaskMode, ...] = ("never", "optional", "always", "deferred")
@@ -129,7 +132,7 @@ class RegisteredTool:
 
     def to_result(self, value: Any) -> t.CallToolResult:
         """Convert a tool's return value into a ``CallToolResult``."""
-        if isinstance(value, (t.CallToolResult, t.CreatedTask)):  # a deferred tool's task
+        if isinstance(value, _RESULTS):  # a deferred tool's task
             return value  # type: ignore[return-value]
         signature = self.signature
         if signature.output_schema is None:
