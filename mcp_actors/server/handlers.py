@@ -130,9 +130,10 @@ async def _run_tool(
     params: t.CallToolParams,
 ) -> t.CallToolResult | t.CreatedTask:
     server = server_session.server
-    result = await tool.call(
-        params.arguments, server_session.context(request), mask_errors=server.mask_errors
-    )
+    # a Context only for a tool that takes one
+    wants_context = tool.signature.context_parameter is not None
+    context = server_session.context(request) if wants_context else None
+    result = await tool.call(params.arguments, context, mask_errors=server.mask_errors)
     if isinstance(result, t.CreatedTask):  # a deferred tool handed its work to a task
         return result
     revision = server_session.state.revision

@@ -85,9 +85,16 @@ class RegisteredTool:
         return self.definition.name
 
     async def call(
-        self, arguments: msgspec.Raw | UnsetType, context: Context, *, mask_errors: bool = False
+        self,
+        arguments: msgspec.Raw | UnsetType,
+        context: Context | None,
+        *,
+        mask_errors: bool = False,
     ) -> t.CallToolResult:
         """Validate ``arguments``, run the tool, and convert its outcome into a result.
+
+        ``context`` is what the function is given if it takes a :class:`Context`
+        (None only for a function that takes none).
 
         An exception the tool raises is logged (ERROR, with its traceback) and becomes
         an ``isError`` result carrying its text — or, with ``mask_errors``, only
@@ -108,7 +115,7 @@ class RegisteredTool:
             except ValueError as invalid:
                 message = " ".join(str(invalid).split())
                 return error_result(f"Invalid arguments for tool {self.name!r}: {name}: {message}")
-        if signature.context_parameter is not None:
+        if signature.context_parameter is not None:  # then ``context`` is given
             kwargs[signature.context_parameter] = context
         try:
             if self.is_async:
