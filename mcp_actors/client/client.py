@@ -31,7 +31,7 @@ import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import attrs
 import msgspec
@@ -61,8 +61,11 @@ from .handlers import (
 from .input_required import INPUT_REQUIRED_METHODS, call_with_input
 from .listen import Listener, ListenEvent
 from .listing import Listing
-from .targets import Target, connect
+from .targets import Target, connect, with_auth
 from .tasks import ToolTask, declares_tasks, start_tool_task
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "Client",
@@ -573,6 +576,7 @@ async def open_client(
     supported_versions: tuple[str, ...] = SUPPORTED,
     initialize_timeout: float = 30.0,
     discover_timeout: float = 10.0,
+    auth: httpx.Auth | None = None,
 ) -> AsyncIterator[Client]:
     """Connect to ``target``, find out which era the server speaks, and yield a :class:`Client`.
 
@@ -590,10 +594,17 @@ async def open_client(
     HTTP+SSE transport there is only the legacy era. ``supported_versions`` are the
     legacy versions accepted in the server's ``initialize`` answer.
 
+    ``auth`` authorizes every HTTP request to a URL target: pass an
+    :class:`mcp_actors.auth.client.OAuthClient` to call a server protected by OAuth
+    (it discovers the authorization server on the first ``401``, obtains a token and
+    sends the request again), or any other ``httpx.Auth``.
+
     Leaving the block closes the session and shuts the server down (a launched
     process: stdin closed, then SIGTERM, then SIGKILL).
     """
     choice = EraChoice.of(era, protocol_version, supported_versions)
+    if auth is not None:
+        target = with_auth(target, auth)
     handlers = handlers or ClientHandlers()
     capabilities = merge_capabilities(handlers.capabilities(), capabilities)
     client_info = t.Implementation(name=name, version=version)
