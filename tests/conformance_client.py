@@ -47,10 +47,9 @@ stderr).
 
 from __future__ import annotations
 
+import json
 import os
 import sys
-
-import json
 from typing import Any
 
 import trio

@@ -597,14 +597,19 @@ async def open_client(
     ``auth`` authorizes every HTTP request to a URL target: pass an
     :class:`mcp_actors.auth.client.OAuthClient` to call a server protected by OAuth
     (it discovers the authorization server on the first ``401``, obtains a token and
-    sends the request again), or any other ``httpx.Auth``.
+    sends the request again), or any other ``httpx.Auth``. With ``auth``, the first
+    request may wait for a person to log in: ``discover_timeout`` and
+    ``initialize_timeout`` then do not apply (the OAuth client bounds each of its
+    own steps).
 
     Leaving the block closes the session and shuts the server down (a launched
     process: stdin closed, then SIGTERM, then SIGKILL).
     """
     choice = EraChoice.of(era, protocol_version, supported_versions)
+    handshake_timeouts: tuple[float | None, float | None] = (discover_timeout, initialize_timeout)
     if auth is not None:
         target = with_auth(target, auth)
+        handshake_timeouts = (None, None)
     handlers = handlers or ClientHandlers()
     capabilities = merge_capabilities(handlers.capabilities(), capabilities)
     client_info = t.Implementation(name=name, version=version)
@@ -621,7 +626,7 @@ async def open_client(
                     modern = ModernRequests(choice.modern_version, capabilities, client_info)
                     may_fall_back = choice.legacy_version is not None
                     discovered = await probe(
-                        session, modern, discover_timeout, may_fall_back=may_fall_back
+                        session, modern, handshake_timeouts[0], may_fall_back=may_fall_back
                     )
                     if discovered is not None:
                         state.peer_capabilities = discovered.capabilities
@@ -635,7 +640,7 @@ async def open_client(
                             "era='modern', but this transport speaks only the legacy era",
                         )
                     client = await _initialize(
-                        session, state, choice.legacy_version, client_info, initialize_timeout
+                        session, state, choice.legacy_version, client_info, handshake_timeouts[1]
                     )
                 yield client
             finally:
@@ -648,7 +653,7 @@ async def _initialize(
     state: SessionState,
     protocol_version: str,
     client_info: t.Implementation,
-    timeout: float,
+    timeout: float | None,
 ) -> Client:
     """The legacy era's handshake: ``initialize``, then ``notifications/initialized``."""
     params = t.InitializeParams(

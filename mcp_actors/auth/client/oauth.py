@@ -49,6 +49,7 @@ from ..scopes import format_scope, union
 from .authorization_code import AuthorizationCodeGrant
 from .discovery import Discovery, discover
 from .errors import AuthorizationFailed
+from .http import oauth_http_client
 from .token_endpoint import AssertionSigner, TokenRequests, choose_auth_method
 from .tokens import Authorization, MemoryTokenStore, RegisteredClient, Tokens, TokenStore
 from .user_agent import HeadlessUserAgent
@@ -339,9 +340,7 @@ class OAuthClient(httpx.Auth):
 
     def _http(self) -> httpx.AsyncClient:
         """A short-lived HTTP client for the OAuth exchanges (never this auth itself)."""
-        return httpx.AsyncClient(
-            timeout=self.timeout, follow_redirects=False, transport=self._http_transport
-        )
+        return oauth_http_client(self.timeout, self._http_transport)
 
 
 def _same(one: Tokens | None, other: Tokens | None) -> bool:

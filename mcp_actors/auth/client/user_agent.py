@@ -20,9 +20,8 @@ from collections.abc import Mapping
 from typing import Protocol
 from urllib.parse import parse_qsl, urlsplit
 
-import httpx
-
 from .errors import AuthorizationFailed
+from .http import oauth_http_client
 
 
 class UserAgent(Protocol):
@@ -62,7 +61,7 @@ class HeadlessUserAgent:
         return self._redirect_uri
 
     async def authorize(self, authorization_url: str) -> Mapping[str, str]:
-        async with httpx.AsyncClient(timeout=self.timeout, follow_redirects=False) as http:
+        async with oauth_http_client(self.timeout) as http:
             response = await http.get(authorization_url)
         location = response.headers.get("location")
         if not response.is_redirect or not location:
