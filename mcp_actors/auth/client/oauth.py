@@ -46,6 +46,7 @@ import trio
 from ..challenge import Challenge, find_challenge
 from ..metadata import AuthorizationServerMetadata, same_issuer
 from ..scopes import format_scope, union
+from .assertions import DPoPKey
 from .authorization_code import AuthorizationCodeGrant
 from .discovery import Discovery, discover
 from .errors import AuthorizationFailed
@@ -112,6 +113,7 @@ class OAuthClient(httpx.Auth):
         max_attempts: int = 3,
         timeout: float = 30.0,
         assertion_signer: AssertionSigner | None = None,
+        dpop: DPoPKey | bool = False,
         http_transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.grant = grant or AuthorizationCodeGrant(HeadlessUserAgent())
@@ -123,6 +125,8 @@ class OAuthClient(httpx.Auth):
         self.max_attempts = max_attempts
         self.timeout = timeout
         self.assertion_signer = assertion_signer
+        #: Binds tokens to this key (RFC 9449) where the authorization server supports it.
+        self.dpop = DPoPKey() if dpop is True else (dpop or None)
         self._http_transport = http_transport
         self._lock = trio.Lock()
         #: Authorizations in a row that no accepted request followed.
@@ -142,8 +146,14 @@ class OAuthClient(httpx.Auth):
         tokens = await self._usable_tokens(server_url)
         self._apply(request, tokens)
         response = yield request
+        nonce_retried = False
         while response.status_code in (401, 403):
-            challenge = find_challenge(response.headers.get_list("www-authenticate"))
+            challenge = _challenge(response)
+            if self._new_dpop_nonce(response, challenge) and not nonce_retried:
+                nonce_retried = True  # RFC 9449 §9: once more, with the server's nonce
+                self._apply(request, tokens)
+                response = yield request
+                continue
             step_up = response.status_code == 403
             if step_up and (challenge is None or challenge.get("error") != "insufficient_scope"):
                 return  # forbidden for another reason: more scopes would not help
@@ -156,9 +166,11 @@ class OAuthClient(httpx.Auth):
                 if step_up or _same(tokens, sent):  # else another request got new ones
                     self._streak += 1
                     await response.aread()
-                    tokens = await self._authorize(server_url, challenge, step_up, sent)
+                    tokens = await self._authorize(server_url, challenge, step_up)
             self._apply(request, tokens)
             response = yield request
+        if self.dpop is not None:
+            self.dpop.remember_nonce(str(request.url), response.headers.get("dpop-nonce"))
         if response.status_code < 400 and tokens is not None:
             self._streak = 0
 
@@ -169,10 +181,27 @@ class OAuthClient(httpx.Auth):
         return self.server_url
 
     def _apply(self, request: httpx.Request, tokens: Tokens | None) -> None:
+        """Put the access token on ``request`` (as a DPoP-bound token with a fresh proof
+        when it is one)."""
+        request.headers.pop("dpop", None)
         if tokens is None:
             request.headers.pop("authorization", None)
             return
-        request.headers["authorization"] = f"Bearer {tokens.access_token}"
+        if self.dpop is not None and tokens.token_type.lower() == "dpop":
+            request.headers["authorization"] = f"DPoP {tokens.access_token}"
+            request.headers["dpop"] = self.dpop.proof(
+                request.method, str(request.url), tokens.access_token
+            )
+        else:
+            request.headers["authorization"] = f"Bearer {tokens.access_token}"
+
+    def _new_dpop_nonce(self, response: httpx.Response, challenge: Challenge | None) -> bool:
+        """Whether the server asks for a DPoP nonce we did not send (``use_dpop_nonce``)."""
+        if self.dpop is None or challenge is None or challenge.get("error") != "use_dpop_nonce":
+            return False
+        return self.dpop.remember_nonce(
+            str(response.request.url), response.headers.get("dpop-nonce")
+        )
 
     # -- tokens ------------------------------------------------------------------------
 
@@ -196,7 +225,9 @@ class OAuthClient(httpx.Auth):
                         record.client,
                         record.token_endpoint,
                         record.resource or server_url,
+                        record.issuer,
                         signer=self.assertion_signer,
+                        dpop=self.dpop if record.tokens.token_type.lower() == "dpop" else None,
                     )
                     try:
                         tokens = await flow.refresh(record.tokens)
@@ -210,7 +241,7 @@ class OAuthClient(httpx.Auth):
             return None
 
     async def _authorize(
-        self, server_url: str, challenge: Challenge | None, step_up: bool, sent: Tokens | None
+        self, server_url: str, challenge: Challenge | None, step_up: bool
     ) -> Tokens:
         """Discover, (re-)register if need be, and obtain new tokens (module docstring)."""
         async with self._http() as http:
@@ -233,7 +264,14 @@ class OAuthClient(httpx.Auth):
                 record, client=client, token_endpoint=token_endpoint, resource=found.resource
             )
             flow = TokenRequests(
-                http, client, token_endpoint, found.resource, found, signer=self.assertion_signer
+                http,
+                client,
+                token_endpoint,
+                found.resource,
+                found.metadata.issuer,
+                found,
+                signer=self.assertion_signer,
+                dpop=self._dpop_for(found.metadata),
             )
             tokens = None
             if not step_up and record.tokens is not None and record.tokens.refresh_token:
@@ -247,6 +285,14 @@ class OAuthClient(httpx.Auth):
                 )
             await self.store.save(server_url, msgspec.structs.replace(record, tokens=tokens))
             return tokens
+
+    def _dpop_for(self, metadata: AuthorizationServerMetadata) -> DPoPKey | None:
+        """The DPoP key, when the server takes proofs signed with its algorithm."""
+        if self.dpop is None:
+            return None
+        if self.dpop.algorithm not in (metadata.dpop_signing_alg_values_supported or ()):
+            return None
+        return self.dpop
 
     def _scope(
         self, challenge: Challenge | None, found: Discovery, record: Authorization, step_up: bool
@@ -271,9 +317,14 @@ class OAuthClient(httpx.Auth):
         wanted = self.registration
         metadata = found.metadata
         if wanted.client_id is not None:
-            method = wanted.token_endpoint_auth_method or choose_auth_method(
-                wanted.client_secret is not None, metadata.token_endpoint_auth_methods_supported
-            )
+            method = wanted.token_endpoint_auth_method
+            if method is None and self.assertion_signer is not None:
+                method = "private_key_jwt"
+            if method is None:
+                method = choose_auth_method(
+                    wanted.client_secret is not None,
+                    metadata.token_endpoint_auth_methods_supported,
+                )
             return RegisteredClient(
                 client_id=wanted.client_id,
                 client_secret=wanted.client_secret,
@@ -341,6 +392,12 @@ class OAuthClient(httpx.Auth):
     def _http(self) -> httpx.AsyncClient:
         """A short-lived HTTP client for the OAuth exchanges (never this auth itself)."""
         return oauth_http_client(self.timeout, self._http_transport)
+
+
+def _challenge(response: httpx.Response) -> Challenge | None:
+    """The ``Bearer`` (or else ``DPoP``) challenge of a 401/403."""
+    headers = response.headers.get_list("www-authenticate")
+    return find_challenge(headers, "bearer") or find_challenge(headers, "dpop")
 
 
 def _same(one: Tokens | None, other: Tokens | None) -> bool:
