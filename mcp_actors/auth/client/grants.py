@@ -45,7 +45,7 @@ def _with_scope(form: dict[str, str], scope: str | None) -> dict[str, str]:
 class ClientCredentialsGrant:
     """Tokens for the client itself (``grant_type=client_credentials``)."""
 
-    grant_types = ("client_credentials",)
+    grant_types: tuple[str, ...] = ("client_credentials",)
 
     async def obtain(self, flow: TokenRequests, scope: str | None) -> Tokens:
         return await flow.request(_with_scope({"grant_type": "client_credentials"}, scope), scope)
@@ -54,7 +54,7 @@ class ClientCredentialsGrant:
 class JwtBearerGrant:
     """Tokens for a JWT assertion the workload holds (RFC 7523 §2.1)."""
 
-    grant_types = (JWT_BEARER,)
+    grant_types: tuple[str, ...] = (JWT_BEARER,)
 
     def __init__(self, assertion: AssertionSource) -> None:
         self.assertion = assertion
@@ -72,7 +72,7 @@ class _ExchangeResponse(msgspec.Struct):
 class IdJagGrant:
     """Enterprise-managed authorization: ID token → ID-JAG → access token (module docstring)."""
 
-    grant_types = (JWT_BEARER,)
+    grant_types: tuple[str, ...] = (JWT_BEARER,)
 
     def __init__(
         self,
