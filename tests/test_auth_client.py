@@ -16,6 +16,7 @@ import json
 import os
 import stat
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -23,6 +24,8 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import httpx
 import msgspec
 import pytest
+import trio
+import trio.testing
 from joserfc import jwt
 from joserfc.jwk import ECKey
 
@@ -45,12 +48,13 @@ from mcp_actors.auth.client.authorization_code import (
     check_issuer,
     pkce_pair,
 )
+from mcp_actors.auth.client.loopback import LoopbackUserAgent
 from mcp_actors.auth.client.token_endpoint import authenticate, choose_auth_method
 from mcp_actors.auth.client.user_agent import redirect_parameters
 from mcp_actors.auth.metadata import AuthorizationServerMetadata
 
 MCP = "http://mcp.test/mcp"
-ISSUER = "http://as.test"
+ISSUER = "https://as.test"
 REDIRECT = "http://127.0.0.1:9/callback"
 
 
@@ -246,7 +250,7 @@ async def test_an_expired_token_is_refreshed_before_the_request() -> None:
     [
         (AuthorizationServer(pkce=False), "does not advertise PKCE S256"),
         (AuthorizationServer(iss_in_redirect=None), "has no iss"),
-        (AuthorizationServer(iss_in_redirect="http://evil.test"), "comes from issuer"),
+        (AuthorizationServer(iss_in_redirect="https://evil.test"), "comes from issuer"),
     ],
 )
 async def test_refusals_happen_before_the_code_is_redeemed(
@@ -385,3 +389,38 @@ async def test_client_credentials_with_a_secret() -> None:
     assert parse_qs(token_request.content.decode())["grant_type"] == ["client_credentials"]
     assert token_request.headers["authorization"] == "Basic " + base64.b64encode(b"svc:pw").decode()
     assert urlsplit(str(seen[-1].url)).path == "/mcp"
+
+
+async def test_the_loopback_user_agent_takes_the_callback() -> None:
+    announced: list[str] = []
+    agent = LoopbackUserAgent(open_browser=False, timeout=10, announce=announced.append)
+    redirect = agent.redirect_uri
+    assert redirect.startswith("http://127.0.0.1:") and redirect.endswith("/callback")
+    assert agent.redirect_uri == redirect  # one port, bound once
+    answers: list[Mapping[str, str]] = []
+
+    async def authorize() -> None:
+        answers.append(await agent.authorize("https://as.test/authorize?x=1"))
+
+    try:
+        async with trio.open_nursery() as nursery, httpx.AsyncClient() as http:
+            nursery.start_soon(authorize)
+            await trio.testing.wait_all_tasks_blocked()
+            assert (
+                await http.get(redirect.replace("/callback", "/favicon.ico"))
+            ).status_code == 404
+            page = await http.get(f"{redirect}?code=c1&state=s1")
+            assert page.status_code == 200 and b"close this window" in page.content
+    finally:
+        agent.close()
+    assert answers == [{"code": "c1", "state": "s1"}]
+    assert "https://as.test/authorize?x=1" in announced[0]
+
+
+async def test_the_loopback_user_agent_gives_up() -> None:
+    agent = LoopbackUserAgent(open_browser=False, timeout=0.05, announce=lambda _: None)
+    try:
+        with pytest.raises(AuthorizationFailed, match="no authorization response"):
+            await agent.authorize("https://as.test/authorize")
+    finally:
+        agent.close()

@@ -210,6 +210,27 @@ def check_authorization_server(metadata: AuthorizationServerMetadata, issuer: st
         )
 
 
+_LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1"}
+
+
+def is_secure_url(url: str) -> bool:
+    """Whether ``url`` may carry OAuth traffic: ``https``, or ``http`` to a loopback host
+    (OAuth 2.1 §1.5; loopback for local development and tests)."""
+    parts = urlsplit(url)
+    if parts.scheme == "https":
+        return bool(parts.hostname)
+    return parts.scheme == "http" and (parts.hostname or "") in _LOOPBACK_HOSTS
+
+
+def check_endpoints(metadata: AuthorizationServerMetadata) -> None:
+    """Every endpoint the metadata names must be :func:`secure <is_secure_url>`; raises
+    :class:`MetadataError` otherwise."""
+    for name in ("issuer", "authorization_endpoint", "token_endpoint", "registration_endpoint"):
+        url = getattr(metadata, name)
+        if url is not None and not is_secure_url(url):
+            raise MetadataError(f"the authorization server's {name} is not HTTPS: {url!r}")
+
+
 def supports_pkce_s256(metadata: AuthorizationServerMetadata) -> bool:
     """Whether the server advertises PKCE with ``S256`` (MCP clients refuse it otherwise)."""
     return "S256" in (metadata.code_challenge_methods_supported or ())

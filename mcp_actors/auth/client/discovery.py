@@ -27,6 +27,7 @@ from ..metadata import (
     authorization_server_metadata_urls,
     canonical_uri,
     check_authorization_server,
+    check_endpoints,
     check_protected_resource,
     decode_authorization_server,
     decode_protected_resource,
@@ -99,6 +100,7 @@ async def _server_metadata(
         try:
             metadata = decode_authorization_server(body)
             check_authorization_server(metadata, issuer)
+            check_endpoints(metadata)
         except MetadataError as error:
             raise AuthorizationFailed(f"{url}: {error}") from None
         return metadata
@@ -125,7 +127,7 @@ async def _fetch(http: httpx.AsyncClient, url: str) -> bytes | None:
                 if len(body) > MAX_METADATA_SIZE:
                     raise AuthorizationFailed(f"{url} is larger than {MAX_METADATA_SIZE} bytes")
             return body
-    except httpx.TransportError as error:
+    except (httpx.TransportError, httpx.InvalidURL) as error:
         log.info("GET %s failed: %s", url, error)
         return None
 

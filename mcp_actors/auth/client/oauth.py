@@ -166,7 +166,10 @@ class OAuthClient(httpx.Auth):
                 if step_up or _same(tokens, sent):  # else another request got new ones
                     self._streak += 1
                     await response.aread()
-                    tokens = await self._authorize(server_url, challenge, step_up)
+                    try:
+                        tokens = await self._authorize(server_url, challenge, step_up)
+                    except httpx.InvalidURL as error:  # a URL in a peer's metadata
+                        raise AuthorizationFailed(f"bad URL in OAuth metadata: {error}") from None
             self._apply(request, tokens)
             response = yield request
         if self.dpop is not None:

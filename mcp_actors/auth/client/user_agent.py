@@ -74,4 +74,10 @@ class HeadlessUserAgent:
             raise AuthorizationFailed(
                 f"the authorization endpoint answered HTTP {response.status_code}, not a redirect"
             )
-        return redirect_parameters(str(response.url.join(location)), self._redirect_uri)
+        try:
+            target = str(response.url.join(location))
+        except httpx.InvalidURL as error:
+            raise AuthorizationFailed(
+                f"bad redirect from the authorization server: {error}"
+            ) from None
+        return redirect_parameters(target, self._redirect_uri)
