@@ -3,7 +3,8 @@
 RFC 8252 §7.3: a native app receives the authorization response on
 ``http://127.0.0.1:PORT/callback``, a port it listens on itself. The
 :class:`LoopbackUserAgent` binds that port (on first use of :attr:`redirect_uri`,
-so registration and authorization agree on it), prints the authorization URL and
+so registration and authorization agree on it; released after each authorization and
+bound again on the same port for the next), prints the authorization URL and
 opens the browser on it (unless told not to), then answers the one request the
 browser makes to the callback path and returns its query parameters.
 
@@ -59,8 +60,10 @@ class LoopbackUserAgent:
     def _listening(self) -> socket.socket:
         if self._socket is None:
             listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             listener.bind(("127.0.0.1", self._port))
             listener.listen(8)
+            self._port = listener.getsockname()[1]  # the same port if listening again
             self._socket = listener
         return self._socket
 
@@ -71,6 +74,13 @@ class LoopbackUserAgent:
             self._socket = None
 
     async def authorize(self, authorization_url: str) -> Mapping[str, str]:
+        """Wait for the browser's visit to the callback (the port is released after)."""
+        try:
+            return await self._authorize(authorization_url)
+        finally:
+            self.close()
+
+    async def _authorize(self, authorization_url: str) -> Mapping[str, str]:
         listener = trio.socket.from_stdlib_socket(self._listening())
         self._announce(f"Open this URL to authorize mcp-actors:\n  {authorization_url}")
         if self.open_browser:
