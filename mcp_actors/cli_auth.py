@@ -1,6 +1,6 @@
 """OAuth for the command line: ``mcp-actors call/inspect URL`` against a protected server.
 
-An ``http(s)://`` target gets an :class:`~mcp_actors.auth.client.OAuthClient`. It
+An ``http(s)://`` or ``ws(s)://`` target gets an :class:`~mcp_actors.auth.client.OAuthClient`. It
 does nothing until the server answers ``401``; then it discovers the authorization
 server, registers (or uses ``--client-id``/``--client-secret``), prints the
 authorization URL and opens the browser (``--no-browser``: only prints it), and
@@ -30,7 +30,7 @@ def default_token_file() -> Path:
 
 
 def add_auth_options(command: argparse.ArgumentParser) -> None:
-    group = command.add_argument_group("authorization (OAuth; http(s) URL targets)")
+    group = command.add_argument_group("authorization (OAuth; http(s) and ws(s) URL targets)")
     group.add_argument("--no-auth", action="store_true", help="never authorize (no OAuth)")
     group.add_argument("--client-id", default=None, help="a pre-registered OAuth client id")
     group.add_argument(
@@ -51,8 +51,8 @@ def add_auth_options(command: argparse.ArgumentParser) -> None:
 
 
 def oauth_for(options: argparse.Namespace, target: object) -> OAuthClient | None:
-    """The OAuth client for an HTTP(S) target (None for other targets, or with --no-auth)."""
-    if options.no_auth or not isinstance(target, UrlTarget) or target.transport == "websocket":
+    """The OAuth client for a URL target (None for other targets, or with --no-auth)."""
+    if options.no_auth or not isinstance(target, UrlTarget):
         return None
     from .auth.client import ClientRegistration, FileTokenStore, OAuthClient
     from .auth.client.authorization_code import AuthorizationCodeGrant

@@ -17,6 +17,7 @@ import os
 import stat
 import time
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -28,6 +29,7 @@ import trio
 import trio.testing
 from joserfc import jwt
 from joserfc.jwk import ECKey
+from trio_websocket import WebSocketRequest, serve_websocket
 
 from mcp_actors.auth.client import (
     Authorization,
@@ -52,6 +54,7 @@ from mcp_actors.auth.client.loopback import LoopbackUserAgent
 from mcp_actors.auth.client.token_endpoint import authenticate, choose_auth_method
 from mcp_actors.auth.client.user_agent import redirect_parameters
 from mcp_actors.auth.metadata import AuthorizationServerMetadata
+from mcp_actors.transports.websocket import open_websocket_client
 
 MCP = "http://mcp.test/mcp"
 ISSUER = "https://as.test"
@@ -424,3 +427,34 @@ async def test_the_loopback_user_agent_gives_up() -> None:
             await agent.authorize("https://as.test/authorize")
     finally:
         agent.close()
+
+
+async def test_the_websocket_handshake_is_authorized() -> None:
+    """A WebSocket server refusing the upgrade with 401 gets it again with a token."""
+    server = AuthorizationServer()
+    oauth = oauth_for(server)
+    seen: list[str | None] = []
+
+    async def handler(request: WebSocketRequest) -> None:
+        headers = {name.decode().lower(): value.decode() for name, value in request.headers}
+        token = headers.get("authorization", "").removeprefix("Bearer ")
+        seen.append(headers.get("authorization"))
+        if token not in server.tokens:
+            prm = "http://mcp.test/.well-known/oauth-protected-resource/mcp"
+            challenge = f'Bearer resource_metadata="{prm}", scope="read"'.encode()
+            await request.reject(401, extra_headers=[(b"www-authenticate", challenge)])
+            return
+        connection = await request.accept(subprotocol="mcp")
+        await connection.aclose()
+
+    async with trio.open_nursery() as nursery:
+        ws_server = await nursery.start(partial(serve_websocket, handler, "127.0.0.1", 0, None))
+        port = ws_server.port
+        # The OAuth exchanges go to the in-test authorization server; the resource
+        # metadata names mcp.test, so the client is told it serves that resource.
+        oauth.server_url = MCP
+        async with open_websocket_client(f"ws://127.0.0.1:{port}/mcp", auth=oauth) as stream:
+            assert stream is not None
+        nursery.cancel_scope.cancel()
+    assert seen[0] is None
+    assert seen[-1] is not None and seen[-1].removeprefix("Bearer ") in server.tokens

@@ -117,6 +117,8 @@ def test_canonical_uri_and_resource_coverage() -> None:
     assert not resource_covers("https://example.com/mc", "https://example.com/mcp")
     assert not resource_covers("https://example.com/mcp", "https://evil.example/mcp")
     assert not resource_covers("http://example.com/mcp", "https://example.com/mcp")
+    assert resource_covers("wss://example.com/mcp", "https://example.com/mcp")
+    assert not resource_covers("ws://example.com/mcp", "https://example.com/mcp")
 
 
 def test_protected_resource_metadata_is_checked_against_the_server() -> None:

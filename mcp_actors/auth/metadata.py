@@ -168,14 +168,22 @@ def canonical_uri(uri: str) -> str:
     return urlunsplit((scheme, netloc, path, parts.query, ""))
 
 
+#: A WebSocket endpoint is the same resource as the HTTP URL its handshake GETs.
+_HTTP_SCHEME = {"ws": "http", "wss": "https"}
+
+
 def resource_covers(resource: str, server_url: str) -> bool:
     """Whether the identifier ``resource`` names ``server_url`` or a path above it
-    (same origin, and ``resource``'s path a segment-wise prefix of the server's)."""
+    (same origin — ``ws``/``wss`` counting as ``http``/``https`` — and ``resource``'s
+    path a segment-wise prefix of the server's)."""
     try:
         outer, inner = urlsplit(canonical_uri(resource)), urlsplit(canonical_uri(server_url))
     except MetadataError:
         return False
-    if (outer.scheme, outer.netloc) != (inner.scheme, inner.netloc):
+    same_scheme = _HTTP_SCHEME.get(outer.scheme, outer.scheme) == _HTTP_SCHEME.get(
+        inner.scheme, inner.scheme
+    )
+    if not same_scheme or outer.netloc != inner.netloc:
         return False
     prefix = outer.path.rstrip("/")
     return inner.path == prefix or inner.path.startswith(prefix + "/") or not prefix
