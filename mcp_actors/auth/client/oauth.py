@@ -100,7 +100,25 @@ class Grant(Protocol):
 
 
 class OAuthClient(httpx.Auth):
-    """OAuth 2.1 authorization for the requests of an MCP client (module docstring)."""
+    """OAuth 2.1 authorization for the requests of an MCP client (module docstring).
+
+    - ``grant``: how tokens are obtained — by default the authorization code flow
+      with a :class:`~.user_agent.HeadlessUserAgent` (for servers that approve
+      without a login page, as in tests); for a person,
+      ``AuthorizationCodeGrant(LoopbackUserAgent())``; without a user,
+      :class:`~.grants.ClientCredentialsGrant`, :class:`~.grants.JwtBearerGrant` or
+      :class:`~.grants.IdJagGrant`;
+    - ``registration``: a pre-registered client, a metadata document URL, or how to
+      register dynamically (:class:`ClientRegistration`);
+    - ``scope``: scopes asked for on top of those the server requires;
+    - ``store``: where registrations and tokens are kept (default: in memory);
+    - ``assertion_signer``: signs ``private_key_jwt`` client assertions
+      (:class:`~.assertions.PrivateKeyJwt`);
+    - ``dpop``: ``True`` (a new key) or a :class:`~.assertions.DPoPKey` binds tokens
+      to a key where the authorization server supports DPoP (RFC 9449);
+    - ``max_attempts``: authorizations in a row without an accepted request before
+      giving up; ``timeout``: seconds for each OAuth HTTP exchange.
+    """
 
     def __init__(
         self,
