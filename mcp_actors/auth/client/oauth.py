@@ -23,8 +23,8 @@ Scopes: those of the challenge, else the resource's ``scopes_supported``, else
 none (the parameter is omitted); a step-up asks for the union of what was granted
 and what the challenge names; ``offline_access`` is added when the authorization
 server lists it (so a refresh token comes back). After ``max_attempts``
-authorizations in a row that do not lead to an accepted request, the client stops
-and the request fails with the server's answer (no infinite loop).
+authorizations for one request that the server still refuses, the client stops and
+the request fails with the server's answer (no infinite loop).
 
 One :class:`OAuthClient` serves one MCP server (the URL of its first request, or
 ``server_url``); concurrent requests share one authorization (a lock). Tokens and
@@ -116,8 +116,8 @@ class OAuthClient(httpx.Auth):
       (:class:`~.assertions.PrivateKeyJwt`);
     - ``dpop``: ``True`` (a new key) or a :class:`~.assertions.DPoPKey` binds tokens
       to a key where the authorization server supports DPoP (RFC 9449);
-    - ``max_attempts``: authorizations in a row without an accepted request before
-      giving up; ``timeout``: seconds for each OAuth HTTP exchange.
+    - ``max_attempts``: authorizations for one request before giving up;
+      ``timeout``: seconds for each OAuth HTTP exchange.
     """
 
     def __init__(
@@ -147,8 +147,6 @@ class OAuthClient(httpx.Auth):
         self.dpop = DPoPKey() if dpop is True else (dpop or None)
         self._http_transport = http_transport
         self._lock = trio.Lock()
-        #: Authorizations in a row that no accepted request followed.
-        self._streak = 0
 
     # -- httpx.Auth ---------------------------------------------------------------------
 
@@ -165,6 +163,7 @@ class OAuthClient(httpx.Auth):
         self._apply(request, tokens)
         response = yield request
         nonce_retried = False
+        authorizations = 0
         while response.status_code in (401, 403):
             challenge = _challenge(response)
             if self._new_dpop_nonce(response, challenge) and not nonce_retried:
@@ -175,14 +174,14 @@ class OAuthClient(httpx.Auth):
             step_up = response.status_code == 403
             if step_up and (challenge is None or challenge.get("error") != "insufficient_scope"):
                 return  # forbidden for another reason: more scopes would not help
-            if self._streak >= self.max_attempts:
-                log.warning("giving up after %d authorizations in a row", self._streak)
+            if authorizations >= self.max_attempts:
+                log.warning("giving up after %d authorizations for one request", authorizations)
                 return
             sent = tokens
             async with self._lock:
                 tokens = await self._load_tokens(server_url)
                 if step_up or _same(tokens, sent):  # else another request got new ones
-                    self._streak += 1
+                    authorizations += 1
                     await response.aread()
                     try:
                         tokens = await self._authorize(server_url, challenge, step_up)
@@ -192,8 +191,6 @@ class OAuthClient(httpx.Auth):
             response = yield request
         if self.dpop is not None:
             self.dpop.remember_nonce(str(request.url), response.headers.get("dpop-nonce"))
-        if response.status_code < 400 and tokens is not None:
-            self._streak = 0
 
     def _server_url(self, request: httpx.Request) -> str:
         if self.server_url is None:
