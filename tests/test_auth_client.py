@@ -232,19 +232,17 @@ async def test_the_whole_flow_then_step_up_then_refresh() -> None:
 
 
 async def test_an_expired_token_is_refreshed_before_the_request() -> None:
+    """A later client (the next CLI command) finds the stored token expired: it
+    refreshes it before sending, without a login."""
     server = AuthorizationServer()
-    oauth = oauth_for(server)
-    assert (await post(oauth, server)).status_code == 200
-    record = await oauth.store.load(MCP)
+    store = MemoryTokenStore()
+    assert (await post(oauth_for(server, store=store), server)).status_code == 200
+    record = await store.load(MCP)
     assert record is not None and record.tokens is not None
-    await oauth.store.save(
-        MCP,
-        msgspec.structs.replace(
-            record, tokens=msgspec.structs.replace(record.tokens, expires_at=time.time())
-        ),
-    )
+    expired = msgspec.structs.replace(record.tokens, expires_at=time.time())
+    await store.save(MCP, msgspec.structs.replace(record, tokens=expired))
     before = len(server.log)
-    assert (await post(oauth, server)).status_code == 200
+    assert (await post(oauth_for(server, store=store), server)).status_code == 200
     assert server.log[before:] == ["POST as.test/token", "POST mcp.test/mcp"]
 
 

@@ -147,6 +147,8 @@ class OAuthClient(httpx.Auth):
         self.dpop = DPoPKey() if dpop is True else (dpop or None)
         self._http_transport = http_transport
         self._lock = trio.Lock()
+        #: This server's record, once read from (or written to) the store.
+        self._record: Authorization | None = None
 
     # -- httpx.Auth ---------------------------------------------------------------------
 
@@ -223,17 +225,27 @@ class OAuthClient(httpx.Auth):
 
     # -- tokens ------------------------------------------------------------------------
 
+    async def _load(self, server_url: str) -> Authorization | None:
+        """The record of ``server_url``: read from the store once, then kept in memory."""
+        if self._record is None:
+            self._record = await self.store.load(server_url)
+        return self._record
+
+    async def _save(self, server_url: str, record: Authorization) -> None:
+        self._record = record
+        await self.store.save(server_url, record)
+
     async def _load_tokens(self, server_url: str) -> Tokens | None:
-        record = await self.store.load(server_url)
+        record = await self._load(server_url)
         return None if record is None else record.tokens
 
     async def _usable_tokens(self, server_url: str) -> Tokens | None:
         """The stored access token; refreshed first when it has expired."""
-        record = await self.store.load(server_url)
+        record = await self._load(server_url)
         if record is None or record.tokens is None or not record.tokens.expired():
             return None if record is None else record.tokens
         async with self._lock:
-            record = await self.store.load(server_url)
+            record = await self._load(server_url)
             if record is None or record.tokens is None or not record.tokens.expired():
                 return None if record is None else record.tokens
             if record.tokens.refresh_token and record.client and record.token_endpoint:
@@ -252,7 +264,7 @@ class OAuthClient(httpx.Auth):
                     except AuthorizationFailed as error:
                         log.info("refreshing the expired token failed: %s", error)
                     else:
-                        await self.store.save(
+                        await self._save(
                             server_url, msgspec.structs.replace(record, tokens=tokens)
                         )
                         return tokens
@@ -264,7 +276,7 @@ class OAuthClient(httpx.Auth):
         """Discover, (re-)register if need be, and obtain new tokens (module docstring)."""
         async with self._http() as http:
             found = await discover(http, server_url, challenge)
-            record = await self.store.load(server_url)
+            record = await self._load(server_url)
             if record is None or not same_issuer(record.issuer, found.metadata.issuer):
                 if record is not None:
                     log.info(
@@ -301,7 +313,7 @@ class OAuthClient(httpx.Auth):
                 tokens = await self.grant.obtain(
                     flow, self._scope(challenge, found, record, step_up)
                 )
-            await self.store.save(server_url, msgspec.structs.replace(record, tokens=tokens))
+            await self._save(server_url, msgspec.structs.replace(record, tokens=tokens))
             return tokens
 
     def _dpop_for(self, metadata: AuthorizationServerMetadata) -> DPoPKey | None:
