@@ -264,9 +264,7 @@ class OAuthClient(httpx.Auth):
                     except AuthorizationFailed as error:
                         log.info("refreshing the expired token failed: %s", error)
                     else:
-                        await self._save(
-                            server_url, msgspec.structs.replace(record, tokens=tokens)
-                        )
+                        await self._save(server_url, msgspec.structs.replace(record, tokens=tokens))
                         return tokens
             return None
 
