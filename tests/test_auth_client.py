@@ -77,6 +77,8 @@ class AuthorizationServer:
     ) -> None:
         self.iss_in_redirect = iss_in_redirect
         self.grants_write = grants_write
+        #: The protected resource (the MCP endpoint) its metadata names.
+        self.resource = MCP
         self.pkce = pkce
         self.log: list[str] = []
         self.codes: dict[str, dict[str, str]] = {}
@@ -98,6 +100,15 @@ class AuthorizationServer:
     def handle(self, request: httpx.Request) -> httpx.Response:
         url = request.url
         self.log.append(f"{request.method} {url.host}{url.path}")
+        if url.path == "/.well-known/oauth-protected-resource/mcp":
+            return httpx.Response(
+                200,
+                json={
+                    "resource": self.resource,
+                    "authorization_servers": [ISSUER],
+                    "scopes_supported": ["read"],
+                },
+            )
         if url.host == "mcp.test":
             return self._resource(request)
         if url.path == "/.well-known/oauth-authorization-server":
@@ -135,7 +146,7 @@ class AuthorizationServer:
         return httpx.Response(404)
 
     def _token(self, form: dict[str, str]) -> httpx.Response:
-        if form.get("resource") != MCP:
+        if form.get("resource") != self.resource:
             return httpx.Response(400, json={"error": "invalid_target"})
         if form["grant_type"] == "authorization_code":
             asked = self.codes.pop(form["code"], None)
@@ -165,15 +176,6 @@ class AuthorizationServer:
         )
 
     def _resource(self, request: httpx.Request) -> httpx.Response:
-        if request.url.path == "/.well-known/oauth-protected-resource/mcp":
-            return httpx.Response(
-                200,
-                json={
-                    "resource": MCP,
-                    "authorization_servers": [ISSUER],
-                    "scopes_supported": ["read"],
-                },
-            )
         prm = "http://mcp.test/.well-known/oauth-protected-resource/mcp"
         token = request.headers.get("authorization", "").removeprefix("Bearer ")
         needed = {"read", "write"} if b"write" in request.content else {"read"}
@@ -438,7 +440,7 @@ async def test_the_websocket_handshake_is_authorized() -> None:
         token = headers.get("authorization", "").removeprefix("Bearer ")
         seen.append(headers.get("authorization"))
         if token not in server.tokens:
-            prm = "http://mcp.test/.well-known/oauth-protected-resource/mcp"
+            prm = f"{server.resource.removesuffix('/mcp')}/.well-known/oauth-protected-resource/mcp"
             challenge = f'Bearer resource_metadata="{prm}", scope="read"'.encode()
             await request.reject(401, extra_headers=[(b"www-authenticate", challenge)])
             return
@@ -447,12 +449,25 @@ async def test_the_websocket_handshake_is_authorized() -> None:
 
     async with trio.open_nursery() as nursery:
         ws_server = await nursery.start(partial(serve_websocket, handler, "127.0.0.1", 0, None))
-        port = ws_server.port
-        # The OAuth exchanges go to the in-test authorization server; the resource
-        # metadata names mcp.test, so the client is told it serves that resource.
-        oauth.server_url = MCP
-        async with open_websocket_client(f"ws://127.0.0.1:{port}/mcp", auth=oauth) as stream:
+        server.resource = f"http://127.0.0.1:{ws_server.port}/mcp"
+        url = f"ws://127.0.0.1:{ws_server.port}/mcp"
+        async with open_websocket_client(url, auth=oauth) as stream:
             assert stream is not None
         nursery.cancel_scope.cancel()
     assert seen[0] is None
     assert seen[-1] is not None and seen[-1].removeprefix("Bearer ") in server.tokens
+
+
+async def test_the_token_goes_to_the_servers_origin_only() -> None:
+    server = AuthorizationServer()
+    oauth = oauth_for(server)
+    assert (await post(oauth, server)).status_code == 200
+    elsewhere: list[httpx.Request] = []
+
+    def other_origin(request: httpx.Request) -> httpx.Response:
+        elsewhere.append(request)
+        return httpx.Response(401, headers={"www-authenticate": "Bearer"})
+
+    async with httpx.AsyncClient(auth=oauth, transport=httpx.MockTransport(other_origin)) as http:
+        assert (await http.post("http://evil.test/messages", content=b"{}")).status_code == 401
+    assert len(elsewhere) == 1 and "authorization" not in elsewhere[0].headers

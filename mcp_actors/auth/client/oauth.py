@@ -27,7 +27,8 @@ authorizations for one request that the server still refuses, the client stops a
 the request fails with the server's answer (no infinite loop).
 
 One :class:`OAuthClient` serves one MCP server (the URL of its first request, or
-``server_url``); concurrent requests share one authorization (a lock). Tokens and
+``server_url``) and puts its token only on requests to that server's origin;
+concurrent requests share one authorization (a lock). Tokens and
 registrations live in a :class:`~.tokens.TokenStore`, bound to their issuer.
 """
 
@@ -36,7 +37,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncGenerator, Generator
 from typing import Protocol
-from urllib.parse import urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import attrs
 import httpx
@@ -161,6 +162,11 @@ class OAuthClient(httpx.Auth):
         self, request: httpx.Request
     ) -> AsyncGenerator[httpx.Request, httpx.Response]:
         server_url = self._server_url(request)
+        if _origin(str(request.url)) != _origin(server_url):
+            # Never hand this server's token to another origin (a legacy SSE server's
+            # `endpoint` event, a redirect target...).
+            yield request
+            return
         tokens = await self._usable_tokens(server_url)
         self._apply(request, tokens)
         response = yield request
@@ -420,6 +426,12 @@ class OAuthClient(httpx.Auth):
     def _http(self) -> httpx.AsyncClient:
         """A short-lived HTTP client for the OAuth exchanges (never this auth itself)."""
         return oauth_http_client(self.timeout, self._http_transport)
+
+
+def _origin(url: str) -> tuple[str, str]:
+    parts = urlsplit(url)
+    scheme = {"ws": "http", "wss": "https"}.get(parts.scheme, parts.scheme)
+    return scheme, parts.netloc.lower()
 
 
 def _challenge(response: httpx.Response) -> Challenge | None:
