@@ -355,6 +355,7 @@ async def test_file_store_is_private_and_survives_junk(tmp_path: Path) -> None:
     record = Authorization(issuer=ISSUER, tokens=Tokens(access_token="t", refresh_token="r"))
     await store.save(MCP, record)
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
     assert await FileTokenStore(path).load(MCP) == record
     await store.forget(MCP)
     assert await store.load(MCP) is None
