@@ -105,13 +105,18 @@ async def _server_metadata(
             raise AuthorizationFailed(f"{url}: {error}") from None
         return metadata
     if legacy:  # 2025-03-26: the default endpoints at the server's origin
-        return AuthorizationServerMetadata(
+        defaults = AuthorizationServerMetadata(
             issuer=issuer,
             authorization_endpoint=f"{issuer}/authorize",
             token_endpoint=f"{issuer}/token",
             registration_endpoint=f"{issuer}/register",
             code_challenge_methods_supported=["S256"],
         )
+        try:
+            check_endpoints(defaults)
+        except MetadataError as error:
+            raise AuthorizationFailed(str(error)) from None
+        return defaults
     raise AuthorizationFailed(f"no authorization server metadata found for {issuer}")
 
 
