@@ -18,14 +18,14 @@ import hashlib
 import secrets
 import time
 from collections import OrderedDict
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, TypeAlias
 from urllib.parse import urlsplit, urlunsplit
 
-from joserfc import jwt
-from joserfc.jwk import ECKey, OKPKey, RSAKey, import_key
+if TYPE_CHECKING:  # joserfc (and cryptography under it) is imported when a key is used
+    from joserfc.jwk import ECKey, OKPKey, RSAKey
 
 _KeyType = Literal["EC", "RSA", "OKP"]
-SigningKey = ECKey | RSAKey | OKPKey
+SigningKey: TypeAlias = "ECKey | RSAKey | OKPKey"
 
 
 def key_type_of(algorithm: str) -> _KeyType:
@@ -41,6 +41,8 @@ def key_type_of(algorithm: str) -> _KeyType:
 
 def load_private_key(pem: str | bytes, algorithm: str) -> SigningKey:
     """A PEM private key, for signing with ``algorithm``."""
+    from joserfc.jwk import ECKey, OKPKey, RSAKey, import_key
+
     key = import_key(pem, key_type_of(algorithm))
     if not isinstance(key, ECKey | RSAKey | OKPKey) or not key.is_private:
         raise ValueError("expected an asymmetric private key")
@@ -53,9 +55,7 @@ class PrivateKeyJwt:
     def __init__(
         self, key: SigningKey | str | bytes, algorithm: str = "ES256", lifetime: float = 300.0
     ) -> None:
-        self.key = (
-            key if isinstance(key, ECKey | RSAKey | OKPKey) else load_private_key(key, algorithm)
-        )
+        self.key = load_private_key(key, algorithm) if isinstance(key, str | bytes) else key
         self.algorithm = algorithm
         self.lifetime = lifetime
 
@@ -69,6 +69,8 @@ class PrivateKeyJwt:
             "exp": now + int(self.lifetime),
             "jti": secrets.token_urlsafe(16),
         }
+        from joserfc import jwt
+
         return jwt.encode(
             {"alg": self.algorithm, "typ": "JWT"}, claims, self.key, algorithms=[self.algorithm]
         )
@@ -90,7 +92,11 @@ class DPoPKey:
     algorithm = "ES256"
 
     def __init__(self, key: ECKey | None = None, max_nonces: int = 64) -> None:
-        self.key = key or ECKey.generate_key("P-256", private=True)
+        if key is None:
+            from joserfc.jwk import ECKey
+
+            key = ECKey.generate_key("P-256", private=True)
+        self.key = key
         self.public_jwk = self.key.as_dict(private=False)
         self.max_nonces = max_nonces
         self._nonces: OrderedDict[str, str] = OrderedDict()
@@ -122,4 +128,6 @@ class DPoPKey:
             digest = hashlib.sha256(access_token.encode("ascii")).digest()
             claims["ath"] = base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
         header = {"typ": "dpop+jwt", "alg": self.algorithm, "jwk": self.public_jwk}
+        from joserfc import jwt
+
         return jwt.encode(header, claims, self.key, algorithms=[self.algorithm])
