@@ -49,10 +49,10 @@ from msgspec import UNSET
 from ..protocol import errors
 from ..protocol import skills as s
 from ..protocol import types as t
+from ..protocol.frontmatter import FrontmatterError, parse_frontmatter
 from ..runtime.request import InboundRequest
 from .context import Context
 from .extensions import Extension
-from .frontmatter import FrontmatterError, parse_frontmatter
 from .pagination import paginate
 from .resources import RegisteredResource
 from .signature import inspect_tool
