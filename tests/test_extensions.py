@@ -1,0 +1,322 @@
+"""Extensions: negotiation in both eras, the Skills extension, MCP Apps, a custom extension.
+
+Served by ``servers.extensions`` (the everything plugin's skills fixtures, a ``ui://``
+view, and ``com.example/echo`` with a method of its own) and checked with our client
+over every transport, in the legacy era (``initialize``) and the modern one
+(``server/discover`` and per-request ``_meta``). The expected manifests are computed
+here from the files on disk, independently of the server's code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from msgspec import UNSET
+
+from mcp_actors import McpError, Server, open_client
+from mcp_actors.client.skills import SkillVerificationError, verify_skill_file
+from mcp_actors.protocol import errors
+from mcp_actors.protocol import skills as s
+from mcp_actors.protocol import types as t
+from mcp_actors.protocol.errors import ProtocolViolation
+from mcp_actors.server.apps import APP_MIME_TYPE, UI_EXTENSION
+from mcp_actors.server.extensions import Extension
+from mcp_actors.server.skills import (
+    MAX_FILES_PER_SKILL,
+    SkillError,
+    read_library,
+    serve_skills,
+)
+from mcp_actors_everything.server import SKILLS_DIRECTORY
+
+from conftest import CONNECTORS, connect
+from servers.extensions import DASHBOARD, ECHO_EXTENSION
+
+SERVER = "servers.extensions:server"
+ERAS = ["legacy", "modern"]
+#: Every transport in both eras, but legacy SSE, which has only the legacy one.
+TRANSPORT_ERAS = [
+    (transport, era)
+    for transport in sorted(CONNECTORS)
+    for era in ERAS
+    if not (transport == "sse" and era == "modern")
+]
+
+
+def expected_manifest(skill_path: str) -> list[s.SkillResource]:
+    """Every file under the skill's directory, with digest and size, from the disk."""
+    directory = SKILLS_DIRECTORY / skill_path
+    return [
+        s.SkillResource(
+            uri=f"skill://{path.relative_to(SKILLS_DIRECTORY).as_posix()}",
+            digest="sha256:" + hashlib.sha256(path.read_bytes()).hexdigest(),
+            size=len(path.read_bytes()),
+        )
+        for path in sorted(directory.rglob("*"))
+        if path.is_file()
+    ]
+
+
+@pytest.mark.parametrize(("transport", "era"), TRANSPORT_ERAS)
+async def test_skills_are_listed_got_and_read_verified(transport: str, era: str) -> None:
+    async with connect(transport, SERVER, era=era) as client:
+        assert client.server_extension(s.SKILLS_EXTENSION) == {"directoryRead": True}
+        skills = await client.list_skills()
+        assert [skill.uri for skill in skills] == [
+            "skill://acme/billing/refunds/SKILL.md",
+            "skill://git-workflow/SKILL.md",
+            "skill://pdf-processing/SKILL.md",
+        ]
+        pdf = skills[2]
+        assert pdf.frontmatter == {
+            "name": "pdf-processing",
+            "description": "Extract, fill, and assemble PDF documents",
+            "license": "Apache-2.0",
+            "metadata": {"version": "2.1.0"},
+        }
+        assert pdf.resources == expected_manifest("pdf-processing")
+        assert await client.get_skill(pdf.uri) == pdf
+        if era == "modern":  # cacheable results: the server's hints (default: 0, private)
+            assert (skills.ttl_ms, skills.cache_scope) == (0, "private")
+        data = await client.read_skill_file(pdf, "skill://pdf-processing/references/FORMS.md")
+        assert data == (SKILLS_DIRECTORY / "pdf-processing/references/FORMS.md").read_bytes()
+        skill_md = await client.read_skill_file(pdf, pdf.uri)
+        assert skill_md.startswith(b"---\nname: pdf-processing\n")
+        listed = {resource.uri: resource for resource in await client.list_resources()}
+        assert listed[pdf.uri].name == "pdf-processing"
+        assert listed[pdf.uri].description == "Extract, fill, and assemble PDF documents"
+        assert listed[pdf.uri].mime_type == "text/markdown"
+
+
+@pytest.mark.parametrize(("transport", "era"), TRANSPORT_ERAS)
+async def test_directories_list_their_direct_children(transport: str, era: str) -> None:
+    async with connect(transport, SERVER, era=era) as client:
+        root = await client.read_directory("skill://pdf-processing")
+        assert {(child.uri, child.mime_type) for child in root} == {
+            ("skill://pdf-processing/SKILL.md", "text/markdown"),
+            ("skill://pdf-processing/references", s.DIRECTORY_MIME_TYPE),
+            ("skill://pdf-processing/scripts", s.DIRECTORY_MIME_TYPE),
+            ("skill://pdf-processing/templates", s.DIRECTORY_MIME_TYPE),
+        }
+        templates = await client.read_directory("skill://pdf-processing/templates")
+        assert [child.name for child in templates] == [
+            "invoice.md",
+            "purchase-order.md",
+            "regional",
+        ]
+        prefix = await client.read_directory("skill://acme")
+        assert [(child.uri, child.mime_type) for child in prefix] == [
+            ("skill://acme/billing", s.DIRECTORY_MIME_TYPE)
+        ]
+
+
+@pytest.mark.parametrize(("transport", "era"), TRANSPORT_ERAS)
+async def test_unknown_skills_and_non_directories_are_invalid_params(
+    transport: str, era: str
+) -> None:
+    async with connect(transport, SERVER, era=era) as client:
+        with pytest.raises(McpError) as unknown:
+            await client.get_skill("skill://no-such-skill/SKILL.md")
+        assert unknown.value.code == errors.INVALID_PARAMS
+        assert "No skill is served at skill://no-such-skill/SKILL.md" in unknown.value.message
+        with pytest.raises(McpError) as file:
+            await client.read_directory("skill://pdf-processing/SKILL.md")
+        assert file.value.code == errors.INVALID_PARAMS
+        assert "is not a directory resource" in file.value.message
+        with pytest.raises(McpError) as nothing:
+            await client.read_directory("skill://elsewhere")
+        assert nothing.value.code == errors.INVALID_PARAMS
+
+
+async def test_listing_pages_never_split_an_entry() -> None:
+    server = Server("paged", page_size=1)
+    serve_skills(server, SKILLS_DIRECTORY)
+    async with open_client(server) as client:
+        skills = await client.list_skills()
+        assert [skill.frontmatter["name"] for skill in skills] == [
+            "refunds",
+            "git-workflow",
+            "pdf-processing",
+        ]
+        assert len(await client.read_directory("skill://pdf-processing/templates")) == 3
+
+
+@pytest.mark.parametrize(("transport", "era"), TRANSPORT_ERAS)
+async def test_each_side_sees_what_the_other_declared(transport: str, era: str) -> None:
+    capabilities = t.ClientCapabilities(
+        extensions={ECHO_EXTENSION: {"volume": 11}, UI_EXTENSION: {"mimeTypes": [APP_MIME_TYPE]}}
+    )
+    async with connect(transport, SERVER, era=era, capabilities=capabilities) as client:
+        assert client.server_extension(ECHO_EXTENSION) == {"loud": True}
+        assert client.server_extension(UI_EXTENSION) == {}
+        assert client.server_extension("com.example/absent") is None
+        result = await client.call_tool("client_extensions")
+        if transport == "http-stateless" and era == "legacy":
+            # each POST is a session of its own that never saw the initialize: the
+            # server cannot know what the client declared (the modern era says per request)
+            assert result.structured_content == {"echo": None, "ui": None}
+        else:
+            assert result.structured_content == {
+                "echo": {"volume": 11},
+                "ui": {"mimeTypes": [APP_MIME_TYPE]},
+            }
+            rendered = await client.call_tool("get_weather", {"city": "Oslo"})
+            assert rendered.content == [t.TextContent(text="Oslo: sunny (dashboard)")]
+        shouted = await client.request("echo/shout", {"text": "hello"})
+        assert shouted.text == "HELLO"
+    async with connect(transport, SERVER, era=era) as client:  # declares no extension
+        result = await client.call_tool("client_extensions")
+        assert result.structured_content == {"echo": None, "ui": None}
+        plain = await client.call_tool("get_weather", {"city": "Oslo"})
+        assert plain.content == [t.TextContent(text="Oslo: sunny (text)")]
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_server_without_the_extension_gets_no_extension_request(era: str) -> None:
+    async with connect("memory", "servers.sample:server", era=era) as client:
+        assert client.server_extension(s.SKILLS_EXTENSION) is None
+        with pytest.raises(ProtocolViolation, match=r"extensions\.io\.modelcontextprotocol/skills"):
+            await client.list_skills()
+
+
+@pytest.mark.parametrize(("transport", "era"), TRANSPORT_ERAS)
+async def test_an_app_view_is_linked_from_its_tool(transport: str, era: str) -> None:
+    async with connect(transport, SERVER, era=era) as client:
+        tools = {tool.name: tool for tool in await client.list_tools()}
+        assert tools["get_weather"].meta == {
+            "ui": {"resourceUri": DASHBOARD, "visibility": ["model", "app"]}
+        }
+        listed = {resource.uri: resource for resource in await client.list_resources()}
+        assert listed[DASHBOARD].mime_type == APP_MIME_TYPE
+        read = await client.read_resource(DASHBOARD)
+        (view,) = read.contents
+        assert view.mime_type == APP_MIME_TYPE
+        assert isinstance(view.text, str) and view.text.startswith("<!DOCTYPE html>")
+        assert view.meta == {
+            "ui": {"csp": {"connectDomains": ["https://api.example.com"]}, "prefersBorder": True}
+        }
+
+
+# -- the pieces, without a connection --------------------------------------------------
+
+
+def write_skill(
+    root: Path, path: str, frontmatter: str, files: dict[str, bytes] | None = None
+) -> None:
+    directory = root / path
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "SKILL.md").write_text(f"---\n{frontmatter}---\n\nInstructions.\n")
+    for name, data in (files or {}).items():
+        (directory / name).parent.mkdir(parents=True, exist_ok=True)
+        (directory / name).write_bytes(data)
+
+
+@pytest.mark.parametrize(
+    ("path", "frontmatter", "message"),
+    [
+        ("tools", "name: other\ndescription: d\n", "must equal its directory 'tools'"),
+        ("Bad--Name", "name: Bad--Name\ndescription: d\n", "lowercase letters"),
+        ("quiet", "name: quiet\n", "non-empty description"),
+        ("anchor", "name: anchor\ndescription: &a d\n", "anchors, aliases, tags"),
+        ("flow", "name: flow\ndescription: [a, b]\n", "flow collections"),
+    ],
+)
+def test_a_malformed_skill_is_refused_with_its_reason(
+    tmp_path: Path, path: str, frontmatter: str, message: str
+) -> None:
+    write_skill(tmp_path, path, frontmatter)
+    server = Server("refusing")
+    with pytest.raises(SkillError, match=message):
+        serve_skills(server, tmp_path)
+    assert server.extensions == {}
+    assert server.capabilities().resources is UNSET
+
+
+def test_a_skill_over_the_file_limit_is_refused(tmp_path: Path) -> None:
+    files = {f"f/{index}.txt": b"x" for index in range(MAX_FILES_PER_SKILL)}
+    write_skill(tmp_path, "big", "name: big\ndescription: d\n", files)
+    with pytest.raises(SkillError, match="513 files, over the limit of 512"):
+        read_library(tmp_path)
+
+
+def test_hidden_files_and_links_are_not_served(tmp_path: Path) -> None:
+    write_skill(tmp_path, "tidy", "name: tidy\ndescription: d\n", {".git/HEAD": b"ref"})
+    (tmp_path / "tidy" / "link.md").symlink_to(tmp_path / "tidy" / "SKILL.md")
+    library = read_library(tmp_path)
+    assert list(library.files) == ["skill://tidy/SKILL.md"]
+
+
+async def test_reload_serves_what_the_directory_holds_now(tmp_path: Path) -> None:
+    write_skill(tmp_path, "notes", "name: notes\ndescription: d\n", {"a.md": b"one"})
+    server = Server("reloading")
+    library = serve_skills(server, tmp_path)
+    (tmp_path / "notes" / "a.md").unlink()
+    (tmp_path / "notes" / "b.md").write_bytes(b"two")
+    library.reload()
+    async with open_client(server) as client:
+        assert [resource.uri for resource in await client.list_resources()] == [
+            "skill://notes/SKILL.md",
+            "skill://notes/b.md",
+        ]
+    (entry,) = [skill.entry for skill in library.skills]
+    assert [resource.uri for resource in entry.resources] == [  # type: ignore[union-attr]
+        "skill://notes/SKILL.md",
+        "skill://notes/b.md",
+    ]
+    (tmp_path / "notes" / "SKILL.md").write_text("no frontmatter")
+    with pytest.raises(SkillError, match="must begin with a '---' line"):
+        library.reload()
+    assert [skill.name for skill in library.skills] == ["notes"]  # the previous one stays
+
+
+def test_verification_refuses_content_that_differs() -> None:
+    data = b"---\nname: x\ndescription: d\n---\n"
+    skill = s.Skill(
+        uri="skill://x/SKILL.md",
+        frontmatter={"name": "x", "description": "d"},
+        resources=[
+            s.SkillResource(
+                uri="skill://x/SKILL.md",
+                digest="sha256:" + hashlib.sha256(data).hexdigest(),
+                size=len(data),
+            )
+        ],
+    )
+    verify_skill_file(skill, skill.uri, data)
+    with pytest.raises(SkillVerificationError, match="bytes read, the entry says"):
+        verify_skill_file(skill, skill.uri, data + b"\n")
+    with pytest.raises(SkillVerificationError, match="digest"):
+        verify_skill_file(skill, skill.uri, data.replace(b"x", b"y"))
+    with pytest.raises(SkillVerificationError, match="not listed"):
+        verify_skill_file(skill, "skill://x/extra.md", b"")
+    other = s.Skill(
+        uri=skill.uri, frontmatter={"name": "x", "description": "e"}, resources="dynamic"
+    )
+    with pytest.raises(SkillVerificationError, match="frontmatter differs"):
+        verify_skill_file(other, skill.uri, data)
+
+
+def test_extensions_are_checked_when_added() -> None:
+    server = Server("checked")
+
+    async def handler(*args: object) -> None:
+        return None
+
+    with pytest.raises(ValueError, match="with a dotted vendor prefix"):
+        Extension("no-prefix")
+    server.add_extension(Extension("com.example/one", handlers={"one/do": handler}))
+    with pytest.raises(ValueError, match="already offered"):
+        server.add_extension(Extension("com.example/one"))
+    with pytest.raises(ValueError, match=r"already handled by com\.example/one"):
+        server.add_extension(Extension("com.example/two", handlers={"one/do": handler}))
+    with pytest.raises(ValueError, match="the core protocol"):
+        server.add_extension(Extension("com.example/three", handlers={"tools/call": handler}))
+    with pytest.raises(ValueError, match="declared by the server itself"):
+        server.add_extension(Extension(t.TASKS_EXTENSION))
+    server.add_extension(Extension("com.example/one", {"v": 2}), replace=True)
+    assert server.extensions == {"com.example/one": {"v": 2}}
+    assert server.extension_handler("one/do") is None
+    server.remove_extension("com.example/one")
+    assert server.capabilities().extensions is UNSET
