@@ -10,9 +10,12 @@ here from the files on disk, independently of the server's code.
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+import trio
 from msgspec import UNSET
 
 from mcp_actors import McpError, Server, open_client
@@ -29,6 +32,8 @@ from mcp_actors.server.skills import (
     read_library,
     serve_skills,
 )
+from mcp_actors.transports.abc import MessageStream, Outgoing
+from mcp_actors.transports.memory import memory_pair
 from mcp_actors_everything.server import SKILLS_DIRECTORY
 
 from conftest import CONNECTORS, connect
@@ -320,3 +325,62 @@ def test_extensions_are_checked_when_added() -> None:
     assert server.extension_handler("one/do") is None
     server.remove_extension("com.example/one")
     assert server.capabilities().extensions is UNSET
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_server_answers_an_undeclared_extension_method_with_method_not_found(
+    era: str,
+) -> None:
+    """A peer that sends ``skills/list`` anyway (our client refuses to) gets -32601 from a
+    server without the extension, and ``resources/directory/read`` from one that has the
+    extension without ``directoryRead``; the session goes on."""
+    bare, no_directories = Server("bare"), Server("no-directories")
+    bare.resource("note://a")(lambda: "a")
+    serve_skills(no_directories, SKILLS_DIRECTORY, directory_read=False)
+    meta = (
+        {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+        if era == "modern"
+        else None
+    )
+    for server, method, params in [
+        (bare, "skills/list", {}),
+        (no_directories, "resources/directory/read", {"uri": "skill://pdf-processing"}),
+    ]:
+        client_end, server_end = memory_pair()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(server.serve_session, server_end)
+            if meta is None:
+                initialize = {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "0"},
+                }
+                await exchange(client_end, 0, "initialize", initialize)
+                await client_end.send_all(
+                    [Outgoing(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')]
+                )
+            if meta is not None:
+                params = {**params, "_meta": meta}
+            answer = await exchange(client_end, 1, method, params)
+            assert answer["error"]["code"] == errors.METHOD_NOT_FOUND, answer
+            if method == "resources/directory/read":  # the rest of the extension is served
+                params = {"uri": "skill://git-workflow/SKILL.md"}
+                if meta is not None:
+                    params["_meta"] = meta
+                answer = await exchange(client_end, 2, "skills/get", params)
+                assert answer["result"]["skill"]["frontmatter"]["name"] == "git-workflow"
+            nursery.cancel_scope.cancel()
+
+
+async def exchange(stream: MessageStream, request_id: int, method: str, params: object) -> Any:
+    """Send one raw request and return the decoded answer to it."""
+    message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+    await stream.send_all([Outgoing(json.dumps(message).encode())])
+    with trio.fail_after(10):
+        while True:
+            answer = json.loads(await stream.receive())
+            if answer.get("id") == request_id:
+                return answer
