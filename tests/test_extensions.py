@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
+from mcp import Client as SdkClient
+from mcp import StdioServerParameters
+from mcp.client.extension import ClientExtension
 from msgspec import UNSET
 
 from mcp_actors import McpError, Server, open_client
@@ -36,7 +40,7 @@ from mcp_actors.transports.abc import MessageStream, Outgoing
 from mcp_actors.transports.memory import memory_pair
 from mcp_actors_everything.server import SKILLS_DIRECTORY
 
-from conftest import CONNECTORS, connect
+from conftest import CONNECTORS, TESTS, connect
 from servers.extensions import DASHBOARD, ECHO_EXTENSION
 
 SERVER = "servers.extensions:server"
@@ -384,3 +388,37 @@ async def exchange(stream: MessageStream, request_id: int, method: str, params: 
             answer = json.loads(await stream.receive())
             if answer.get("id") == request_id:
                 return answer
+
+
+class SdkAppsExtension(ClientExtension):
+    """The official SDK's client declaring the Apps extension (it renders HTML views)."""
+
+    identifier = UI_EXTENSION
+
+    def settings(self) -> dict[str, Any]:
+        return {"mimeTypes": [APP_MIME_TYPE]}
+
+
+@pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
+async def test_the_sdk_client_negotiates_extensions_and_reads_skill_files(
+    mode: str, version: str
+) -> None:
+    """The official Python SDK as the peer: it sees what our server declares, our tools see
+    what it declares, and the skill files it reads are the bytes the manifest describes."""
+    parameters = StdioServerParameters(
+        command=sys.executable, args=["-m", "mcp_actors.cli", "run", SERVER], cwd=str(TESTS)
+    )
+    async with SdkClient(parameters, mode=mode, extensions=[SdkAppsExtension()]) as client:  # type: ignore[arg-type]
+        assert client.protocol_version == version
+        declared = client.server_capabilities.extensions
+        assert declared is not None
+        assert declared[s.SKILLS_EXTENSION] == {"directoryRead": True}
+        seen = await client.call_tool("client_extensions", {})
+        assert seen.structured_content == {"echo": None, "ui": {"mimeTypes": [APP_MIME_TYPE]}}
+        manifest = {entry.uri: entry for entry in expected_manifest("pdf-processing")}
+        for uri in ("skill://pdf-processing/SKILL.md", "skill://pdf-processing/scripts/extract.sh"):
+            read = await client.read_resource(uri)
+            text = read.contents[0].text  # type: ignore[union-attr]
+            data = text.encode()
+            assert "sha256:" + hashlib.sha256(data).hexdigest() == manifest[uri].digest
+            assert len(data) == manifest[uri].size
