@@ -11,8 +11,10 @@ them into request actors.
 What a server declares in ``initialize`` follows what is registered when the
 client connects: ``tools``, ``resources`` (with ``subscribe`` and ``listChanged``),
 ``prompts`` and ``completions`` appear once something of that kind exists;
-``logging`` is always there. Changing the registry later tells connected clients
-with ``notifications/*/list_changed`` (when their session declared that kind).
+``logging`` is always there; ``extensions`` lists what :meth:`Server.add_extension`
+offers (and the tasks extension, in the modern era, once a tool can run as a task).
+Changing the registry later tells connected clients with
+``notifications/*/list_changed`` (when their session declared that kind).
 
 Both eras are served on one endpoint (``supported_versions``, default
 :data:`~mcp_actors.protocol.versions.ALL`): an ``initialize`` opens a legacy

@@ -21,7 +21,11 @@ not know needs a row in the method table first (its params/result types and the
 capability that gates it): :func:`~mcp_actors.protocol.methods.register_method`.
 A request for it is refused with -32601 by a server that does not declare the
 extension. Whether the *client* declared an extension is
-``ctx.client_extension(identifier)`` (its settings, or None).
+``ctx.client_extension(identifier)`` (its settings, or None) — None as well on stateless
+legacy HTTP, where each request is a session that never saw the ``initialize``.
+
+The tasks extension (``io.modelcontextprotocol/tasks``) is the one the server declares
+by itself, when a tool may run as a task (see :mod:`.tasks`); it cannot be added here.
 """
 
 from __future__ import annotations
