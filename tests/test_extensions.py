@@ -63,7 +63,7 @@ def expected_manifest(skill_path: str) -> list[s.SkillResource]:
             digest="sha256:" + hashlib.sha256(path.read_bytes()).hexdigest(),
             size=len(path.read_bytes()),
         )
-        for path in sorted(directory.rglob("*"))
+        for path in sorted(directory.rglob("*"), key=lambda path: path.as_posix())
         if path.is_file()
     ]
 
@@ -85,7 +85,9 @@ async def test_skills_are_listed_got_and_read_verified(transport: str, era: str)
             "license": "Apache-2.0",
             "metadata": {"version": "2.1.0"},
         }
-        assert pdf.resources == expected_manifest("pdf-processing")
+        assert isinstance(pdf.resources, list)
+        by_uri = sorted(pdf.resources, key=lambda resource: resource.uri)
+        assert by_uri == expected_manifest("pdf-processing")
         assert await client.get_skill(pdf.uri) == pdf
         if era == "modern":  # cacheable results: the server's hints (default: 0, private)
             assert (skills.ttl_ms, skills.cache_scope) == (0, "private")

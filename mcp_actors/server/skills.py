@@ -27,9 +27,10 @@ its own; its files also count among the enclosing skill's. Hidden files and
 directories (``.git``...) and symbolic links are skipped.
 
 The directory is read once, into memory, when :func:`serve_skills` runs (digests
-then always describe the bytes served); :meth:`SkillLibrary.reload` reads it again.
-What is read is bounded: a skill over the extension's limits (512 files, 16 MiB) or
-a library over ``max_bytes`` (default 256 MiB) is refused with :class:`SkillError`
+then always describe the bytes served; each directory's files come first, then its
+subdirectories, by name); :meth:`SkillLibrary.reload` reads it again. What is read is
+bounded: a skill over the extension's limits (512 files, 16 MiB), or a library over
+``max_bytes`` (default 256 MiB) or 100,000 files, is refused with :class:`SkillError`
 naming it, as is a skill whose ``SKILL.md`` is malformed: nothing is served half-read.
 """
 
@@ -38,6 +39,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import mimetypes
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
@@ -64,6 +66,8 @@ if TYPE_CHECKING:
 #: Per-skill limits every conforming host accepts (the extension's "Limits").
 MAX_FILES_PER_SKILL: Final = 512
 MAX_BYTES_PER_SKILL: Final = 16 * 1024 * 1024
+#: Most files read from one directory of skills.
+MAX_FILES_PER_LIBRARY: Final = 100_000
 #: The Agent Skills naming rule for a skill's ``name``.
 _NAME: Final = re.compile(r"(?!.*--)[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?")
 _SKILL_FILE: Final = "SKILL.md"
@@ -128,40 +132,36 @@ def read_library(
     if not root.is_dir():
         raise SkillError(f"{root} is not a directory")
     files: dict[str, SkillFile] = {}
+    manifests: list[SkillFile] = []
     total = 0
     for relative in _walk(root):
+        if len(files) == MAX_FILES_PER_LIBRARY:
+            raise SkillError(f"more than {MAX_FILES_PER_LIBRARY} files under {root}")
         data = (root / relative).read_bytes()
         total += len(data)
         if total > max_bytes:
             raise SkillError(f"the skills under {root} exceed max_bytes={max_bytes}")
         uri = f"{scheme}://{relative.as_posix()}"
         files[uri] = SkillFile(uri, data, _mime_type(relative))
-    skills: dict[str, LoadedSkill] = {}
-    for uri, file in files.items():
-        if uri.rsplit("/", 1)[-1] == _SKILL_FILE and uri.count("/") > 2:
-            skill = _load_skill(file, files)
-            skills[skill.uri] = skill
-    if not skills:
+        if relative.name == _SKILL_FILE and len(relative.parts) > 1:  # in a skill directory
+            manifests.append(files[uri])
+    if not manifests:
         raise SkillError(f"no skill under {root}: no <skill>/{_SKILL_FILE} found")
+    skills = {skill.uri: skill for skill in (_load_skill(file, files) for file in manifests)}
     return LibrarySnapshot(skills, files, _directories(files, scheme))
 
 
 def _walk(root: Path) -> Iterator[PurePosixPath]:
     """Relative paths of the regular files under ``root``, sorted; hidden entries and
-    symbolic links left out."""
-    for path in sorted(root.rglob("*")):
-        relative = path.relative_to(root)
-        if any(part.startswith(".") for part in relative.parts):
-            continue
-        if path.is_symlink() or any(parent.is_symlink() for parent in _parents(root, relative)):
-            continue
-        if path.is_file():
-            yield PurePosixPath(relative.as_posix())
-
-
-def _parents(root: Path, relative: Path) -> Iterator[Path]:
-    for index in range(1, len(relative.parts)):
-        yield root.joinpath(*relative.parts[:index])
+    symbolic links left out (never followed)."""
+    for directory, subdirectories, names in os.walk(root, followlinks=False):
+        subdirectories[:] = sorted(name for name in subdirectories if not name.startswith("."))
+        base = Path(directory)
+        for name in sorted(names):
+            path = base / name
+            if name.startswith(".") or path.is_symlink() or not path.is_file():
+                continue
+            yield PurePosixPath(path.relative_to(root).as_posix())
 
 
 def _mime_type(path: PurePosixPath) -> str:
