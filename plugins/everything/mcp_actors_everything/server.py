@@ -75,7 +75,7 @@ from mcp_actors.server.content import audio, embedded, image, text, user
 from mcp_actors.server.signature import inspect_tool
 from mcp_actors.server.skills import serve_skills
 from mcp_actors.server.tasks import start_task
-from mcp_actors.server.tools import RegisteredTool
+from mcp_actors.server.tools import RegisteredTool, error_result
 
 #: A 1x1 red PNG, and a minimal WAV: the conformance suite's reference constants.
 TEST_IMAGE_BASE64: Final = (
@@ -829,10 +829,13 @@ def _task_tools(server: Server, settings: Settings) -> None:
         return f"computed for {seconds:g} s"
 
     @server.tool(annotations=_READ_ONLY, task="always")
-    async def failing_job() -> str:
-        """Always runs as a task, which completes with a tool error (``isError``)."""
+    async def failing_job() -> types.CallToolResult:
+        """Always runs as a task, which completes with a tool error (``isError``).
+
+        Returned, not raised: a raised exception's text names its class, which the
+        fuzzer (tests/test_fuzz.py) rightly counts as Python leaking into replies."""
         await trio.lowlevel.checkpoint()
-        raise RuntimeError("the job failed, as it always does")
+        return error_result("the job failed, as it always does")
 
     @server.tool(annotations=_READ_ONLY, task="optional")
     async def protocol_error_job() -> str:
