@@ -28,7 +28,8 @@ from mcp_actors.protocol import errors
 from mcp_actors.protocol import skills as s
 from mcp_actors.protocol import types as t
 from mcp_actors.protocol.errors import ProtocolViolation
-from mcp_actors.server.apps import APP_MIME_TYPE, UI_EXTENSION
+from mcp_actors.protocol.methods import METHODS, MethodSpec, register_method
+from mcp_actors.server.apps import APP_MIME_TYPE, UI_EXTENSION, add_ui_resource, ui_tool_meta
 from mcp_actors.server.extensions import Extension
 from mcp_actors.server.skills import (
     MAX_FILES_PER_SKILL,
@@ -424,3 +425,25 @@ async def test_the_sdk_client_negotiates_extensions_and_reads_skill_files(
             data = text.encode()
             assert "sha256:" + hashlib.sha256(data).hexdigest() == manifest[uri].digest
             assert len(data) == manifest[uri].size
+
+
+def test_a_method_has_one_row_whoever_registers_it() -> None:
+    row = METHODS["skills/list"]
+    register_method(row)  # the same row again: nothing changes
+    assert METHODS["skills/list"] is row
+    other = MethodSpec("skills/list", "client", t.PaginatedParams, t.EmptyResult)
+    with pytest.raises(ValueError, match="already defined differently"):
+        register_method(other)
+    assert METHODS["skills/list"] is row
+
+
+def test_app_links_are_checked() -> None:
+    assert ui_tool_meta("ui://a/b", visibility=["app"]) == {
+        "ui": {"resourceUri": "ui://a/b", "visibility": ["app"]}
+    }
+    with pytest.raises(ValueError, match="ui:// scheme"):
+        ui_tool_meta("https://example.com/view")
+    with pytest.raises(ValueError, match="subset of model, app"):
+        ui_tool_meta("ui://a/b", visibility=[])
+    with pytest.raises(ValueError, match="ui:// scheme"):
+        add_ui_resource(Server("apps"), "file:///view.html", "<html></html>", name="view")
