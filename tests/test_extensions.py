@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from mcp_actors.protocol import errors
 from mcp_actors.protocol import skills as s
 from mcp_actors.protocol import types as t
 from mcp_actors.protocol.errors import ProtocolViolation
+from mcp_actors.protocol.frontmatter import FrontmatterError, parse_frontmatter
 from mcp_actors.protocol.methods import METHODS, MethodSpec, register_method
 from mcp_actors.server.apps import APP_MIME_TYPE, UI_EXTENSION, add_ui_resource, ui_tool_meta
 from mcp_actors.server.extensions import Extension
@@ -447,3 +449,63 @@ def test_app_links_are_checked() -> None:
         ui_tool_meta("ui://a/b", visibility=[])
     with pytest.raises(ValueError, match="ui:// scheme"):
         add_ui_resource(Server("apps"), "file:///view.html", "<html></html>", name="view")
+
+
+#: Frontmatter blocks and what a YAML 1.2 parser makes of them (checked against the
+#: `yaml` npm package the conformance suite compares with).
+FRONTMATTER_CASES = [
+    (
+        "name: a\ndescription: 'it''s # not a comment'\nlicense: Apache-2.0  # comment\n"
+        'metadata:\n  version: "2.1.0"\n  n: 3\n  f: 1.5\n  b: true\n  z: ~\n',
+        {
+            "name": "a",
+            "description": "it's # not a comment",
+            "license": "Apache-2.0",
+            "metadata": {"version": "2.1.0", "n": 3, "f": 1.5, "b": True, "z": None},
+        },
+    ),
+    (
+        "name: b\ndescription: |\n  line one\n  line two\n\n  para\nother: x\n",
+        {"name": "b", "description": "line one\nline two\n\npara\n", "other": "x"},
+    ),
+    (
+        "name: c\ndescription: >-\n  folded one\n  folded two\n\n  next para\n    indented\n"
+        "  back\ntags:\n- a\n- 'b c'\n- 3\nk2:\n  - x\n  - y\n",
+        {
+            "name": "c",
+            "description": "folded one folded two\nnext para\n  indented\nback",
+            "tags": ["a", "b c", 3],
+            "k2": ["x", "y"],
+        },
+    ),
+    (
+        'name: d\ndescription: "esc \\"q\\" \\u00e9 \\n nl"\nurl: http://example.com/a#b\nempty:\n',
+        {
+            "name": "d",
+            "description": 'esc "q" \u00e9 \n nl',
+            "url": "http://example.com/a#b",
+            "empty": None,
+        },
+    ),
+]
+
+
+@pytest.mark.parametrize(("block", "expected"), FRONTMATTER_CASES)
+def test_frontmatter_reads_as_yaml_does(block: str, expected: dict[str, Any]) -> None:
+    assert parse_frontmatter(f"---\n{block}---\n\n# Body\n") == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("name: x\n", "must begin with a '---' line"),
+        ("---\nname: x\n", "no closing '---' line"),
+        ("---\nname: x\nname: y\n---\n", "line 3: duplicate key 'name'"),
+        ("---\nname: x\n  indented: y\n---\n", "line 3: unexpected indentation"),
+        ("---\nname: *alias\n---\n", "line 2: '*alias': anchors"),
+        ("---\nname: a: b\n---\n", "cannot contain ': '"),
+    ],
+)
+def test_frontmatter_outside_the_subset_is_refused_with_its_line(text: str, message: str) -> None:
+    with pytest.raises(FrontmatterError, match=re.escape(message)):
+        parse_frontmatter(text)
