@@ -28,7 +28,7 @@ from mcp_actors.cli_errors import (
 
 from conftest import TESTS
 
-INSTALLED = "everything, filesystem"
+INSTALLED = "everything, filesystem, skills"
 
 
 def cli(

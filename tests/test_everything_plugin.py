@@ -24,6 +24,7 @@ import pytest
 import trio
 
 from mcp_actors import ClientHandlers, RequestTimeout, types
+from mcp_actors.protocol.skills import SKILLS_EXTENSION, SkillResource
 from mcp_actors_everything import (
     JSON_SCHEMA_2020_12_INPUT,
     SEP1034_SCHEMA,
@@ -397,11 +398,14 @@ async def test_resources_and_template_are_listed_with_uri_and_name() -> None:
     async with connect("memory", EVERYTHING) as client:
         resources = await client.list_resources()
         templates = await client.list_resource_templates()
-    assert {(r.uri, r.name) for r in resources} == {
+    assert {(r.uri, r.name) for r in resources if r.uri.startswith("test://")} == {
         ("test://static-text", "static-text"),
         ("test://static-binary", "static-binary"),
         ("test://watched-resource", "watched-resource"),
     }
+    skill_files = [r.uri for r in resources if r.uri.startswith("skill://")]
+    assert len(skill_files) == 9  # the skills fixtures: see test_everything_serves_the_skills
+    assert len(resources) == 3 + len(skill_files)
     assert [t.uri_template for t in templates] == ["test://template/{id}/data"]
 
 
@@ -540,6 +544,8 @@ async def test_capabilities_ping_and_set_level_answer_empty_objects() -> None:
         "resources": {"subscribe": True, "listChanged": True},
         "tools": {"listChanged": True},
         "tasks": {"cancel": {}, "requests": {"tools": {"call": {}}}},  # its task fixtures
+        # extensions are negotiated in the legacy era too (in initialize)
+        "extensions": {"io.modelcontextprotocol/skills": {"directoryRead": True}},
     }
 
 
@@ -671,3 +677,23 @@ def test_settings_errors_are_reported_by_run() -> None:
     )
     assert result.returncode == 2
     assert b"bad settings for plugin 'everything'" in result.stderr
+
+
+async def test_everything_serves_the_skills_fixtures() -> None:
+    async with connect("memory", EVERYTHING) as client:
+        assert client.server_extension(SKILLS_EXTENSION) == {"directoryRead": True}
+        skills = await client.list_skills()
+        assert [skill.frontmatter["name"] for skill in skills] == [
+            "refunds",
+            "git-workflow",
+            "pdf-processing",
+        ]
+        pdf = await client.get_skill("skill://pdf-processing/SKILL.md")
+        assert len(pdf.resources) == 6
+        for resource in pdf.resources:
+            assert isinstance(resource, SkillResource)
+            await client.read_skill_file(pdf, resource.uri)  # verified against the entry
+        regional = await client.read_directory("skill://pdf-processing/templates/regional")
+        assert [child.uri for child in regional] == [
+            "skill://pdf-processing/templates/regional/eu-invoice.md"
+        ]

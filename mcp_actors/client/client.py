@@ -39,8 +39,10 @@ import trio
 from msgspec import UNSET, UnsetType
 
 from .._version import __version__
+from ..protocol import skills as s
 from ..protocol import types as t
 from ..protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError, ProtocolViolation
+from ..protocol.extensions import declared_settings
 from ..protocol.jsonrpc import RequestId
 from ..protocol.lifecycle import Phase, SessionState
 from ..protocol.versions import SUPPORTED
@@ -61,6 +63,7 @@ from .handlers import (
 from .input_required import INPUT_REQUIRED_METHODS, call_with_input
 from .listen import Listener, ListenEvent
 from .listing import Listing
+from .skills import SkillVerificationError, content_bytes, verify_skill_file
 from .targets import Target, connect, with_auth
 from .tasks import ToolTask, declares_tasks, start_tool_task
 
@@ -468,6 +471,54 @@ class Client:
             self.session.state.check_outbound("notifications/roots/list_changed")
         self._dispatcher.roots = [as_root(root) for root in roots]
         await self.session.notify("notifications/roots/list_changed")
+
+    # -- extensions ------------------------------------------------------------------
+
+    def server_extension(self, identifier: str) -> dict[str, Any] | None:
+        """The settings the server declared for extension ``identifier`` (``{}``: no
+        optional features), or None when it does not offer it."""
+        return declared_settings(self.server_capabilities, identifier)
+
+    async def list_skills(self, *, timeout: Timeout = UNSET) -> Listing[s.Skill]:
+        """Every skill the server lists (``skills/list``, the Skills extension), each a
+        complete manifest; raises :class:`ProtocolViolation` if it does not offer them."""
+        skills: Listing[s.Skill] = await self._list_all("skills/list", "skills", timeout)
+        return skills
+
+    async def get_skill(self, uri: str, *, timeout: Timeout = UNSET) -> s.Skill:
+        """The entry of the skill whose ``SKILL.md`` is ``uri`` (``skills/get``), listed or not."""
+        result: s.GetSkillResult = await self._call(
+            "skills/get", s.GetSkillParams(uri=uri), timeout=timeout
+        )
+        return result.skill
+
+    async def read_skill_file(self, skill: s.Skill, uri: str, *, timeout: Timeout = UNSET) -> bytes:
+        """Read file ``uri`` of ``skill`` and verify it against the entry (listed, size,
+        digest, and for ``SKILL.md`` the frontmatter); raises
+        :class:`~.skills.SkillVerificationError` rather than return content that differs."""
+        result = await self.read_resource(uri, timeout=timeout)
+        if len(result.contents) != 1:
+            raise SkillVerificationError(f"{uri}: {len(result.contents)} contents, expected one")
+        data = content_bytes(result.contents[0])
+        verify_skill_file(skill, uri, data)
+        return data
+
+    async def read_directory(self, uri: str, *, timeout: Timeout = UNSET) -> list[t.Resource]:
+        """The direct children of directory resource ``uri`` (``resources/directory/read``,
+        every page), subdirectories with ``mimeType`` ``inode/directory``."""
+        children: list[t.Resource] = []
+        cursor: str | UnsetType = UNSET
+        seen: set[str] = set()
+        while True:
+            params = s.ReadDirectoryParams(uri=uri, cursor=cursor)
+            page = await self._call("resources/directory/read", params, timeout=timeout)
+            children.extend(page.resources)
+            cursor = page.next_cursor
+            if not cursor:
+                return children
+            if cursor in seen:
+                raise McpError(INTERNAL_ERROR, f"{uri}: the server repeated cursor {cursor!r}")
+            seen.add(cursor)
 
     # -- anything else ---------------------------------------------------------------
 

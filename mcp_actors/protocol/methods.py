@@ -27,6 +27,7 @@ from typing import Any, Final, Literal
 import attrs
 import msgspec
 
+from . import skills as s
 from . import types as t
 from .versions import REVISIONS, Revision
 
@@ -167,6 +168,30 @@ METHODS: Final[dict[str, MethodSpec]] = dict(
             None,
             capability=("resources", "list_changed"),
         ),
+        # the Skills extension (io.modelcontextprotocol/skills), both eras: its methods
+        # exist where the server declares the extension (resources/directory/read: with
+        # its directoryRead setting)
+        _spec(
+            "skills/list",
+            "client",
+            t.PaginatedParams,
+            s.ListSkillsResult,
+            capability=("extensions", s.SKILLS_EXTENSION),
+        ),
+        _spec(
+            "skills/get",
+            "client",
+            s.GetSkillParams,
+            s.GetSkillResult,
+            capability=("extensions", s.SKILLS_EXTENSION),
+        ),
+        _spec(
+            "resources/directory/read",
+            "client",
+            s.ReadDirectoryParams,
+            s.ReadDirectoryResult,
+            capability=("extensions", s.SKILLS_EXTENSION, "directoryRead"),
+        ),
         # prompts
         _spec(
             "prompts/list",
@@ -286,6 +311,24 @@ METHODS: Final[dict[str, MethodSpec]] = dict(
         ),
     ]
 )
+
+
+def register_method(spec: MethodSpec) -> None:
+    """Add an extension's method to the table (idempotent for an identical row).
+
+    The table is protocol knowledge shared by every connection of the process; who
+    may use the method is still decided per connection, by ``spec.capability``
+    (e.g. ``("extensions", "com.example/thing")``: a server that does not declare
+    the extension answers -32601). A different row for a known method raises
+    ValueError: two extensions cannot both own a method name.
+    """
+    known = METHODS.get(spec.name)
+    if known is not None:
+        if known != spec:
+            raise ValueError(f"method {spec.name!r} is already defined differently: {known!r}")
+        return
+    METHODS[spec.name] = spec
+    method_table.cache_clear()
 
 
 @functools.cache

@@ -11,8 +11,10 @@ them into request actors.
 What a server declares in ``initialize`` follows what is registered when the
 client connects: ``tools``, ``resources`` (with ``subscribe`` and ``listChanged``),
 ``prompts`` and ``completions`` appear once something of that kind exists;
-``logging`` is always there. Changing the registry later tells connected clients
-with ``notifications/*/list_changed`` (when their session declared that kind).
+``logging`` is always there; ``extensions`` lists what :meth:`Server.add_extension`
+offers (and the tasks extension, in the modern era, once a tool can run as a task).
+Changing the registry later tells connected clients with
+``notifications/*/list_changed`` (when their session declared that kind).
 
 Both eras are served on one endpoint (``supported_versions``, default
 :data:`~mcp_actors.protocol.versions.ALL`): an ``initialize`` opens a legacy
@@ -37,6 +39,7 @@ from ..protocol import errors
 from ..protocol import types as t
 from ..protocol.engine import ServerDescription
 from ..protocol.errors import McpError, ProtocolViolation
+from ..protocol.extensions import declared_settings
 from ..protocol.fit import LACKING_REVISIONS, fit
 from ..protocol.jsonrpc import RequestId
 from ..protocol.lifecycle import Phase, SessionState
@@ -53,6 +56,7 @@ from .caching import CacheHint, check_cacheable
 from .completion import CompleterLike, CompletionKey, CompletionRegistry
 from .context import LOG_SEVERITY, Context
 from .elicitation import ElicitationResult
+from .extensions import Extension, ExtensionHandler, ExtensionRegistry
 from .handlers import HANDLERS, Handler
 from .listen import ListenOffer, ListenStatistics, ListenStreams
 from .log_bridge import McpLogHandler
@@ -131,6 +135,7 @@ class Server:
     _resources: ResourceRegistry = attrs.field(init=False, factory=ResourceRegistry)
     _prompts: dict[str, RegisteredPrompt] = attrs.field(init=False, factory=dict)
     _completions: CompletionRegistry = attrs.field(init=False, factory=CompletionRegistry)
+    _extensions: ExtensionRegistry = attrs.field(init=False, factory=ExtensionRegistry)
     _sessions: dict[ServerSession, None] = attrs.field(init=False, factory=dict)
     _hub: SubscriptionHub[t.ResourceUpdatedParams] = attrs.field(
         init=False, factory=SubscriptionHub
@@ -482,6 +487,37 @@ class Server:
         self._roots_changed.append(handler)
         return handler
 
+    # -- extensions ------------------------------------------------------------------
+
+    def add_extension(self, extension: Extension, *, replace: bool = False) -> None:
+        """Offer ``extension``: declared under ``capabilities.extensions`` (both eras),
+        its methods answered by its handlers (see :mod:`.extensions`).
+
+        ValueError if it is offered already (unless ``replace``) or handles a method
+        the core protocol or another extension handles. Sessions already open keep the
+        capabilities they negotiated.
+        """
+        if extension.identifier == t.TASKS_EXTENSION:
+            raise ValueError(
+                f"{t.TASKS_EXTENSION} is declared by the server itself when a tool can run"
+                " as a task (@server.tool(task=...))"
+            )
+        self._extensions.add(extension, replace=replace, core=HANDLERS)
+
+    def remove_extension(self, identifier: str) -> None:
+        """Stop offering the extension ``identifier`` (KeyError if not offered)."""
+        self._extensions.remove(identifier)
+
+    @property
+    def extensions(self) -> dict[str, dict[str, Any]]:
+        """The extensions offered, with their settings (what ``capabilities.extensions``
+        declares, the tasks extension aside)."""
+        return self._extensions.declared()
+
+    def extension_handler(self, method: str) -> ExtensionHandler | None:
+        """The handler an offered extension gives ``method`` (None: none)."""
+        return self._extensions.handler(method)
+
     # -- capabilities and sessions ---------------------------------------------------
 
     def capabilities(
@@ -502,8 +538,11 @@ class Server:
         offers_tasks = any(tool.task != "never" for tool in self._tools.values())
         tasks = offers_tasks and not revision.handshake  # the extension: 2026-07-28 on
         legacy_tasks = offers_tasks and revision.name == "2025-11-25" and not stateless
+        extensions = self._extensions.declared()
+        if tasks:
+            extensions[t.TASKS_EXTENSION] = {}
         return t.ServerCapabilities(
-            extensions={t.TASKS_EXTENSION: {}} if tasks else UNSET,
+            extensions=extensions or UNSET,
             logging={},
             completions={} if completions else UNSET,
             prompts=t.PromptsCapability(list_changed=sessions) if self._prompts else UNSET,
@@ -707,6 +746,11 @@ class ServerSession:
     def protocol_version(self) -> str:
         return self.state.revision.name
 
+    def client_extension(self, identifier: str) -> dict[str, Any] | None:
+        """The settings the client declared for extension ``identifier`` (in
+        ``initialize``, or in this modern request's ``_meta``), or None if it did not."""
+        return declared_settings(self.client_capabilities, identifier)
+
     @property
     def subscriptions(self) -> frozenset[str]:
         """The URIs this client is subscribed to."""
@@ -715,7 +759,7 @@ class ServerSession:
     # -- the dispatcher protocol -----------------------------------------------------
 
     async def handle_request(self, request: InboundRequest, params: Any) -> Any:
-        handler = HANDLERS.get(request.method)
+        handler = HANDLERS.get(request.method) or self.server.extension_handler(request.method)
         if handler is None:
             raise errors.method_not_found(request.method)
         modern = request.modern

@@ -30,6 +30,9 @@ CACHEABLE_METHODS: Final = frozenset(
         "resources/list",
         "resources/templates/list",
         "resources/read",
+        # the Skills extension (io.modelcontextprotocol/skills)
+        "skills/list",
+        "skills/get",
     }
 )
 

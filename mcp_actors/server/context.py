@@ -61,6 +61,11 @@ class Context:
         """The server's view of this client session (client info, capabilities, revision)."""
         return self._session
 
+    def client_extension(self, identifier: str) -> dict[str, Any] | None:
+        """The settings the client declared for extension ``identifier``, or None if it
+        did not declare it (then fall back to core behaviour; see :mod:`.extensions`)."""
+        return self.session.client_extension(identifier)
+
     @property
     def cancel_called(self) -> bool:
         """Whether the client has cancelled this request."""

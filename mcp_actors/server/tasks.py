@@ -55,6 +55,7 @@ import trio
 from ..protocol import errors
 from ..protocol import types as t
 from ..protocol.errors import McpError
+from ..protocol.extensions import declared_settings
 from ..runtime.groups import describe
 from ..runtime.internal_errors import internal_errors
 from ..runtime.session import ActorHost
@@ -83,8 +84,7 @@ _NEEDS_EXTENSION: dict[str, Any] = {"extensions": {t.TASKS_EXTENSION: {}}}
 
 def declares_extension(capabilities: object) -> bool:
     """Whether client ``capabilities`` declare the tasks extension."""
-    extensions = getattr(capabilities, "extensions", None)
-    return isinstance(extensions, dict) and t.TASKS_EXTENSION in extensions
+    return declared_settings(capabilities, t.TASKS_EXTENSION) is not None
 
 
 def missing_extension(what: str) -> McpError:

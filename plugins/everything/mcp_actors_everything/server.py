@@ -30,6 +30,12 @@ multiple_inputs,multi_round,tampered_state,capabilities}`` and the prompt
 ``ctx.elicit``/``ctx.sample``/``ctx.list_roots``/``ctx.ask`` and a fixed ``key``: a
 request to the client in a legacy session, an ``input_required`` round in the modern era.
 
+**Skills** (the extension ``io.modelcontextprotocol/skills``, scenarios
+``sep-2640-skills-*``): the directory ``skills/`` next to this module, served by
+:func:`mcp_actors.server.skills.serve_skills` with ``directoryRead``: ``pdf-processing``
+(references, templates with a nested ``regional/`` directory, a script),
+``acme/billing/refunds`` (a skill under an organizational prefix) and ``git-workflow``.
+
 **Tools a real server has:**
 
 - ``slow_job(steps, step_seconds)``: progress after each step, a log line per step;
@@ -50,6 +56,7 @@ import base64
 import json
 import time
 from collections import OrderedDict
+from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
 import attrs
@@ -66,14 +73,18 @@ from mcp_actors import (
 )
 from mcp_actors.server.content import audio, embedded, image, text, user
 from mcp_actors.server.signature import inspect_tool
+from mcp_actors.server.skills import serve_skills
 from mcp_actors.server.tasks import start_task
-from mcp_actors.server.tools import RegisteredTool
+from mcp_actors.server.tools import RegisteredTool, error_result
 
 #: A 1x1 red PNG, and a minimal WAV: the conformance suite's reference constants.
 TEST_IMAGE_BASE64: Final = (
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 )
 TEST_AUDIO_BASE64: Final = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
+
+#: The skills the server serves (the Skills extension's fixtures).
+SKILLS_DIRECTORY: Final = Path(__file__).parent / "skills"
 
 SEP1034_SCHEMA: Final[dict[str, Any]] = {
     "type": "object",
@@ -232,6 +243,7 @@ def create(settings: Settings | None = None) -> Server:
     _input_required_fixtures(server)
     _listen_triggers(server)
     _task_tools(server, settings)
+    serve_skills(server, SKILLS_DIRECTORY)
     return server
 
 
@@ -817,10 +829,13 @@ def _task_tools(server: Server, settings: Settings) -> None:
         return f"computed for {seconds:g} s"
 
     @server.tool(annotations=_READ_ONLY, task="always")
-    async def failing_job() -> str:
-        """Always runs as a task, which completes with a tool error (``isError``)."""
+    async def failing_job() -> types.CallToolResult:
+        """Always runs as a task, which completes with a tool error (``isError``).
+
+        Returned, not raised: a raised exception's text names its class, which the
+        fuzzer (tests/test_fuzz.py) rightly counts as Python leaking into replies."""
         await trio.lowlevel.checkpoint()
-        raise RuntimeError("the job failed, as it always does")
+        return error_result("the job failed, as it always does")
 
     @server.tool(annotations=_READ_ONLY, task="optional")
     async def protocol_error_job() -> str:
