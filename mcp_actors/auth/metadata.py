@@ -206,8 +206,7 @@ def check_authorization_server(metadata: AuthorizationServerMetadata, issuer: st
     :class:`MetadataError` otherwise."""
     if not same_issuer(metadata.issuer, issuer):
         raise MetadataError(
-            f"the authorization server metadata is for issuer {metadata.issuer!r},"
-            f" not {issuer!r}"
+            f"the authorization server metadata is for issuer {metadata.issuer!r}, not {issuer!r}"
         )
 
 

@@ -18,7 +18,7 @@ from .introspection import IntrospectionVerifier
 from .jwks import JwksCache, JwksStatistics
 from .jwt import JwtVerifier
 from .resource_server import ResourceServer
-from .verifier import InvalidToken, TokenVerifier, canonical_resource
+from .verifier import InvalidToken, TokenVerifier
 
 __all__ = [
     "HttpAnswer",
@@ -31,5 +31,4 @@ __all__ = [
     "Principal",
     "ResourceServer",
     "TokenVerifier",
-    "canonical_resource",
 ]

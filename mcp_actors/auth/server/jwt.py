@@ -19,7 +19,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Collection
 from typing import Any
-from urllib.parse import urlsplit
 
 import attrs
 import trio
@@ -27,6 +26,7 @@ from joserfc import jws, jwt
 from joserfc.errors import BadSignatureError, JoseError
 
 from ...transports.http_auth import Principal
+from ..metadata import authorization_server_metadata_urls
 from .fetch import FetchFailed, fetch_json
 from .jwks import JwksCache, JwksStatistics
 from .verifier import MAX_LEEWAY, InvalidToken, audience_matches, principal_from_claims
@@ -128,13 +128,9 @@ class JwtVerifier:
             return self._jwks
 
     async def _discover_jwks_url(self) -> str:
-        """The ``jwks_uri`` of the issuer's metadata: RFC 8414, then OpenID discovery."""
-        parts = urlsplit(self.issuer)
-        origin, path = f"{parts.scheme}://{parts.netloc}", parts.path.rstrip("/")
-        for url in (
-            f"{origin}/.well-known/oauth-authorization-server{path}",
-            f"{origin}{path}/.well-known/openid-configuration",
-        ):
+        """The ``jwks_uri`` of the issuer's metadata (RFC 8414, then OpenID discovery, at
+        the well-known URLs in the order MCP gives)."""
+        for url in authorization_server_metadata_urls(self.issuer):
             try:
                 metadata = await fetch_json(url)
             except FetchFailed:

@@ -36,7 +36,10 @@ import msgspec
 
 from ...protocol.targets import request_targets
 from ...transports.http_auth import HttpAnswer, Principal
-from .verifier import InvalidToken, TokenVerifier, canonical_resource
+from ..challenge import bearer_challenge
+from ..metadata import ProtectedResourceMetadata, canonical_uri
+from ..scopes import format_scope
+from .verifier import InvalidToken, TokenVerifier
 
 log = logging.getLogger("mcp_actors.auth")
 
@@ -47,14 +50,6 @@ ScopesOf = Callable[[str, str | None], frozenset[str]]
 
 def _no_scopes(method: str, target: str | None) -> frozenset[str]:
     return frozenset()
-
-
-def _quote(value: str) -> str:
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _json(document: object) -> bytes:
-    return msgspec.json.encode(document)
 
 
 @attrs.define(eq=False)
@@ -78,7 +73,7 @@ class ResourceServer:
 
     def __attrs_post_init__(self) -> None:
         if self.resource is not None:
-            self.resource = canonical_resource(self.resource)
+            self.resource = canonical_uri(self.resource)
         if not self.authorization_servers:
             raise ValueError("a resource server names at least one authorization server")
 
@@ -87,7 +82,7 @@ class ResourceServer:
         ``resource`` was left None (what serve_http calls once it listens)."""
         self.scopes_of = scopes_of
         if self.resource is None:
-            self.resource = canonical_resource(url)
+            self.resource = canonical_uri(url)
 
     # -- what the front end calls --------------------------------------------------------
 
@@ -98,7 +93,7 @@ class ResourceServer:
         if resource is None:
             return HttpAnswer(503, (("retry-after", "1"),), b"not serving yet")
         if path.rstrip("/") in self._metadata_paths(resource):
-            return self._metadata_answer(method, resource)
+            return self._metadata_answer(method)
         if "access_token" in parse_qs(query_string):
             return self._challenge(
                 401,
@@ -146,26 +141,23 @@ class ResourceServer:
         parts = urlsplit(self.resource)
         return f"{parts.scheme}://{parts.netloc}{WELL_KNOWN}{parts.path}"
 
-    def metadata(self) -> dict[str, object]:
+    def metadata(self) -> ProtectedResourceMetadata:
         """The Protected Resource Metadata document (RFC 9728 §2)."""
-        document: dict[str, object] = {
-            "resource": self.resource,
-            "authorization_servers": list(self.authorization_servers),
-            "bearer_methods_supported": ["header"],
-        }
-        if self.scopes_supported is not None:
-            document["scopes_supported"] = list(self.scopes_supported)
-        if self.resource_name is not None:
-            document["resource_name"] = self.resource_name
-        if self.resource_documentation is not None:
-            document["resource_documentation"] = self.resource_documentation
-        return document
+        assert self.resource is not None
+        return ProtectedResourceMetadata(
+            resource=self.resource,
+            authorization_servers=list(self.authorization_servers),
+            scopes_supported=None if self.scopes_supported is None else list(self.scopes_supported),
+            bearer_methods_supported=["header"],
+            resource_name=self.resource_name,
+            resource_documentation=self.resource_documentation,
+        )
 
     def _metadata_paths(self, resource: str) -> tuple[str, ...]:
         path = urlsplit(resource).path
         return (WELL_KNOWN + path, WELL_KNOWN) if path else (WELL_KNOWN,)
 
-    def _metadata_answer(self, method: str, resource: str) -> HttpAnswer:
+    def _metadata_answer(self, method: str) -> HttpAnswer:
         if method not in ("GET", "HEAD"):
             return HttpAnswer(405, (("allow", "GET"),))
         headers = (
@@ -173,46 +165,34 @@ class ResourceServer:
             ("cache-control", "max-age=300"),
             ("access-control-allow-origin", "*"),
         )
-        return HttpAnswer(200, headers, _json(self.metadata()))
-
-    def _challenge_scope(self) -> str | None:
-        scopes = self.required_scopes or self.scopes_supported
-        return " ".join(scopes) if scopes else None
+        return HttpAnswer(200, headers, msgspec.json.encode(self.metadata()))
 
     def _challenge(
         self, status: int, error: str | None = None, description: str | None = None
     ) -> HttpAnswer:
-        """A ``401``/``400`` with the ``WWW-Authenticate`` challenge (RFC 6750 §3)."""
-        parameters = [("resource_metadata", self.metadata_url())]
-        scope = self._challenge_scope()
-        if scope is not None:
-            parameters.append(("scope", scope))
-        return self._answer(status, parameters, error, description)
+        """A ``401``/``400`` with the ``WWW-Authenticate`` challenge (RFC 6750 §3): where
+        the metadata is, and the scopes to ask for (every request's, else the advertised)."""
+        scope = format_scope(self.required_scopes or self.scopes_supported or ())
+        return self._answer(status, scope, error, description)
 
     def _insufficient(self, needed: frozenset[str]) -> HttpAnswer:
         """A ``403 insufficient_scope`` naming the scopes the operation needs."""
-        parameters = [
-            ("resource_metadata", self.metadata_url()),
-            ("scope", " ".join(sorted(needed))),
-        ]
-        return self._answer(
-            403, parameters, "insufficient_scope", "the token lacks scopes this request needs"
-        )
+        description = "the token lacks scopes this request needs"
+        return self._answer(403, format_scope(sorted(needed)), "insufficient_scope", description)
 
     def _answer(
-        self,
-        status: int,
-        parameters: list[tuple[str, str]],
-        error: str | None,
-        description: str | None,
+        self, status: int, scope: str | None, error: str | None, description: str | None
     ) -> HttpAnswer:
-        if error is not None:
-            parameters.insert(0, ("error", error))
-        if description is not None:
-            parameters.append(("error_description", description.replace("\n", " ")))
-        challenge = "Bearer " + ", ".join(f"{name}={_quote(value)}" for name, value in parameters)
+        if description is not None:  # a header value: printable ASCII only
+            description = "".join(c if " " <= c <= "~" else "?" for c in description)
+        challenge = bearer_challenge(
+            resource_metadata=self.metadata_url(),
+            scope=scope,
+            error=error,
+            error_description=description,
+        )
         body: dict[str, str] = {"error": error or "unauthorized"}
         if description is not None:
             body["error_description"] = description
         headers = (("www-authenticate", challenge), ("content-type", "application/json"))
-        return HttpAnswer(status, headers, _json(body))
+        return HttpAnswer(status, headers, msgspec.json.encode(body))

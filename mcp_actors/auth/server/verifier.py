@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, Protocol
-from urllib.parse import urlsplit, urlunsplit
 
 from ...transports.http_auth import Principal
+from ..metadata import canonical_uri
 
 #: The longest clock skew a verifier may tolerate (``leeway``), in seconds.
 MAX_LEEWAY = 300.0
@@ -36,21 +36,9 @@ class TokenVerifier(Protocol):
         ...
 
 
-def canonical_resource(url: str) -> str:
-    """The canonical form of a resource URI (RFC 8707 §2 as MCP applies it): lower-case
-    scheme and host, no fragment, no trailing slash (unless the path is only ``/``... which
-    is dropped too). Raises ValueError for a URI that cannot identify a resource."""
-    parts = urlsplit(url)
-    if not parts.scheme or not parts.netloc:
-        raise ValueError(f"not an absolute URI: {url!r}")
-    if parts.fragment:
-        raise ValueError(f"a resource URI has no fragment: {url!r}")
-    path = parts.path.rstrip("/")
-    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, ""))
-
-
 def audience_matches(audience: object, resource: str) -> bool:
-    """Whether a token's ``aud`` (a string or a list of them) names ``resource``."""
+    """Whether a token's ``aud`` (a string or a list of them) names ``resource`` (a
+    canonical URI, see :func:`~mcp_actors.auth.metadata.canonical_uri`)."""
     values = [audience] if isinstance(audience, str) else audience
     if not isinstance(values, list):
         return False
@@ -58,7 +46,7 @@ def audience_matches(audience: object, resource: str) -> bool:
         if not isinstance(value, str):
             continue
         try:
-            if canonical_resource(value) == resource:
+            if canonical_uri(value) == resource:
                 return True
         except ValueError:
             continue
