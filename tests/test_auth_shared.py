@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from mcp_actors.auth.challenge import (
     Challenge,
     bearer_challenge,

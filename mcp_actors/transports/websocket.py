@@ -125,11 +125,20 @@ async def accept_mcp_websocket(
 
 
 class WebSocketRefused(TransportClosed):
-    """The server refused the WebSocket handshake (``status_code``: its HTTP answer)."""
+    """The server refused the WebSocket handshake (``status_code``: its HTTP answer;
+    ``headers``: the answer's headers, names lower-cased — a ``401`` names its
+    ``WWW-Authenticate`` challenge there)."""
 
-    def __init__(self, url: str, status_code: int | None, detail: str) -> None:
+    def __init__(
+        self,
+        url: str,
+        status_code: int | None,
+        detail: str,
+        headers: Sequence[tuple[str, str]] = (),
+    ) -> None:
         super().__init__(f"{url}: WebSocket handshake refused: {detail}")
         self.status_code = status_code
+        self.headers = tuple(headers)
 
 
 @asynccontextmanager
@@ -190,7 +199,13 @@ async def open_websocket(
         error = group.exceptions[0]
         while isinstance(error, BaseExceptionGroup):
             error = error.exceptions[0]
-        refused = WebSocketRefused(url, getattr(error, "status_code", None), repr(error))
+        answered = getattr(error, "headers", None) or ()
+        refused = WebSocketRefused(
+            url,
+            getattr(error, "status_code", None),
+            repr(error),
+            [(name.decode("latin-1").lower(), value.decode("latin-1")) for name, value in answered],
+        )
     finally:
         with trio.CancelScope(shield=True):
             await stream.aclose()
