@@ -40,13 +40,16 @@ def test_a_bearer_challenge_with_resource_metadata_and_scope() -> None:
 
 
 def test_several_challenges_token68_and_escapes() -> None:
-    header = 'Basic realm="x", Negotiate abc==, bearer error=invalid_token, error_description="a \\"b\\""'
+    header = (
+        'Basic realm="x", Negotiate abc==, bearer error=invalid_token,'
+        ' error_description="a \\"b\\""'
+    )
     assert parse_challenges([header]) == [
         Challenge("basic", {"realm": "x"}),
         Challenge("negotiate", token68="abc=="),
         Challenge("bearer", {"error": "invalid_token", "error_description": 'a "b"'}),
     ]
-    assert parse_challenges(["DPoP algs=\"ES256\"", "Bearer"]) == [
+    assert parse_challenges(['DPoP algs="ES256"', "Bearer"]) == [
         Challenge("dpop", {"algs": "ES256"}),
         Challenge("bearer"),
     ]

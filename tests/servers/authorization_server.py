@@ -5,7 +5,8 @@ for the issuers, clients and test-only routes) and returns an
 :class:`AuthorizationServer` that mints tokens the way a client acting on its own
 behalf does (client credentials, RFC 8707 ``resource``), and can rotate an issuer's key.
 
-The Node package is installed by ``.ci/test`` (``npm install`` in tests/oauth_server).
+The Node packages (oidc-provider, and Node 22 itself) are installed by ``.ci/test``
+(``npm install`` in tests/oauth_server).
 Without Node or the package, the tests that need the server are skipped locally and
 fail in CI (``CI=true``), where it must be there.
 """
@@ -28,9 +29,15 @@ SECRET = "svc-secret"
 
 
 def node_command() -> str | None:
-    """Node 22 from .ci/node if installed there (what .ci/conformance installs), else PATH's."""
-    pinned = REPO / ".ci" / "node" / "node_modules" / ".bin" / "node"
-    return str(pinned) if pinned.exists() else shutil.which("node")
+    """The Node 22 installed beside the server (its package.json depends on it), else the
+    one .ci/conformance installs, else PATH's."""
+    for pinned in (
+        HERE / "node_modules" / ".bin" / "node",
+        REPO / ".ci" / "node" / "node_modules" / ".bin" / "node",
+    ):
+        if pinned.exists():
+            return str(pinned)
+    return shutil.which("node")
 
 
 @attrs.define
