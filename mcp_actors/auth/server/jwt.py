@@ -71,7 +71,9 @@ class JwtVerifier:
     jwks_min_refetch_interval: float = 30.0
     #: The time now, in seconds since the epoch (a test may move it).
     clock: Callable[[], float] = time.time
-    _jwks: JwksCache | None = attrs.field(init=False, default=None)
+    #: The cache of the issuer's keys; None: made at first use, for ``jwks_url`` (or the
+    #: discovered ``jwks_uri``) with ``jwks_ttl`` and ``jwks_min_refetch_interval``.
+    jwks: JwksCache | None = None
     _discovery: trio.Lock = attrs.field(init=False, factory=trio.Lock)
 
     async def verify(self, token: str, resource: str) -> Principal:
@@ -122,10 +124,10 @@ class JwtVerifier:
 
     async def _keys(self) -> JwksCache:
         async with self._discovery:
-            if self._jwks is None:
+            if self.jwks is None:
                 url = self.jwks_url or await self._discover_jwks_url()
-                self._jwks = JwksCache(url, self.jwks_ttl, self.jwks_min_refetch_interval)
-            return self._jwks
+                self.jwks = JwksCache(url, self.jwks_ttl, self.jwks_min_refetch_interval)
+            return self.jwks
 
     async def _discover_jwks_url(self) -> str:
         """The ``jwks_uri`` of the issuer's metadata (RFC 8414, then OpenID discovery, at
@@ -142,4 +144,4 @@ class JwtVerifier:
 
     def jwks_statistics(self) -> JwksStatistics | None:
         """The JWKS cache's figures (None before the first token)."""
-        return None if self._jwks is None else self._jwks.statistics()
+        return None if self.jwks is None else self.jwks.statistics()
