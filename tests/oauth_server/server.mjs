@@ -9,11 +9,12 @@
 //   /rotating  an issuer of its own key, which the tests rotate
 // Access tokens are JWTs (RFC 9068, `typ: at+jwt`) bound to the `resource` the client asks
 // for (RFC 8707), except for the client `svc-opaque`, whose tokens are opaque (for the
-// RFC 7662 introspection tests). The client `svc-short` gets tokens that live 1 second.
+// RFC 7662 introspection tests). The client `svc-short`, and registered clients whose
+// name says "2-second tokens", get tokens that live 2 seconds.
 //
 // Test-only routes (loopback only):
 //   POST /admin/rotate/<tenant>   replace the tenant's signing key (a JWKS rotation)
-//   /interaction/<uid>           the login/consent step, approved at once as user "alice"
+//   /<tenant>/interaction/<uid>  the login/consent step, approved at once as user "alice"
 //                                with every scope asked for (a browser-less user agent)
 import http from 'node:http';
 import { generateKeyPair } from 'node:crypto';
@@ -42,7 +43,7 @@ async function signingKey() {
   return { ...jwk, kid: `key-${++kidCounter}`, use: 'sig', alg: 'RS256' };
 }
 
-function makeProvider(issuer, keys) {
+function makeProvider(name, issuer, keys) {
   const provider = new Provider(issuer, {
     clients,
     jwks: { keys },
@@ -64,7 +65,7 @@ function makeProvider(issuer, keys) {
         getResourceServerInfo: async (ctx, resourceIndicator, client) => ({
           scope: SCOPES,
           audience: resourceIndicator,
-          accessTokenTTL: client.clientId === 'svc-short' ? 1 : 300,
+          accessTokenTTL: shortLived(client) ? 2 : 300,
           accessTokenFormat: client.clientId === 'svc-opaque' ? 'opaque' : 'jwt',
           jwt: { sign: { alg: 'RS256' } },
         }),
@@ -72,7 +73,7 @@ function makeProvider(issuer, keys) {
     },
     pkce: { required: () => true },
     issueRefreshToken: async (ctx, client) => client.grantTypeAllowed('refresh_token'),
-    interactions: { url: (ctx, interaction) => `/interaction/${interaction.uid}` },
+    interactions: { url: (ctx, interaction) => `/${name}/interaction/${interaction.uid}` },
     findAccount: async (ctx, sub) => ({ accountId: sub, claims: async () => ({ sub }) }),
     ttl: { AccessToken: 300, AuthorizationCode: 60, Grant: 3600, Interaction: 600,
            RefreshToken: 3600, Session: 3600 },
@@ -83,35 +84,29 @@ function makeProvider(issuer, keys) {
 const tenants = {};  // name -> { provider, callback }
 
 async function mountTenant(name, origin, keys) {
-  const provider = makeProvider(`${origin}/${name}`, keys);
+  const provider = makeProvider(name, `${origin}/${name}`, keys);
   tenants[name] = { provider, callback: provider.callback(), keys };
 }
 
-async function finishInteraction(req, res) {
+// Clients whose tokens live 2 seconds: `svc-short`, and registered clients named so.
+function shortLived(client) {
+  return client.clientId === 'svc-short' || (client.clientName ?? '').includes('2-second tokens');
+}
+
+async function finishInteraction(provider, req, res) {
   // The login and consent a user would give in a browser, given at once: user "alice"
-  // grants every scope and resource asked for.
-  for (const { provider } of Object.values(tenants)) {
-    let details;
-    try {
-      details = await provider.interactionDetails(req, res);
-    } catch {
-      continue;
-    }
-    const { prompt, params, session } = details;
-    const accountId = session?.accountId ?? 'alice';
-    const grant = new provider.Grant({ accountId, clientId: params.client_id });
-    if (params.scope) grant.addOIDCScope(params.scope.split(' ').filter((s) => ['openid', 'offline_access'].includes(s)).join(' '));
-    const resources = [].concat(params.resource ?? []);
-    for (const resource of resources) {
-      grant.addResourceScope(resource, (params.scope ?? '').split(' ').filter((s) => SCOPES.split(' ').includes(s)).join(' '));
-    }
-    const grantId = await grant.save();
-    const result = { login: { accountId }, consent: { grantId } };
-    if (prompt.name === 'consent' && !prompt.details) delete result.login;
-    await provider.interactionFinished(req, res, result, { mergeWithLastSubmission: false });
-    return;
+  // grants every scope asked for, for every resource asked for.
+  const { params, session } = await provider.interactionDetails(req, res);
+  const accountId = session?.accountId ?? 'alice';
+  const grant = new provider.Grant({ accountId, clientId: params.client_id });
+  const requested = params.scope ?? '';
+  grant.addOIDCScope(requested);
+  for (const resource of [].concat(params.resource ?? [])) {
+    grant.addResourceScope(resource, requested);
   }
-  res.writeHead(404).end('no such interaction');
+  const grantId = await grant.save();
+  const result = { login: { accountId }, consent: { grantId } };
+  await provider.interactionFinished(req, res, result, { mergeWithLastSubmission: false });
 }
 
 const server = http.createServer(async (req, res) => {
@@ -125,14 +120,14 @@ const server = http.createServer(async (req, res) => {
       res.end(JSON.stringify({ kid: tenants[name].keys[0].kid }));
       return;
     }
-    if (url.pathname.startsWith('/interaction/')) {
-      await finishInteraction(req, res);
-      return;
-    }
     const name = url.pathname.split('/')[1];
     const tenant = tenants[name];
     if (!tenant) {
       res.writeHead(404).end('not found');
+      return;
+    }
+    if (url.pathname.startsWith(`/${name}/interaction/`)) {
+      await finishInteraction(tenant.provider, req, res);
       return;
     }
     req.originalUrl = req.url;
