@@ -10,11 +10,10 @@ insufficient_scope``), and a token that expires is refreshed.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from functools import partial
 
 import httpx
-import pytest
 import trio
 
 from mcp_actors import Context, Server, open_client
@@ -24,18 +23,10 @@ from mcp_actors.auth.client.tokens import MemoryTokenStore
 from mcp_actors.auth.client.user_agent import redirect_parameters
 from mcp_actors.auth.server import JwtVerifier, ResourceServer
 from mcp_actors.server.serve_http import serve_http
-from servers.authorization_server import AuthorizationServer, start_authorization_server
+
+from servers.authorization_server import AuthorizationServer
 
 REDIRECT_URI = "http://127.0.0.1:33418/callback"
-
-
-@pytest.fixture(scope="module")
-def oauth() -> Iterator[AuthorizationServer]:
-    server = start_authorization_server()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 class BrowserlessUserAgent:

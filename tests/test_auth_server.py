@@ -10,7 +10,7 @@ from the authorization server: client credentials with the RFC 8707 ``resource``
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
@@ -30,7 +30,7 @@ from mcp_actors.transports.http_client_base import ResponseChunks, read_events
 from mcp_actors.transports.sse import SSEDecoder
 from mcp_actors.transports.websocket import WebSocketRefused, open_websocket
 
-from servers.authorization_server import AuthorizationServer, start_authorization_server
+from servers.authorization_server import AuthorizationServer
 
 TRANSPORTS = ("streamable", "modern", "sse", "websocket")
 ACCEPT = "application/json, text/event-stream"
@@ -39,15 +39,6 @@ MODERN_META = {
     "io.modelcontextprotocol/clientCapabilities": {},
     "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
 }
-
-
-@pytest.fixture(scope="module")
-def oauth() -> Iterator[AuthorizationServer]:
-    server = start_authorization_server()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def notes_server() -> Server:
