@@ -415,3 +415,43 @@ async def test_opaque_tokens_are_checked_by_introspection(
         assert challenge.get("error") == "invalid_token"
         status, _ = await first_exchange(transport, url, bearer(good + "x"))
         assert status == 401
+
+
+# -- a multi round-trip request belongs to its caller --------------------------------------
+
+
+async def test_a_request_state_is_refused_to_another_caller(oauth: AuthorizationServer) -> None:
+    """A modern ``requestState`` is sealed to the caller it was issued to: replayed with
+    another caller's token it is -32602, while its own caller completes the request."""
+    server = Server("booking")
+
+    @server.tool
+    async def book(ctx: Context, room: str) -> str:
+        answer = await ctx.elicit("Book?", {"type": "object", "properties": {}}, key="confirm")
+        return f"{room}: {answer.action}"
+
+    auth = jwt_auth(oauth)
+    async with protected("modern", auth, server) as url, httpx.AsyncClient(timeout=10) as http:
+        resource = resource_of(auth)
+        mine = bearer(await oauth.token(resource))
+        theirs = bearer(await oauth.token(resource, client_id="svc-short"))
+        capabilities = {"elicitation": {"form": {}}}
+        meta = {**MODERN_META, "io.modelcontextprotocol/clientCapabilities": capabilities}
+
+        async def call(headers: dict[str, str], **extra: Any) -> dict[str, Any]:
+            params = {"_meta": meta, "name": "book", "arguments": {"room": "a"}, **extra}
+            body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+            response = await http.post(
+                url, json=body, headers={**post_headers("modern", headers), "mcp-name": "book"}
+            )
+            answer: dict[str, Any] = response.json()
+            return answer
+
+        first = await call(mine)
+        state = first["result"]["requestState"]
+        answers = {"confirm": {"action": "accept", "content": {}}}
+        stolen = await call(theirs, inputResponses=answers, requestState=state)
+        assert stolen["error"]["code"] == -32602
+        assert "another caller" in stolen["error"]["message"]
+        honest = await call(mine, inputResponses=answers, requestState=state)
+        assert honest["result"]["content"][0]["text"] == "a: accept"

@@ -67,3 +67,11 @@ def require_scopes(principal: Principal | None, needed: frozenset[str], what: st
         f"Forbidden: {what} needs the scopes {scope!r}",
         {"error": "insufficient_scope", "scope": scope},
     )
+
+
+def caller_key(principal: Principal | None) -> str:
+    """Who a caller is, as a string to bind things to (an MRTR ``requestState``): the
+    token's subject and client; "" for a transport that authenticates nobody."""
+    if principal is None:
+        return ""
+    return f"{principal.subject or ''} {principal.client_id or ''}"
