@@ -8,7 +8,7 @@ does not in the ``401``'s ``error_description``:
   cannot pass for an access token;
 - its signature checks against the key its ``kid`` names in the issuer's JWKS (see
   :class:`~.jwks.JwksCache`; the JWKS URI is the one the issuer's metadata gives unless
-  set);
+  set — looked up once, on the first token, and again on the next token if that failed);
 - ``iss`` is the issuer; ``aud`` names our canonical resource URI (RFC 8707);
 - ``exp`` has not passed and ``nbf``, if present, has, allowing ``leeway`` seconds of clock
   skew (at most :data:`~.verifier.MAX_LEEWAY`).

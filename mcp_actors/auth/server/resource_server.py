@@ -26,7 +26,6 @@ sent, is always checked.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 from urllib.parse import parse_qs, urlsplit
@@ -40,8 +39,6 @@ from ..challenge import bearer_challenge
 from ..metadata import ProtectedResourceMetadata, canonical_uri
 from ..scopes import format_scope
 from .verifier import InvalidToken, TokenVerifier
-
-log = logging.getLogger("mcp_actors.auth")
 
 WELL_KNOWN: Final = "/.well-known/oauth-protected-resource"
 #: The scopes a request's method needs, by method and the name or URI it acts on.
