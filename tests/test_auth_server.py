@@ -19,7 +19,7 @@ import httpx
 import pytest
 import trio
 
-from mcp_actors import Context, Server, open_client
+from mcp_actors import ConnectionClosed, Context, Server, open_client
 from mcp_actors.auth.challenge import Challenge, find_challenge
 from mcp_actors.auth.server import IntrospectionVerifier, JwtVerifier, ResourceServer
 from mcp_actors.client.targets import UrlTarget
@@ -455,3 +455,18 @@ async def test_a_request_state_is_refused_to_another_caller(oauth: Authorization
         assert "another caller" in stolen["error"]["message"]
         honest = await call(mine, inputResponses=answers, requestState=state)
         assert honest["result"]["content"][0]["text"] == "a: accept"
+
+
+async def test_a_websocket_connection_ends_when_its_token_expires(
+    oauth: AuthorizationServer,
+) -> None:
+    auth = jwt_auth(oauth, leeway=0)
+    async with protected("websocket", auth) as url:
+        # svc-short's tokens live 2 seconds.
+        headers = bearer(await oauth.token(resource_of(auth), client_id="svc-short"))
+        async with open_client(UrlTarget(url, "websocket", headers=headers)) as client:
+            await client.call_tool("whoami", {})
+            with trio.fail_after(10), pytest.raises(ConnectionClosed):
+                while True:
+                    await client.call_tool("whoami", {})
+                    await trio.sleep(0.2)

@@ -11,7 +11,9 @@ imports ``trio_websocket``; ``import mcp_actors`` does not.
 from __future__ import annotations
 
 import logging
+import math
 import sys
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -22,6 +24,7 @@ import trio_websocket
 
 from ..runtime.internal_errors import internal_errors
 from ..runtime.supervisor import Supervisor, open_supervisor
+from ..transports.http_auth import Principal
 from ..transports.http_security import HostPolicy
 from ..transports.http_sessions import (
     RETRY_AFTER,
@@ -81,7 +84,11 @@ async def serve_websocket(
     access token (else the handshake is refused with its ``401``); the connection's
     caller is the token's, and the scopes declared on tools, resources and prompts are
     enforced on each call (a JSON-RPC error, there being no HTTP status per message).
-    ``resource`` defaults to the ``ws://`` URL.
+    A connection lives no longer than the token it was opened with: when the token
+    expires the session ends (the client connects again with a fresh one).
+    ``resource`` defaults to the ``ws://`` URL. The WebSocket listener answers upgrades
+    only, so it does not serve the protected resource metadata document: serve it from
+    an HTTP server (``serve_http`` with the same ``ResourceServer`` does).
     """
     policy = HostPolicy.origins_for_bind(host, allowed_origins=allowed_origins)
     limit = max_message_size or server.config.max_message_size
@@ -107,7 +114,8 @@ async def serve_websocket(
                 await supervisor.start_session(session)
                 registry.started(slot, session.close)
                 try:
-                    await session.closed.wait()
+                    with trio.move_on_at(_token_deadline(stream.principal)):
+                        await session.closed.wait()
                 finally:  # the connection failed under the session: end the session too
                     session.close()
             finally:
@@ -123,6 +131,13 @@ async def serve_websocket(
             auth.protect(server.scopes_needed, listening.url)
         await nursery.start(partial(trio.serve_listeners, connection, listeners))
         task_status.started(listening)
+
+
+def _token_deadline(principal: Principal | None) -> float:
+    """The trio time at which ``principal``'s token expires (inf: it does not, or no token)."""
+    if principal is None or principal.expires_at is None:
+        return math.inf
+    return trio.current_time() + (principal.expires_at - time.time())
 
 
 def _peer_address(request: trio_websocket.WebSocketRequest) -> str | None:

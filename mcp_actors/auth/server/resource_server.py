@@ -133,10 +133,12 @@ class ResourceServer:
     # -- the answers ---------------------------------------------------------------------
 
     def metadata_url(self) -> str:
-        """Where this resource's metadata document is (RFC 9728 §3.1)."""
+        """Where this resource's metadata document is (RFC 9728 §3.1): over HTTP(S) at the
+        resource's host, even for a ``ws://`` (``wss://``) resource."""
         assert self.resource is not None
         parts = urlsplit(self.resource)
-        return f"{parts.scheme}://{parts.netloc}{WELL_KNOWN}{parts.path}"
+        scheme = {"ws": "http", "wss": "https"}.get(parts.scheme, parts.scheme)
+        return f"{scheme}://{parts.netloc}{WELL_KNOWN}{parts.path}"
 
     def metadata(self) -> ProtectedResourceMetadata:
         """The Protected Resource Metadata document (RFC 9728 §2)."""
