@@ -77,7 +77,10 @@ async def protected(
             ws = await nursery.start(partial(serve_websocket, server, port=0, auth=auth))
             yield ws.url
         else:
-            http = await nursery.start(partial(serve_http, server, port=0, auth=auth))
+            stateless = transport == "stateless"
+            http = await nursery.start(
+                partial(serve_http, server, port=0, auth=auth, stateless=stateless)
+            )
             yield http.sse_url if transport == "sse" else http.url
         nursery.cancel_scope.cancel()
 
@@ -159,7 +162,7 @@ def tamper(token: str) -> str:
 # -- a valid token ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("transport", (*TRANSPORTS, "stateless"))
 async def test_a_valid_token_is_served_and_the_handler_sees_the_caller(
     oauth: AuthorizationServer, transport: str
 ) -> None:
@@ -168,7 +171,7 @@ async def test_a_valid_token_is_served_and_the_handler_sees_the_caller(
         token = await oauth.token(resource_of(auth), "notes:read")
         status, challenge = await first_exchange(transport, url, bearer(token))
         assert (status, challenge) == (101 if transport == "websocket" else 200, None)
-        kind = {"streamable": "streamable", "modern": "streamable"}.get(transport, transport)
+        kind = {"modern": "streamable", "stateless": "streamable"}.get(transport, transport)
         era = "modern" if transport == "modern" else "legacy"
         target = UrlTarget(url, kind, headers=bearer(token))  # type: ignore[arg-type]
         async with open_client(target, era=era) as client:
@@ -254,7 +257,7 @@ async def test_a_key_rotation_is_picked_up_by_refetching_the_jwks(
 # -- missing scopes: 403 insufficient_scope ------------------------------------------------
 
 
-@pytest.mark.parametrize("transport", ("streamable", "modern", "sse"))
+@pytest.mark.parametrize("transport", ("streamable", "modern", "sse", "stateless"))
 async def test_a_call_needing_a_scope_the_token_lacks_gets_403_with_the_scope(
     oauth: AuthorizationServer, transport: str
 ) -> None:
@@ -282,6 +285,9 @@ async def test_a_call_needing_a_scope_the_token_lacks_gets_403_with_the_scope(
             response = await http.post(
                 url, json=call, headers={**post_headers(transport, headers), **session}
             )
+        elif transport == "stateless":
+            stateless = {**post_headers(transport, headers), "mcp-protocol-version": "2025-11-25"}
+            response = await http.post(url, json=call, headers=stateless)
         else:
             response = await _legacy_sse_post(http, url, headers, call)
     assert response.status_code == 403
