@@ -476,3 +476,25 @@ async def test_a_websocket_connection_ends_when_its_token_expires(
                 while True:
                     await client.call_tool("whoami", {})
                     await trio.sleep(0.2)
+
+
+@pytest.mark.parametrize("cache_ttl", [0, 60])
+async def test_a_revoked_opaque_token_is_refused_unless_its_answer_is_cached(
+    oauth: AuthorizationServer, cache_ttl: float
+) -> None:
+    verifier = IntrospectionVerifier(
+        oauth.introspection_url(), "rs", "rs-secret", issuer=oauth.issuer(), cache_ttl=cache_ttl
+    )
+    auth = ResourceServer(verifier=verifier, authorization_servers=[oauth.issuer()])
+    async with protected("streamable", auth) as url:
+        token = await oauth.token(resource_of(auth), client_id="svc-opaque")
+        assert (await first_exchange("streamable", url, bearer(token)))[0] == 200
+        async with httpx.AsyncClient() as http:
+            revoked = await http.post(
+                f"{oauth.issuer()}/token/revocation",
+                data={"token": token},
+                auth=("svc-opaque", "svc-secret"),
+            )
+            assert revoked.status_code == 200
+        status, _ = await first_exchange("streamable", url, bearer(token))
+    assert status == (401 if cache_ttl == 0 else 200)
