@@ -35,8 +35,10 @@ scenario                                what the client does
 ``auth/*``                              connect through an ``OAuthClient`` (headless user
                                         agent; the context's ``client_id`` and
                                         ``client_secret`` as a pre-registered client; the
-                                        suite's client metadata document URL), list
-                                        tools, call the first one
+                                        suite's client metadata document URL; DPoP where
+                                        the server takes it; the grant the scenario's
+                                        context implies: client credentials, ID-JAG,
+                                        JWT bearer), list tools, call the first one
 anything else                           connect, list tools (if the server has any), call
                                         the first tool if any
 ======================================  ==================================================
@@ -56,7 +58,15 @@ import trio
 from msgspec import UNSET
 
 from mcp_actors import Client, ClientHandlers, McpError, open_client, types
-from mcp_actors.auth.client import ClientRegistration, OAuthClient
+from mcp_actors.auth.client import (
+    ClientCredentialsGrant,
+    ClientRegistration,
+    Grant,
+    IdJagGrant,
+    JwtBearerGrant,
+    OAuthClient,
+    PrivateKeyJwt,
+)
 from mcp_actors.protocol.versions import MODERN, SUPPORTED
 from mcp_actors.runtime.groups import describe
 
@@ -145,6 +155,21 @@ def pinned_version() -> str | None:
     return version if version in (*MODERN, *SUPPORTED) else None
 
 
+def grant_of(scenario: str, context: dict[str, Any]) -> Grant | None:
+    """The grant an auth scenario exercises (None: the authorization code flow)."""
+    if scenario.startswith("auth/client-credentials-"):
+        return ClientCredentialsGrant()
+    if "idp_token_endpoint" in context:
+        return IdJagGrant(
+            idp_token_endpoint=context["idp_token_endpoint"],
+            id_token=context["idp_id_token"],
+            idp_client_id=context["idp_client_id"],
+        )
+    if "valid_jwt" in context:
+        return JwtBearerGrant(context["valid_jwt"])
+    return None
+
+
 def oauth_client(scenario: str, context: dict[str, Any]) -> OAuthClient | None:
     """The OAuth client of an ``auth/*`` scenario (None for the others)."""
     if not scenario.startswith("auth/"):
@@ -155,7 +180,17 @@ def oauth_client(scenario: str, context: dict[str, Any]) -> OAuthClient | None:
         metadata_url=CLIENT_METADATA_URL,
         client_name="mcp-actors-conformance",
     )
-    return OAuthClient(registration=registration)
+    signer = None
+    if "private_key_pem" in context:
+        signer = PrivateKeyJwt(
+            context["private_key_pem"], context.get("signing_algorithm", "ES256")
+        )
+    return OAuthClient(
+        grant=grant_of(scenario, context),
+        registration=registration,
+        assertion_signer=signer,
+        dpop=True,
+    )
 
 
 async def main(url: str, scenario: str) -> None:

@@ -109,7 +109,9 @@ async def first_exchange(
                 return 101, None
         except WebSocketRefused as refused:
             assert refused.status_code is not None
-            values = [value for name, value in refused.headers if name == "www-authenticate"]
+            values = [
+                value for name, value in refused.headers if name.lower() == "www-authenticate"
+            ]
             return refused.status_code, find_challenge(values)
     async with httpx.AsyncClient(timeout=10) as http:
         if transport == "sse":

@@ -16,9 +16,11 @@ from mcp_actors.auth.metadata import (
     authorization_server_metadata_urls,
     canonical_uri,
     check_authorization_server,
+    check_endpoints,
     check_protected_resource,
     decode_authorization_server,
     decode_protected_resource,
+    is_secure_url,
     protected_resource_metadata_urls,
     resource_covers,
     supports_pkce_s256,
@@ -115,6 +117,8 @@ def test_canonical_uri_and_resource_coverage() -> None:
     assert not resource_covers("https://example.com/mc", "https://example.com/mcp")
     assert not resource_covers("https://example.com/mcp", "https://evil.example/mcp")
     assert not resource_covers("http://example.com/mcp", "https://example.com/mcp")
+    assert resource_covers("wss://example.com/mcp", "https://example.com/mcp")
+    assert not resource_covers("ws://example.com/mcp", "https://example.com/mcp")
 
 
 def test_protected_resource_metadata_is_checked_against_the_server() -> None:
@@ -152,3 +156,16 @@ def test_scopes() -> None:
     assert format_scope(["b", "a", "b"]) == "b a"
     assert union("a b", None, ["c a"]) == ("a", "b", "c")
     assert missing("a b c", "b") == ("a", "c")
+
+
+def test_oauth_urls_must_be_https_except_loopback() -> None:
+    assert is_secure_url("https://as.example.com/token")
+    assert is_secure_url("http://127.0.0.1:9000/token")
+    assert is_secure_url("http://localhost/token")
+    assert not is_secure_url("http://as.example.com/token")
+    assert not is_secure_url("ftp://localhost/x")
+    metadata = decode_authorization_server(
+        b'{"issuer": "https://as.example.com", "token_endpoint": "http://as.example.com/t"}'
+    )
+    with pytest.raises(MetadataError, match="token_endpoint is not HTTPS"):
+        check_endpoints(metadata)

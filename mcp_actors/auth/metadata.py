@@ -168,14 +168,22 @@ def canonical_uri(uri: str) -> str:
     return urlunsplit((scheme, netloc, path, parts.query, ""))
 
 
+#: A WebSocket endpoint is the same resource as the HTTP URL its handshake GETs.
+_HTTP_SCHEME = {"ws": "http", "wss": "https"}
+
+
 def resource_covers(resource: str, server_url: str) -> bool:
     """Whether the identifier ``resource`` names ``server_url`` or a path above it
-    (same origin, and ``resource``'s path a segment-wise prefix of the server's)."""
+    (same origin — ``ws``/``wss`` counting as ``http``/``https`` — and ``resource``'s
+    path a segment-wise prefix of the server's)."""
     try:
         outer, inner = urlsplit(canonical_uri(resource)), urlsplit(canonical_uri(server_url))
     except MetadataError:
         return False
-    if (outer.scheme, outer.netloc) != (inner.scheme, inner.netloc):
+    same_scheme = _HTTP_SCHEME.get(outer.scheme, outer.scheme) == _HTTP_SCHEME.get(
+        inner.scheme, inner.scheme
+    )
+    if not same_scheme or outer.netloc != inner.netloc:
         return False
     prefix = outer.path.rstrip("/")
     return inner.path == prefix or inner.path.startswith(prefix + "/") or not prefix
@@ -208,6 +216,27 @@ def check_authorization_server(metadata: AuthorizationServerMetadata, issuer: st
         raise MetadataError(
             f"the authorization server metadata is for issuer {metadata.issuer!r}, not {issuer!r}"
         )
+
+
+_LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1"}
+
+
+def is_secure_url(url: str) -> bool:
+    """Whether ``url`` may carry OAuth traffic: ``https``, or ``http`` to a loopback host
+    (OAuth 2.1 §1.5; loopback for local development and tests)."""
+    parts = urlsplit(url)
+    if parts.scheme == "https":
+        return bool(parts.hostname)
+    return parts.scheme == "http" and (parts.hostname or "") in _LOOPBACK_HOSTS
+
+
+def check_endpoints(metadata: AuthorizationServerMetadata) -> None:
+    """Every endpoint the metadata names must be :func:`secure <is_secure_url>`; raises
+    :class:`MetadataError` otherwise."""
+    for name in ("issuer", "authorization_endpoint", "token_endpoint", "registration_endpoint"):
+        url = getattr(metadata, name)
+        if url is not None and not is_secure_url(url):
+            raise MetadataError(f"the authorization server's {name} is not HTTPS: {url!r}")
 
 
 def supports_pkce_s256(metadata: AuthorizationServerMetadata) -> bool:

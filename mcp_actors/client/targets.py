@@ -62,8 +62,8 @@ class UrlTarget:
     transport: Literal["auto", "streamable", "sse", "websocket"] = "auto"
     #: Extra headers on every HTTP request or on the WebSocket handshake.
     headers: Mapping[str, str] | None = None
-    #: Runs on every HTTP request (e.g. :class:`mcp_actors.auth.client.OAuthClient`);
-    #: Streamable HTTP and legacy SSE only.
+    #: Runs on every HTTP request, or on the WebSocket handshake (e.g.
+    #: :class:`mcp_actors.auth.client.OAuthClient`).
     auth: httpx.Auth | None = None
 
     @classmethod
@@ -236,12 +236,12 @@ async def connect(target: Target, nursery: trio.Nursery) -> AsyncIterator[Messag
 
 @asynccontextmanager
 async def _open_url(target: UrlTarget) -> AsyncIterator[MessageStream]:
-    if target.transport == "websocket" and target.auth is not None:
-        raise TargetError("auth= works over HTTP (Streamable HTTP or SSE), not WebSocket yet")
     if target.transport == "websocket":
         from ..transports.websocket import open_websocket_client
 
-        async with open_websocket_client(target.url, headers=target.headers) as ws:
+        async with open_websocket_client(
+            target.url, headers=target.headers, auth=target.auth
+        ) as ws:
             yield ws
     elif target.transport == "sse":
         from ..transports.http_sse_client import open_sse_client

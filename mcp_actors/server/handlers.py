@@ -90,23 +90,40 @@ async def call_tool(
     tool = server_session.server._tools.get(params.name)
     if tool is None:
         raise McpError(errors.INVALID_PARAMS, f"Unknown tool: {params.name}", {"tool": params.name})
-    require_scopes(server_session.principal, tool.scopes, f"tool {tool.name!r}")
-    if runs_as_task(server_session, request, tool, params):
-        manager = server_session.server.task_manager
-        if request.modern is None:  # 2025-11-25: the task asks on the session, as any call
-            created = manager.start(
-                tool.name,
-                lambda task: _run_tool(server_session, request, tool, params),
-                host_of(request),
-                ttl_ms=legacy_requested_ttl(params),
-            )
-            return legacy_created(created)
-        return manager.start(
-            tool.name,
-            lambda task: _run_tool(server_session.answered_by(task), request, tool, params),
-            host_of(request),
-        )
+    if tool.scopes:  # a set test only, on every call's path
+        require_scopes(server_session.principal, tool.scopes, f"tool {tool.name!r}")
+    if (tool.task != "never" or params.task is not UNSET) and runs_as_task(
+        server_session, request, tool, params
+    ):
+        return _start_task(server_session, request, tool, params)
     return await _run_tool(server_session, request, tool, params)
+
+
+def _start_task(
+    server_session: ServerSession,
+    request: InboundRequest,
+    tool: RegisteredTool,
+    params: t.CallToolParams,
+) -> t.CreatedTask | t.CreateTaskResult:
+    """Start this call of ``tool`` as a task; what the caller is answered at once.
+
+    (A function of its own so that :func:`call_tool`, on every call's path, makes no
+    closure cells for the lambdas here.)
+    """
+    manager = server_session.server.task_manager
+    if request.modern is None:  # 2025-11-25: the task asks on the session, as any call
+        created = manager.start(
+            tool.name,
+            lambda task: _run_tool(server_session, request, tool, params),
+            host_of(request),
+            ttl_ms=legacy_requested_ttl(params),
+        )
+        return legacy_created(created)
+    return manager.start(
+        tool.name,
+        lambda task: _run_tool(server_session.answered_by(task), request, tool, params),
+        host_of(request),
+    )
 
 
 async def _run_tool(
@@ -116,9 +133,10 @@ async def _run_tool(
     params: t.CallToolParams,
 ) -> t.CallToolResult | t.CreatedTask:
     server = server_session.server
-    result = await tool.call(
-        params.arguments, server_session.context(request), mask_errors=server.mask_errors
-    )
+    # a Context only for a tool that takes one
+    wants_context = tool.signature.context_parameter is not None
+    context = server_session.context(request) if wants_context else None
+    result = await tool.call(params.arguments, context, mask_errors=server.mask_errors)
     if isinstance(result, t.CreatedTask):  # a deferred tool handed its work to a task
         return result
     revision = server_session.state.revision
@@ -161,7 +179,8 @@ async def read_resource(
     server_session: ServerSession, request: InboundRequest, params: t.ReadResourceParams
 ) -> t.ReadResourceResult:
     resource, variables = server_session.server._resources.resolve(params.uri)
-    require_scopes(server_session.principal, resource.scopes, f"resource {params.uri!r}")
+    if resource.scopes:
+        require_scopes(server_session.principal, resource.scopes, f"resource {params.uri!r}")
     contents = await resource.read(params.uri, variables, server_session.context(request))
     result = t.ReadResourceResult(contents=contents)
     if resource.cache is not None and server_session.state.revision.result_type:
@@ -176,7 +195,8 @@ async def subscribe(
         server_session, "resources/subscribe", "subscriptions need a session to deliver updates"
     )
     resource, _ = server_session.server._resources.resolve(params.uri)  # -32002 if unknown
-    require_scopes(server_session.principal, resource.scopes, f"resource {params.uri!r}")
+    if resource.scopes:
+        require_scopes(server_session.principal, resource.scopes, f"resource {params.uri!r}")
     server_session.subscribe(params.uri)
     return t.EmptyResult()
 
@@ -216,7 +236,8 @@ async def get_prompt(
         raise McpError(
             errors.INVALID_PARAMS, f"Unknown prompt: {params.name}", {"prompt": params.name}
         )
-    require_scopes(server_session.principal, prompt.scopes, f"prompt {params.name!r}")
+    if prompt.scopes:
+        require_scopes(server_session.principal, prompt.scopes, f"prompt {params.name!r}")
     arguments = None if params.arguments is UNSET else params.arguments
     result = await prompt.render(arguments, server_session.context(request))
     check_content(

@@ -10,8 +10,10 @@ See :mod:`~mcp_actors.auth.client.oauth` for the flow, and the grants,
 registrations, token stores and user agents it takes.
 """
 
+from .assertions import DPoPKey, PrivateKeyJwt
 from .authorization_code import AuthorizationCodeGrant
 from .errors import AuthorizationFailed, OAuthErrorResponse
+from .grants import ClientCredentialsGrant, IdJagGrant, JwtBearerGrant
 from .oauth import ClientRegistration, Grant, OAuthClient
 from .token_endpoint import TokenRequests
 from .tokens import (
@@ -28,13 +30,18 @@ __all__ = [
     "Authorization",
     "AuthorizationCodeGrant",
     "AuthorizationFailed",
+    "ClientCredentialsGrant",
     "ClientRegistration",
+    "DPoPKey",
     "FileTokenStore",
     "Grant",
     "HeadlessUserAgent",
+    "IdJagGrant",
+    "JwtBearerGrant",
     "MemoryTokenStore",
     "OAuthClient",
     "OAuthErrorResponse",
+    "PrivateKeyJwt",
     "RegisteredClient",
     "TokenRequests",
     "TokenStore",

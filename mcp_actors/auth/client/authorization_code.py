@@ -56,7 +56,7 @@ def check_issuer(answer: Mapping[str, str], metadata: AuthorizationServerMetadat
 class AuthorizationCodeGrant:
     """Tokens through a user's authorization (the module docstring)."""
 
-    grant_types = ("authorization_code", "refresh_token")
+    grant_types: tuple[str, ...] = ("authorization_code", "refresh_token")
 
     def __init__(self, user_agent: UserAgent) -> None:
         self.user_agent = user_agent

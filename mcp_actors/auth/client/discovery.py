@@ -27,6 +27,7 @@ from ..metadata import (
     authorization_server_metadata_urls,
     canonical_uri,
     check_authorization_server,
+    check_endpoints,
     check_protected_resource,
     decode_authorization_server,
     decode_protected_resource,
@@ -99,17 +100,23 @@ async def _server_metadata(
         try:
             metadata = decode_authorization_server(body)
             check_authorization_server(metadata, issuer)
+            check_endpoints(metadata)
         except MetadataError as error:
             raise AuthorizationFailed(f"{url}: {error}") from None
         return metadata
     if legacy:  # 2025-03-26: the default endpoints at the server's origin
-        return AuthorizationServerMetadata(
+        defaults = AuthorizationServerMetadata(
             issuer=issuer,
             authorization_endpoint=f"{issuer}/authorize",
             token_endpoint=f"{issuer}/token",
             registration_endpoint=f"{issuer}/register",
             code_challenge_methods_supported=["S256"],
         )
+        try:
+            check_endpoints(defaults)
+        except MetadataError as error:
+            raise AuthorizationFailed(str(error)) from None
+        return defaults
     raise AuthorizationFailed(f"no authorization server metadata found for {issuer}")
 
 
@@ -125,7 +132,7 @@ async def _fetch(http: httpx.AsyncClient, url: str) -> bytes | None:
                 if len(body) > MAX_METADATA_SIZE:
                     raise AuthorizationFailed(f"{url} is larger than {MAX_METADATA_SIZE} bytes")
             return body
-    except httpx.TransportError as error:
+    except (httpx.TransportError, httpx.InvalidURL) as error:
         log.info("GET %s failed: %s", url, error)
         return None
 

@@ -23,11 +23,12 @@ Scopes: those of the challenge, else the resource's ``scopes_supported``, else
 none (the parameter is omitted); a step-up asks for the union of what was granted
 and what the challenge names; ``offline_access`` is added when the authorization
 server lists it (so a refresh token comes back). After ``max_attempts``
-authorizations in a row that do not lead to an accepted request, the client stops
-and the request fails with the server's answer (no infinite loop).
+authorizations for one request that the server still refuses, the client stops and
+the request fails with the server's answer (no infinite loop).
 
 One :class:`OAuthClient` serves one MCP server (the URL of its first request, or
-``server_url``); concurrent requests share one authorization (a lock). Tokens and
+``server_url``) and puts its token only on requests to that server's origin;
+concurrent requests share one authorization (a lock). Tokens and
 registrations live in a :class:`~.tokens.TokenStore`, bound to their issuer.
 """
 
@@ -36,7 +37,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncGenerator, Generator
 from typing import Protocol
-from urllib.parse import urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import attrs
 import httpx
@@ -46,6 +47,7 @@ import trio
 from ..challenge import Challenge, find_challenge
 from ..metadata import AuthorizationServerMetadata, same_issuer
 from ..scopes import format_scope, union
+from .assertions import DPoPKey
 from .authorization_code import AuthorizationCodeGrant
 from .discovery import Discovery, discover
 from .errors import AuthorizationFailed
@@ -99,7 +101,25 @@ class Grant(Protocol):
 
 
 class OAuthClient(httpx.Auth):
-    """OAuth 2.1 authorization for the requests of an MCP client (module docstring)."""
+    """OAuth 2.1 authorization for the requests of an MCP client (module docstring).
+
+    - ``grant``: how tokens are obtained — by default the authorization code flow
+      with a :class:`~.user_agent.HeadlessUserAgent` (for servers that approve
+      without a login page, as in tests); for a person,
+      ``AuthorizationCodeGrant(LoopbackUserAgent())``; without a user,
+      :class:`~.grants.ClientCredentialsGrant`, :class:`~.grants.JwtBearerGrant` or
+      :class:`~.grants.IdJagGrant`;
+    - ``registration``: a pre-registered client, a metadata document URL, or how to
+      register dynamically (:class:`ClientRegistration`);
+    - ``scope``: scopes asked for on top of those the server requires;
+    - ``store``: where registrations and tokens are kept (default: in memory);
+    - ``assertion_signer``: signs ``private_key_jwt`` client assertions
+      (:class:`~.assertions.PrivateKeyJwt`);
+    - ``dpop``: ``True`` (a new key) or a :class:`~.assertions.DPoPKey` binds tokens
+      to a key where the authorization server supports DPoP (RFC 9449);
+    - ``max_attempts``: authorizations for one request before giving up;
+      ``timeout``: seconds for each OAuth HTTP exchange.
+    """
 
     def __init__(
         self,
@@ -112,6 +132,7 @@ class OAuthClient(httpx.Auth):
         max_attempts: int = 3,
         timeout: float = 30.0,
         assertion_signer: AssertionSigner | None = None,
+        dpop: DPoPKey | bool = False,
         http_transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.grant = grant or AuthorizationCodeGrant(HeadlessUserAgent())
@@ -123,10 +144,12 @@ class OAuthClient(httpx.Auth):
         self.max_attempts = max_attempts
         self.timeout = timeout
         self.assertion_signer = assertion_signer
+        #: Binds tokens to this key (RFC 9449) where the authorization server supports it.
+        self.dpop = DPoPKey() if dpop is True else (dpop or None)
         self._http_transport = http_transport
         self._lock = trio.Lock()
-        #: Authorizations in a row that no accepted request followed.
-        self._streak = 0
+        #: This server's record, once read from (or written to) the store.
+        self._record: Authorization | None = None
 
     # -- httpx.Auth ---------------------------------------------------------------------
 
@@ -139,28 +162,43 @@ class OAuthClient(httpx.Auth):
         self, request: httpx.Request
     ) -> AsyncGenerator[httpx.Request, httpx.Response]:
         server_url = self._server_url(request)
+        if _origin(str(request.url)) != _origin(server_url):
+            # Never hand this server's token to another origin (a legacy SSE server's
+            # `endpoint` event, a redirect target...).
+            yield request
+            return
         tokens = await self._usable_tokens(server_url)
         self._apply(request, tokens)
         response = yield request
+        nonce_retried = False
+        authorizations = 0
         while response.status_code in (401, 403):
-            challenge = find_challenge(response.headers.get_list("www-authenticate"))
+            challenge = _challenge(response)
+            if self._new_dpop_nonce(response, challenge) and not nonce_retried:
+                nonce_retried = True  # RFC 9449 §9: once more, with the server's nonce
+                self._apply(request, tokens)
+                response = yield request
+                continue
             step_up = response.status_code == 403
             if step_up and (challenge is None or challenge.get("error") != "insufficient_scope"):
                 return  # forbidden for another reason: more scopes would not help
-            if self._streak >= self.max_attempts:
-                log.warning("giving up after %d authorizations in a row", self._streak)
+            if authorizations >= self.max_attempts:
+                log.warning("giving up after %d authorizations for one request", authorizations)
                 return
             sent = tokens
             async with self._lock:
                 tokens = await self._load_tokens(server_url)
                 if step_up or _same(tokens, sent):  # else another request got new ones
-                    self._streak += 1
+                    authorizations += 1
                     await response.aread()
-                    tokens = await self._authorize(server_url, challenge, step_up, sent)
+                    try:
+                        tokens = await self._authorize(server_url, challenge, step_up)
+                    except httpx.InvalidURL as error:  # a URL in a peer's metadata
+                        raise AuthorizationFailed(f"bad URL in OAuth metadata: {error}") from None
             self._apply(request, tokens)
             response = yield request
-        if response.status_code < 400 and tokens is not None:
-            self._streak = 0
+        if self.dpop is not None:
+            self.dpop.remember_nonce(str(request.url), response.headers.get("dpop-nonce"))
 
     def _server_url(self, request: httpx.Request) -> str:
         if self.server_url is None:
@@ -169,24 +207,51 @@ class OAuthClient(httpx.Auth):
         return self.server_url
 
     def _apply(self, request: httpx.Request, tokens: Tokens | None) -> None:
+        """Put the access token on ``request`` (as a DPoP-bound token with a fresh proof
+        when it is one)."""
+        request.headers.pop("dpop", None)
         if tokens is None:
             request.headers.pop("authorization", None)
             return
-        request.headers["authorization"] = f"Bearer {tokens.access_token}"
+        if self.dpop is not None and tokens.token_type.lower() == "dpop":
+            request.headers["authorization"] = f"DPoP {tokens.access_token}"
+            request.headers["dpop"] = self.dpop.proof(
+                request.method, str(request.url), tokens.access_token
+            )
+        else:
+            request.headers["authorization"] = f"Bearer {tokens.access_token}"
+
+    def _new_dpop_nonce(self, response: httpx.Response, challenge: Challenge | None) -> bool:
+        """Whether the server asks for a DPoP nonce we did not send (``use_dpop_nonce``)."""
+        if self.dpop is None or challenge is None or challenge.get("error") != "use_dpop_nonce":
+            return False
+        return self.dpop.remember_nonce(
+            str(response.request.url), response.headers.get("dpop-nonce")
+        )
 
     # -- tokens ------------------------------------------------------------------------
 
+    async def _load(self, server_url: str) -> Authorization | None:
+        """The record of ``server_url``: read from the store once, then kept in memory."""
+        if self._record is None:
+            self._record = await self.store.load(server_url)
+        return self._record
+
+    async def _save(self, server_url: str, record: Authorization) -> None:
+        self._record = record
+        await self.store.save(server_url, record)
+
     async def _load_tokens(self, server_url: str) -> Tokens | None:
-        record = await self.store.load(server_url)
+        record = await self._load(server_url)
         return None if record is None else record.tokens
 
     async def _usable_tokens(self, server_url: str) -> Tokens | None:
         """The stored access token; refreshed first when it has expired."""
-        record = await self.store.load(server_url)
+        record = await self._load(server_url)
         if record is None or record.tokens is None or not record.tokens.expired():
             return None if record is None else record.tokens
         async with self._lock:
-            record = await self.store.load(server_url)
+            record = await self._load(server_url)
             if record is None or record.tokens is None or not record.tokens.expired():
                 return None if record is None else record.tokens
             if record.tokens.refresh_token and record.client and record.token_endpoint:
@@ -196,26 +261,26 @@ class OAuthClient(httpx.Auth):
                         record.client,
                         record.token_endpoint,
                         record.resource or server_url,
+                        record.issuer,
                         signer=self.assertion_signer,
+                        dpop=self.dpop if record.tokens.token_type.lower() == "dpop" else None,
                     )
                     try:
                         tokens = await flow.refresh(record.tokens)
                     except AuthorizationFailed as error:
                         log.info("refreshing the expired token failed: %s", error)
                     else:
-                        await self.store.save(
-                            server_url, msgspec.structs.replace(record, tokens=tokens)
-                        )
+                        await self._save(server_url, msgspec.structs.replace(record, tokens=tokens))
                         return tokens
             return None
 
     async def _authorize(
-        self, server_url: str, challenge: Challenge | None, step_up: bool, sent: Tokens | None
+        self, server_url: str, challenge: Challenge | None, step_up: bool
     ) -> Tokens:
         """Discover, (re-)register if need be, and obtain new tokens (module docstring)."""
         async with self._http() as http:
             found = await discover(http, server_url, challenge)
-            record = await self.store.load(server_url)
+            record = await self._load(server_url)
             if record is None or not same_issuer(record.issuer, found.metadata.issuer):
                 if record is not None:
                     log.info(
@@ -233,7 +298,14 @@ class OAuthClient(httpx.Auth):
                 record, client=client, token_endpoint=token_endpoint, resource=found.resource
             )
             flow = TokenRequests(
-                http, client, token_endpoint, found.resource, found, signer=self.assertion_signer
+                http,
+                client,
+                token_endpoint,
+                found.resource,
+                found.metadata.issuer,
+                found,
+                signer=self.assertion_signer,
+                dpop=self._dpop_for(found.metadata),
             )
             tokens = None
             if not step_up and record.tokens is not None and record.tokens.refresh_token:
@@ -245,8 +317,16 @@ class OAuthClient(httpx.Auth):
                 tokens = await self.grant.obtain(
                     flow, self._scope(challenge, found, record, step_up)
                 )
-            await self.store.save(server_url, msgspec.structs.replace(record, tokens=tokens))
+            await self._save(server_url, msgspec.structs.replace(record, tokens=tokens))
             return tokens
+
+    def _dpop_for(self, metadata: AuthorizationServerMetadata) -> DPoPKey | None:
+        """The DPoP key, when the server takes proofs signed with its algorithm."""
+        if self.dpop is None:
+            return None
+        if self.dpop.algorithm not in (metadata.dpop_signing_alg_values_supported or ()):
+            return None
+        return self.dpop
 
     def _scope(
         self, challenge: Challenge | None, found: Discovery, record: Authorization, step_up: bool
@@ -271,9 +351,14 @@ class OAuthClient(httpx.Auth):
         wanted = self.registration
         metadata = found.metadata
         if wanted.client_id is not None:
-            method = wanted.token_endpoint_auth_method or choose_auth_method(
-                wanted.client_secret is not None, metadata.token_endpoint_auth_methods_supported
-            )
+            method = wanted.token_endpoint_auth_method
+            if method is None and self.assertion_signer is not None:
+                method = "private_key_jwt"
+            if method is None:
+                method = choose_auth_method(
+                    wanted.client_secret is not None,
+                    metadata.token_endpoint_auth_methods_supported,
+                )
             return RegisteredClient(
                 client_id=wanted.client_id,
                 client_secret=wanted.client_secret,
@@ -341,6 +426,18 @@ class OAuthClient(httpx.Auth):
     def _http(self) -> httpx.AsyncClient:
         """A short-lived HTTP client for the OAuth exchanges (never this auth itself)."""
         return oauth_http_client(self.timeout, self._http_transport)
+
+
+def _origin(url: str) -> tuple[str, str]:
+    parts = urlsplit(url)
+    scheme = {"ws": "http", "wss": "https"}.get(parts.scheme, parts.scheme)
+    return scheme, parts.netloc.lower()
+
+
+def _challenge(response: httpx.Response) -> Challenge | None:
+    """The ``Bearer`` (or else ``DPoP``) challenge of a 401/403."""
+    headers = response.headers.get_list("www-authenticate")
+    return find_challenge(headers, "bearer") or find_challenge(headers, "dpop")
 
 
 def _same(one: Tokens | None, other: Tokens | None) -> bool:

@@ -26,6 +26,7 @@ import msgspec
 
 from ..metadata import AuthorizationServerMetadata
 from ..scopes import format_scope
+from .assertions import DPoPKey
 from .discovery import Discovery
 from .errors import AuthorizationFailed, OAuthErrorResponse
 from .tokens import RegisteredClient, Tokens
@@ -33,7 +34,7 @@ from .tokens import RegisteredClient, Tokens
 #: Largest token-endpoint answer read (bytes).
 MAX_RESPONSE_SIZE = 64 * 1024
 
-#: Builds a ``private_key_jwt`` client assertion for a token endpoint URL.
+#: Builds a ``private_key_jwt`` client assertion: (client id, audience) -> JWT.
 AssertionSigner = Callable[[str, str], str]
 
 
@@ -66,10 +67,11 @@ def authenticate(
     client: RegisteredClient,
     form: dict[str, str],
     headers: dict[str, str],
-    token_endpoint: str,
+    audience: str,
     signer: AssertionSigner | None = None,
 ) -> None:
-    """Add the client's authentication to a token request's ``form`` and ``headers``."""
+    """Add the client's authentication to a token request's ``form`` and ``headers``
+    (``audience``: the issuer, the ``aud`` of a ``private_key_jwt`` assertion)."""
     method = client.token_endpoint_auth_method
     if method == "client_secret_basic":
         if client.client_secret is None:
@@ -86,7 +88,7 @@ def authenticate(
             raise AuthorizationFailed("private_key_jwt needs a signing key")
         form["client_id"] = client.client_id
         form["client_assertion_type"] = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
-        form["client_assertion"] = signer(client.client_id, token_endpoint)
+        form["client_assertion"] = signer(client.client_id, audience)
     elif method == "none":
         form["client_id"] = client.client_id
     else:
@@ -128,7 +130,9 @@ def parse_token_response(
 
 
 class TokenRequests:
-    """The token requests of one authorization: authenticated, with the resource indicator."""
+    """The token requests of one authorization: authenticated, with the resource
+    indicator, and with a DPoP proof when the client binds its tokens to a key
+    (retried once with the server's nonce when it asks for one, RFC 9449 §8)."""
 
     def __init__(
         self,
@@ -136,16 +140,21 @@ class TokenRequests:
         client: RegisteredClient,
         token_endpoint: str,
         resource: str,
+        issuer: str,
         discovery: Discovery | None = None,
         *,
         signer: AssertionSigner | None = None,
+        dpop: DPoPKey | None = None,
     ) -> None:
         self.http = http
-        self.signer = signer
         self.client = client
         self.token_endpoint = token_endpoint
         self.resource = resource
+        #: The authorization server's issuer (the audience of client assertions).
+        self.issuer = issuer
         self.discovery = discovery
+        self.signer = signer
+        self.dpop = dpop
 
     @property
     def metadata(self) -> AuthorizationServerMetadata:
@@ -157,10 +166,21 @@ class TokenRequests:
         """POST ``form`` (plus the resource indicator) to the token endpoint, authenticated;
         the tokens of the answer (granted ``requested_scope`` when it says no ``scope``)."""
         form = {**form, "resource": self.resource}
-        headers = {"accept": "application/json"}
-        authenticate(self.client, form, headers, self.token_endpoint, self.signer)
-        response = await self.http.post(self.token_endpoint, data=form, headers=headers)
-        return parse_token_response(response, requested_scope)
+        for attempt in range(2):
+            headers = {"accept": "application/json"}
+            sent = dict(form)
+            authenticate(self.client, sent, headers, self.issuer, self.signer)
+            if self.dpop is not None:
+                headers["dpop"] = self.dpop.proof("POST", self.token_endpoint)
+            response = await self.http.post(self.token_endpoint, data=sent, headers=headers)
+            if self.dpop is not None and attempt == 0 and response.status_code == 400:
+                error = oauth_error(response)
+                nonce = response.headers.get("dpop-nonce")
+                if error is not None and error.error == "use_dpop_nonce" and nonce:
+                    self.dpop.remember_nonce(self.token_endpoint, nonce)
+                    continue
+            return parse_token_response(response, requested_scope)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     async def refresh(self, tokens: Tokens) -> Tokens:
         """New tokens for a refresh token (RFC 6749 §6); the old refresh token is kept

@@ -110,7 +110,8 @@ class FileTokenStore:
     """Records in one JSON file readable by its owner only (mode ``0600``).
 
     Every save rewrites the file through a temporary file in the same folder
-    (created ``0600``) renamed over it, so a crash never leaves half a file. An
+    (created ``0600``) renamed over it, so a crash never leaves half a file; a folder
+    it has to create is made ``0700``. An
     unreadable or malformed file counts as empty (and is replaced at the next save).
     At most ``capacity`` resources are kept; the oldest saved are dropped first.
     """
@@ -146,7 +147,7 @@ class FileTokenStore:
             records[resource] = record
         while len(records) > self.capacity:
             del records[next(iter(records))]
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:

@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from typing import Protocol
 from urllib.parse import parse_qsl, urlsplit
 
+import httpx
+
 from .errors import AuthorizationFailed
 from .http import oauth_http_client
 
@@ -51,21 +53,31 @@ class HeadlessUserAgent:
     """Follows the authorization URL without a browser (see the module docstring)."""
 
     def __init__(
-        self, redirect_uri: str = "http://127.0.0.1:33418/callback", timeout: float = 30.0
+        self,
+        redirect_uri: str = "http://127.0.0.1:33418/callback",
+        timeout: float = 30.0,
+        http_transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self._redirect_uri = redirect_uri
         self.timeout = timeout
+        self._http_transport = http_transport
 
     @property
     def redirect_uri(self) -> str:
         return self._redirect_uri
 
     async def authorize(self, authorization_url: str) -> Mapping[str, str]:
-        async with oauth_http_client(self.timeout) as http:
+        async with oauth_http_client(self.timeout, self._http_transport) as http:
             response = await http.get(authorization_url)
         location = response.headers.get("location")
         if not response.is_redirect or not location:
             raise AuthorizationFailed(
                 f"the authorization endpoint answered HTTP {response.status_code}, not a redirect"
             )
-        return redirect_parameters(str(response.url.join(location)), self._redirect_uri)
+        try:
+            target = str(response.url.join(location))
+        except httpx.InvalidURL as error:
+            raise AuthorizationFailed(
+                f"bad redirect from the authorization server: {error}"
+            ) from None
+        return redirect_parameters(target, self._redirect_uri)
