@@ -82,9 +82,11 @@ class _FlakyBody(httpx.AsyncByteStream):
     async def _cut(self) -> None:
         self._breaker.cuts += 1
         await self._inner.aclose()
+        assert self._chunks is not None
         with suppress(StopAsyncIteration, httpx.HTTPError, OSError):
-            assert self._chunks is not None
-            await self._chunks.__anext__()  # finish the inner generators
+            # finish the inner generators: a step may still yield what was buffered
+            for _ in range(1000):
+                await self._chunks.__anext__()
         raise httpx.ReadError("connection cut by the test")
 
     async def aclose(self) -> None:

@@ -73,8 +73,8 @@ class ResponseChunks:
     httpx reads through a chain of async generators. Stopping early (a request
     answered, a cancellation) would leave them suspended, and trio warns about
     every such generator when it is garbage collected. :meth:`aclose` closes the
-    connection and then steps the chain once, so the resulting read error runs
-    through every generator and finishes it.
+    connection and then steps the chain to its end (at most a second), so the
+    resulting read error runs through every generator and finishes it.
     """
 
     def __init__(self, response: httpx.Response) -> None:
@@ -98,7 +98,8 @@ class ResponseChunks:
             if self._started and not self._done:
                 self._done = True
                 with trio.move_on_after(1), suppress(StopAsyncIteration, httpx.HTTPError):
-                    await self._chunks.__anext__()
+                    while True:  # a step may still yield what was buffered: to the end
+                        await self._chunks.__anext__()
 
 
 async def read_events(chunks: ResponseChunks, decoder: SSEDecoder) -> list[ServerSentEvent] | None:
