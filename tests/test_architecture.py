@@ -64,6 +64,18 @@ def test_runtime_sees_transports_only_through_their_interface() -> None:
         assert not upward, f"runtime/{module} imports {upward}"
 
 
+def test_the_resource_server_sees_the_protocol_shared_auth_and_the_hook_contract() -> None:
+    """``auth/server/`` (the OAuth resource server) may import the shared ``auth/`` modules,
+    ``protocol/`` and the one transport module naming the HTTP auth hook; nothing of the
+    runtime, the server or the client (they call it, not the other way round)."""
+    allowed = ("mcp_actors.protocol", "mcp_actors.transports.http_auth", "mcp_actors.auth")
+    for module, imports in imports_of_layer("auth/server").items():
+        outside = {name for name in imports if not name.startswith(allowed)}
+        assert not outside, f"auth/server/{module} imports {outside}"
+        client = {name for name in imports if name.startswith("mcp_actors.auth.client")}
+        assert not client, f"auth/server/{module} imports {client}"
+
+
 def test_importing_the_package_loads_no_heavy_transport() -> None:
     heavy = ("hypercorn", "httpx", "trio_websocket", "mcp", "pytest", "jsonschema", "asyncio")
     probe = f"import sys, mcp_actors; print(sorted(m for m in {heavy!r} if m in sys.modules))"

@@ -54,6 +54,9 @@ class RequestState(msgspec.Struct, forbid_unknown_fields=True):
     continuation: str
     #: Every input response given so far, by key (replayed if the continuation is gone).
     answers: dict[str, Any]
+    #: Who it was issued to, on a server that authenticates its callers (see
+    #: ``server.authorization.caller_key``; "" for none): another caller cannot use it.
+    caller: str = ""
 
 
 _decode: Final = msgspec.json.Decoder(RequestState)
@@ -124,9 +127,12 @@ def arguments_digest(arguments: Any) -> str:
 
 
 def check_binding(
-    state: RequestState, *, method: str, target: str, digest: str, now: float
+    state: RequestState, *, method: str, target: str, digest: str, now: float, caller: str = ""
 ) -> None:
-    """Refuse (-32602) a state that has expired or was issued for another request."""
+    """Refuse (-32602) a state that has expired or was issued for another request
+    (or to another caller)."""
+    if state.caller != caller:
+        raise invalid_state("it was issued to another caller")
     if now > state.expires:
         raise invalid_state("it has expired; send the request again without it")
     if (state.method, state.target) != (method, target):

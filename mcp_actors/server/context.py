@@ -23,6 +23,7 @@ from msgspec import UNSET, UnsetType
 from ..protocol import types as t
 from ..protocol.jsonrpc import RequestId
 from ..runtime.request import InboundRequest
+from ..transports.http_auth import Principal
 from . import client_requests
 from .client_requests import Question
 from .elicitation import ElicitationResult
@@ -65,6 +66,12 @@ class Context:
         """The settings the client declared for extension ``identifier``, or None if it
         did not declare it (then fall back to core behaviour; see :mod:`.extensions`)."""
         return self.session.client_extension(identifier)
+
+    @property
+    def principal(self) -> Principal | None:
+        """Who called, as their access token says: ``subject``, ``scopes``, ``client_id``,
+        ``claims`` (None on a transport that authenticates nobody, e.g. stdio)."""
+        return self._session.principal
 
     @property
     def cancel_called(self) -> bool:

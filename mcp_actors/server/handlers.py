@@ -19,6 +19,7 @@ from ..protocol import types as t
 from ..protocol.errors import McpError
 from ..protocol.versions import Revision, modern_versions
 from ..runtime.request import InboundRequest
+from .authorization import require_scopes
 from .completion import Completer
 from .mrtr import host_of
 from .pagination import paginate
@@ -89,6 +90,8 @@ async def call_tool(
     tool = server_session.server._tools.get(params.name)
     if tool is None:
         raise McpError(errors.INVALID_PARAMS, f"Unknown tool: {params.name}", {"tool": params.name})
+    if tool.scopes:  # a set test only, on every call's path
+        require_scopes(server_session.principal, tool.scopes, f"tool {tool.name!r}")
     if (tool.task != "never" or params.task is not UNSET) and runs_as_task(
         server_session, request, tool, params
     ):
@@ -176,6 +179,8 @@ async def read_resource(
     server_session: ServerSession, request: InboundRequest, params: t.ReadResourceParams
 ) -> t.ReadResourceResult:
     resource, variables = server_session.server._resources.resolve(params.uri)
+    if resource.scopes:
+        require_scopes(server_session.principal, resource.scopes, f"resource {params.uri!r}")
     contents = await resource.read(params.uri, variables, server_session.context(request))
     result = t.ReadResourceResult(contents=contents)
     if resource.cache is not None and server_session.state.revision.result_type:
@@ -189,7 +194,9 @@ async def subscribe(
     _needs_a_session(
         server_session, "resources/subscribe", "subscriptions need a session to deliver updates"
     )
-    server_session.server._resources.resolve(params.uri)  # -32002 for an unknown URI
+    resource, _ = server_session.server._resources.resolve(params.uri)  # -32002 if unknown
+    if resource.scopes:
+        require_scopes(server_session.principal, resource.scopes, f"resource {params.uri!r}")
     server_session.subscribe(params.uri)
     return t.EmptyResult()
 
@@ -229,6 +236,8 @@ async def get_prompt(
         raise McpError(
             errors.INVALID_PARAMS, f"Unknown prompt: {params.name}", {"prompt": params.name}
         )
+    if prompt.scopes:
+        require_scopes(server_session.principal, prompt.scopes, f"prompt {params.name!r}")
     arguments = None if params.arguments is UNSET else params.arguments
     result = await prompt.render(arguments, server_session.context(request))
     check_content(

@@ -60,6 +60,7 @@ from ..protocol.request_state import (
 )
 from ..runtime.request import InboundRequest
 from ..runtime.session import ActorHost
+from .authorization import caller_key
 
 if TYPE_CHECKING:
     from .app import ServerSession
@@ -379,7 +380,14 @@ async def serve(
     if params.request_state is not UNSET:
         state = keys.open(params.request_state)
         target, digest = binding(request.method, params)
-        check_binding(state, method=request.method, target=target, digest=digest, now=time.time())
+        check_binding(
+            state,
+            method=request.method,
+            target=target,
+            digest=digest,
+            now=time.time(),
+            caller=caller_key(view.principal),
+        )
         carried = state.answers
         if state.continuation:
             run = registry.take(state.continuation)
@@ -415,6 +423,7 @@ async def serve(
             expires=time.time() + settings.state_lifetime,
             continuation=run.id,
             answers=run.used,
+            caller=caller_key(view.principal),
         )
     )
     return t.InputRequiredResult(

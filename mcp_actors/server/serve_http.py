@@ -16,7 +16,7 @@ import logging
 import sys
 from collections.abc import Sequence
 from functools import partial
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import attrs
 import hypercorn.config
@@ -34,6 +34,9 @@ from ..transports.http_sessions import CloseSession
 from ..transports.streamable_http_modern import InputSchemaOf
 from .app import Server
 from .serve import run_until_interrupted
+
+if TYPE_CHECKING:
+    from ..auth.server import ResourceServer
 
 log = logging.getLogger("mcp_actors.http")
 
@@ -123,6 +126,7 @@ async def serve_http(
     json_response: bool | None = None,
     allowed_origins: Sequence[str] | None = None,
     allowed_hosts: Sequence[str] | None = None,
+    auth: ResourceServer | None = None,
     task_status: trio.TaskStatus[HttpServerHandle] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``server`` over HTTP until cancelled. ``port=0`` picks a free port.
@@ -134,6 +138,11 @@ async def serve_http(
     A ``host`` that is not a loopback address needs ``allowed_hosts`` (the ``Host``
     values clients may use, checked on every request): without it this raises
     :class:`~mcp_actors.transports.http_security.AllowedHostsRequired` before listening.
+
+    ``auth`` protects the server with OAuth (a
+    :class:`~mcp_actors.auth.server.ResourceServer`): every request needs an access
+    token, and the scopes declared on tools, resources and prompts are enforced. Its
+    ``resource`` defaults to the endpoint URL.
     """
     config = config or HttpConfig(path=path)
     overrides: dict[str, Any] = {}
@@ -155,7 +164,7 @@ async def serve_http(
     )
     async with open_supervisor() as supervisor, trio.open_nursery() as nursery:
         app = McpHttpApp(
-            config, policy, session_starter(server, supervisor), input_schema_lookup(server)
+            config, policy, session_starter(server, supervisor), input_schema_lookup(server), auth
         )
         await nursery.start(app.registry.run_expiry)
         binds = await nursery.start(
@@ -163,7 +172,10 @@ async def serve_http(
         )
         bound_port = int(binds[0].rsplit(":", 1)[1])
         log.info("serving %s on %s", server.name, binds[0] + config.path)
-        task_status.started(HttpServerHandle(host, bound_port, config, app, supervisor))
+        handle = HttpServerHandle(host, bound_port, config, app, supervisor)
+        if auth is not None:
+            auth.protect(server.scopes_needed, handle.url)
+        task_status.started(handle)
 
 
 def run_http(
