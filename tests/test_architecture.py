@@ -65,7 +65,16 @@ def test_runtime_sees_transports_only_through_their_interface() -> None:
 
 
 def test_importing_the_package_loads_no_heavy_transport() -> None:
-    heavy = ("hypercorn", "h11", "httpx", "trio_websocket", "mcp", "pytest", "jsonschema", "asyncio")
+    heavy = (
+        "hypercorn",
+        "h11",
+        "httpx",
+        "trio_websocket",
+        "mcp",
+        "pytest",
+        "jsonschema",
+        "asyncio",
+    )
     probe = f"import sys, mcp_actors; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     output = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True

@@ -11,7 +11,8 @@ Tools, identical in every reference server of ``benchmarks/servers/``:
   ``{"token": token, "observed": seconds or null}``.
 
 Run: ``python benchmarks/servers/ours.py`` (stdio) or ``... ours.py --http PORT``
-(Streamable HTTP on 127.0.0.1).
+(Streamable HTTP on 127.0.0.1; add ``--stateless`` for stateless JSON replies; the HTTP
+server is ``MCP_ACTORS_HTTP_FRONT_END``'s, lean by default).
 """
 
 from __future__ import annotations
@@ -66,6 +67,13 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--http"]:
         from mcp_actors.server.serve_http import run_http
 
-        run_http(server, host="127.0.0.1", port=int(sys.argv[2]))
+        stateless = "--stateless" in sys.argv
+        run_http(
+            server,
+            host="127.0.0.1",
+            port=int(sys.argv[2]),
+            stateless=stateless,
+            json_response=stateless,
+        )
     else:
         run_stdio(server)
