@@ -17,8 +17,8 @@ does the rest in one task per connection:
   socket is not read until the reply is done) and are answered in order.
 - **Limits.** The request line and headers together are at most
   :attr:`LeanLimits.max_header_size` bytes (431) and must arrive within
-  :attr:`LeanLimits.header_timeout` seconds of the request's first byte (408, and
-  the connection closes). An idle keep-alive connection closes after
+  :attr:`LeanLimits.header_timeout` seconds of the request's first byte (else the
+  connection closes: there is no request to answer yet). An idle keep-alive connection closes after
   :attr:`LeanLimits.keep_alive_timeout`. Body size and body timeout are the
   application's to enforce (it reads the body), as under hypercorn.
 - **Expect: 100-continue.** ``100 Continue`` goes out when the application first
@@ -40,7 +40,6 @@ import logging
 import math
 from collections.abc import Awaitable, Callable, MutableMapping
 from contextlib import suppress
-from functools import partial
 from typing import Any, Final
 from urllib.parse import unquote
 
@@ -74,7 +73,8 @@ class LeanLimits:
     #: Request line plus headers, in bytes; beyond it the answer is 431 and the
     #: connection closes.
     max_header_size: int = attrs.field(default=16 * 1024, validator=_positive)
-    #: Seconds from a request's first byte until its headers are complete (408 beyond).
+    #: Seconds from a request's first byte until its headers are complete; beyond it the
+    #: connection closes.
     header_timeout: float = attrs.field(default=10.0, validator=_positive)
     #: Seconds an idle keep-alive connection waits for its next request before closing.
     keep_alive_timeout: float = attrs.field(default=5.0, validator=_positive)
@@ -100,6 +100,7 @@ class LeanHttpServer:
     _closing: bool = attrs.field(init=False, default=False)
     _shutdown: trio.Event = attrs.field(init=False, factory=trio.Event)
     _drained: trio.Event = attrs.field(init=False, factory=trio.Event)
+    _accepting: trio.CancelScope = attrs.field(init=False, factory=trio.CancelScope)
 
     async def serve(
         self,
@@ -113,19 +114,19 @@ class LeanHttpServer:
         self._listeners = await trio.open_tcp_listeners(port, host=host)
         bound = [listener.socket.getsockname()[:2] for listener in self._listeners]
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(
-                partial(
-                    trio.serve_listeners,
-                    self._serve_connection,
-                    self._listeners,
-                    handler_nursery=nursery,
-                )
-            )
+            nursery.start_soon(self._accept, nursery)
             task_status.started([(str(host), int(port)) for host, port in bound])
             await self._shutdown.wait()
             with trio.move_on_after(self.limits.graceful_timeout):
                 await self._drained.wait()
             nursery.cancel_scope.cancel()
+
+    async def _accept(self, connections: trio.Nursery) -> None:
+        """Accept connections until shutdown, each served in ``connections``."""
+        with self._accepting:
+            await trio.serve_listeners(
+                self._serve_connection, self._listeners, handler_nursery=connections
+            )
 
     async def shutdown(self) -> None:
         """Stop accepting, close idle connections, let requests in progress finish
@@ -133,6 +134,7 @@ class LeanHttpServer:
         if self._closing:
             return
         self._closing = True
+        self._accepting.cancel()
         for listener in self._listeners:
             await listener.aclose()
         for connection in list(self._connections):
@@ -161,6 +163,12 @@ class LeanHttpServer:
     @property
     def closing(self) -> bool:
         return self._closing
+
+
+def _head_size(request: h11.Request) -> int:
+    """The size of a request's head as sent (h11 bounds only a head still incomplete)."""
+    line = len(request.method) + len(request.target) + 12
+    return line + sum(len(name) + len(value) + 4 for name, value in request.headers)
 
 
 def _peer(stream: trio.SocketStream, side: str) -> tuple[str, int] | None:
@@ -221,6 +229,9 @@ class _Connection:
         while True:
             event = self.parser.next_event()
             if isinstance(event, h11.Request):
+                if _head_size(event) > limits.max_header_size:
+                    await self.refuse(431, "request header fields too large")
+                    return None
                 return event
             if isinstance(event, h11.ConnectionClosed):
                 return None
@@ -232,8 +243,7 @@ class _Connection:
                 with trio.move_on_at(deadline):
                     await self.feed()
                     continue
-                await self.refuse(408, "request headers did not arrive in time")
-                return None
+                return None  # too slow: nothing to answer yet (h11 has no request)
             with trio.move_on_after(limits.keep_alive_timeout) as self._idle_scope:
                 await self.feed()
                 started = trio.current_time()
