@@ -26,7 +26,7 @@ import os
 import sys
 from collections.abc import Sequence
 from functools import partial
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import attrs
 import trio
@@ -43,6 +43,9 @@ from ..transports.http_sessions import CloseSession
 from ..transports.streamable_http_modern import InputSchemaOf
 from .app import Server
 from .serve import run_until_interrupted
+
+if TYPE_CHECKING:
+    from ..auth.server import ResourceServer
 
 log = logging.getLogger("mcp_actors.http")
 
@@ -197,6 +200,7 @@ async def serve_http(
     json_response: bool | None = None,
     allowed_origins: Sequence[str] | None = None,
     allowed_hosts: Sequence[str] | None = None,
+    auth: ResourceServer | None = None,
     task_status: trio.TaskStatus[HttpServerHandle] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``server`` over HTTP until cancelled. ``port=0`` picks a free port.
@@ -208,6 +212,11 @@ async def serve_http(
     A ``host`` that is not a loopback address needs ``allowed_hosts`` (the ``Host``
     values clients may use, checked on every request): without it this raises
     :class:`~mcp_actors.transports.http_security.AllowedHostsRequired` before listening.
+
+    ``auth`` protects the server with OAuth (a
+    :class:`~mcp_actors.auth.server.ResourceServer`): every request needs an access
+    token, and the scopes declared on tools, resources and prompts are enforced. Its
+    ``resource`` defaults to the endpoint URL.
     """
     config = config or HttpConfig(path=path)
     overrides: dict[str, Any] = {}
@@ -232,7 +241,7 @@ async def serve_http(
     shutdown = trio.Event()
     async with open_supervisor() as supervisor, trio.open_nursery() as nursery:
         app = McpHttpApp(
-            config, policy, session_starter(server, supervisor), input_schema_lookup(server)
+            config, policy, session_starter(server, supervisor), input_schema_lookup(server), auth
         )
         await nursery.start(app.registry.run_expiry)
         async with trio.open_nursery() as http_nursery:
@@ -241,9 +250,12 @@ async def serve_http(
             log.info(
                 "serving %s on %s:%d%s (%s)", server.name, host, bound_port, config.path, front_end
             )
-            task_status.started(
-                HttpServerHandle(host, bound_port, config, app, supervisor, front_end, shutdown)
+            handle = HttpServerHandle(
+                host, bound_port, config, app, supervisor, front_end, shutdown
             )
+            if auth is not None:
+                auth.protect(server.scopes_needed, handle.url)
+            task_status.started(handle)
         nursery.cancel_scope.cancel()  # the HTTP server has shut down: so do the sessions
 
 

@@ -2,7 +2,9 @@
 
 :class:`McpHttpApp` checks every request's ``Host`` and ``Origin`` (403 when
 refused, see :mod:`.http_security`), then routes it by path: the Streamable
-HTTP endpoint, the legacy ``/sse`` and ``/messages`` endpoints, or 404. It runs
+HTTP endpoint, the legacy ``/sse`` and ``/messages`` endpoints, or 404. With an
+``auth`` hook, every request that passes that check is then admitted by the hook
+(``401``/``403``, or the protected-resource metadata it serves; see :mod:`.http_auth`). It runs
 under any ASGI server; :func:`mcp_actors.server.serve_http.serve_http` runs it
 under hypercorn's trio worker inside the server's nursery.
 """
@@ -11,8 +13,9 @@ from __future__ import annotations
 
 import attrs
 
-from .asgi import Receive, Request, Scope, Send, lifespan, respond_error
+from .asgi import Receive, Request, Scope, Send, lifespan, respond_answer, respond_error
 from .event_store import EventStoreStatistics
+from .http_auth import HttpAnswer, HttpAuthHook
 from .http_config import HttpConfig
 from .http_security import HostPolicy
 from .http_sessions import SessionRegistry, StartSession
@@ -35,6 +38,8 @@ class McpHttpApp:
     start_session: StartSession
     #: A tool's input schema by name (the 2026-07-28 ``Mcp-Param-*`` check; None: none).
     input_schema_of: InputSchemaOf | None = None
+    #: Who may call (OAuth resource server, see :mod:`.http_auth`; None: anyone).
+    auth: HttpAuthHook | None = None
     registry: SessionRegistry = attrs.field(init=False)
     _streamable: StreamableHttpEndpoint = attrs.field(init=False)
     _legacy: LegacySseEndpoints = attrs.field(init=False)
@@ -45,9 +50,9 @@ class McpHttpApp:
             config.max_sessions, config.session_idle_timeout, config.max_sessions_per_client
         )
         self._streamable = StreamableHttpEndpoint(
-            config, self.registry, self.start_session, self.input_schema_of
+            config, self.registry, self.start_session, self.input_schema_of, self.auth
         )
-        self._legacy = LegacySseEndpoints(config, self.registry, self.start_session)
+        self._legacy = LegacySseEndpoints(config, self.registry, self.start_session, self.auth)
 
     def event_store_statistics(self) -> EventStoreStatistics | None:
         """The figures of the event memory all sessions share (None: a custom store)."""
@@ -70,6 +75,14 @@ class McpHttpApp:
         if refused is not None:
             await respond_error(send, 403, f"Forbidden: {refused}", version=request.header(VERSION))
             return
+        if self.auth is not None:
+            admitted = await self.auth.check_request(
+                request.method, request.path, request.headers, request.query_string
+            )
+            if isinstance(admitted, HttpAnswer):
+                await respond_answer(send, admitted)
+                return
+            request = attrs.evolve(request, principal=admitted)
         config = self.config
         root = scope.get("root_path", "")
         path = _normal(request.path[len(root) :] if request.path.startswith(root) else request.path)
