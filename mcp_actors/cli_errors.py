@@ -42,7 +42,7 @@ EXIT_CODES = (
 )
 
 #: Optional dependencies, by top-level module name: the extra that installs them.
-EXTRAS = {"hypercorn": "http", "httpx": "http", "trio_websocket": "ws"}
+EXTRAS = {"h11": "http", "hypercorn": "http", "httpx": "http", "trio_websocket": "ws"}
 _LISTEN_ERRORS = {errno.EADDRINUSE: "address already in use", errno.EACCES: "permission denied"}
 
 
