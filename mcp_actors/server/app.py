@@ -44,6 +44,7 @@ from ..protocol.modern import ModernRequest
 from ..protocol.versions import ALL, LATEST, REVISIONS, Revision
 from ..runtime.bus import Bus, Change, MemoryBus
 from ..runtime.config import SessionConfig
+from ..runtime.middleware import Call, Middleware, check_middleware, run_notification, run_request
 from ..runtime.request import InboundRequest
 from ..runtime.session import Session
 from ..runtime.subscription import HubStatistics, Subscription, SubscriptionHub
@@ -149,12 +150,22 @@ class Server:
     #: The Trio run serving this server's sessions (set when one initializes), so that
     #: other threads can reach it (see :class:`.log_bridge.McpLogHandler`).
     trio_token: trio.lowlevel.TrioToken | None = attrs.field(init=False, default=None)
+    #: Around every request and notification of every session, the first outermost
+    #: (see :mod:`~mcp_actors.runtime.middleware`; add more with :meth:`add_middleware`).
+    middleware: tuple[Middleware, ...] = attrs.field(
+        default=(), converter=check_middleware, kw_only=True
+    )
 
     def __attrs_post_init__(self) -> None:
         self._continuations = Continuations(self.mrtr)
         self._listens = ListenStreams(self.bus, self.max_listen_streams, self.listen_mailbox_size)
         self.bus.subscribe(self._deliver_to_sessions)
         self.task_manager.on_change = lambda record: self.bus.publish(task_change(record))
+
+    def add_middleware(self, middleware: Middleware) -> None:
+        """Add ``middleware`` inside those already there (it runs after them, nearer the
+        handler); it applies to every request from now on."""
+        self.middleware = (*self.middleware, *check_middleware([middleware]))
 
     def continuation_statistics(self) -> ContinuationStatistics:
         """Handlers parked waiting for an MRTR retry, and what became of them (see :mod:`.mrtr`)."""
@@ -711,6 +722,23 @@ class ServerSession:
     # -- the dispatcher protocol -----------------------------------------------------
 
     async def handle_request(self, request: InboundRequest, params: Any) -> Any:
+        middleware = self.server.middleware
+        if not middleware:
+            return await self._dispatch(request, params)
+        call = Call(
+            request.method,
+            params,
+            "server",
+            "inbound",
+            caller=None,
+            session=self,
+            request_id=request.id,
+        )
+        return await run_request(
+            middleware, call, lambda call: self._dispatch(request, call.params)
+        )
+
+    async def _dispatch(self, request: InboundRequest, params: Any) -> Any:
         handler = HANDLERS.get(request.method)
         if handler is None:
             raise errors.method_not_found(request.method)
@@ -739,8 +767,9 @@ class ServerSession:
         return finish_result(result, server_info=server.info, cache_hint=hint)
 
     def serves_inline(self, request: InboundRequest) -> bool:
-        """Whether ``request`` calls a tool declared never to wait (``inline=True``)."""
-        return serves_inline(self.server._tools, request)
+        """Whether ``request`` calls a tool declared never to wait (``inline=True``) and
+        no middleware stands in between (middleware may wait)."""
+        return not self.server.middleware and serves_inline(self.server._tools, request)
 
     def describe_server(self, revision: Revision, *, stateless: bool) -> ServerDescription:
         """What the server tells a client of ``revision``: the ``initialize`` answer's
@@ -748,6 +777,16 @@ class ServerSession:
         return self.server.describe(revision, stateless=stateless)
 
     def handle_notification(self, method: str, params: Any) -> None:
+        middleware = self.server.middleware
+        if not middleware:
+            self._take_notification(method, params)
+            return
+        call = Call(method, params, "server", "inbound", caller=None, session=self)
+        run_notification(
+            middleware, call, lambda call: self._take_notification(call.method, call.params)
+        )
+
+    def _take_notification(self, method: str, params: Any) -> None:
         if method == "notifications/initialized":
             server = self.server
             server.trio_token = trio.lowlevel.current_trio_token()
