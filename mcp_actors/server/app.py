@@ -58,6 +58,7 @@ from .handlers import HANDLERS
 from .listen import ListenOffer, ListenStatistics, ListenStreams
 from .log_bridge import McpLogHandler
 from .modern import era_error, finish_result
+from .mount import Mountable, MountedServer, Mounts
 from .mrtr import MRTR_METHODS, Continuations, ContinuationStatistics, MrtrSettings, Run, serve
 from .prompts import RegisteredPrompt, argument_choices, prompt_arguments
 from .resources import RegisteredResource, ResourceRegistry
@@ -147,6 +148,8 @@ class Server:
     _roots_changed: list[RootsChangedHandler] = attrs.field(init=False, factory=list)
     _cache_hints: dict[str, CacheHint] = attrs.field(init=False, factory=dict)
     _continuations: Continuations = attrs.field(init=False)
+    #: The servers mounted in this one (see :mod:`.mount`).
+    mounts: Mounts = attrs.field(init=False, factory=Mounts)
     #: The Trio run serving this server's sessions (set when one initializes), so that
     #: other threads can reach it (see :class:`.log_bridge.McpLogHandler`).
     trio_token: trio.lowlevel.TrioToken | None = attrs.field(init=False, default=None)
@@ -166,6 +169,19 @@ class Server:
         """Add ``middleware`` inside those already there (it runs after them, nearer the
         handler); it applies to every request from now on."""
         self.middleware = (*self.middleware, *check_middleware([middleware]))
+
+    def mount(self, other: Server | Mountable, *, prefix: str | None = None) -> None:
+        """Serve ``other``'s tools, resources and prompts too, under ``prefix`` (see
+        :mod:`.mount`): an in-process Server, or a remote one behind a client
+        (``mcp_actors.gateway.Upstream``). Clients are told the lists changed, now and
+        whenever ``other``'s do."""
+        if other is self:
+            raise ValueError("a server cannot be mounted in itself")
+        target: Mountable = MountedServer(other) if isinstance(other, Server) else other
+        self.mounts.add(target, prefix)
+        target.watch(self._list_changed)
+        for kind in ("tools", "resources", "prompts"):
+            self._list_changed(f"notifications/{kind}/list_changed")
 
     def continuation_statistics(self) -> ContinuationStatistics:
         """Handlers parked waiting for an MRTR retry, and what became of them (see :mod:`.mrtr`)."""
@@ -511,19 +527,22 @@ class Server:
         # subscriptions/listen stream, which every transport carries.
         sessions = True if not revision.handshake or not stateless else UNSET
         offers_tasks = any(tool.task != "never" for tool in self._tools.values())
+        mounted = bool(self.mounts)  # what they offer may change: declare every kind
         tasks = offers_tasks and not revision.handshake  # the extension: 2026-07-28 on
         legacy_tasks = offers_tasks and revision.name == "2025-11-25" and not stateless
         return t.ServerCapabilities(
             extensions={t.TASKS_EXTENSION: {}} if tasks else UNSET,
             logging={},
             completions={} if completions else UNSET,
-            prompts=t.PromptsCapability(list_changed=sessions) if self._prompts else UNSET,
+            prompts=t.PromptsCapability(list_changed=sessions)
+            if self._prompts or mounted
+            else UNSET,
             resources=(
                 t.ResourcesCapability(subscribe=sessions, list_changed=sessions)
-                if self._resources
+                if self._resources or mounted
                 else UNSET
             ),
-            tools=t.ToolsCapability(list_changed=sessions) if self._tools else UNSET,
+            tools=t.ToolsCapability(list_changed=sessions) if self._tools or mounted else UNSET,
             tasks=_LEGACY_TASKS_CAPABILITY if legacy_tasks else UNSET,
         )
 
@@ -682,6 +701,23 @@ class ServerSession:
         view._own_state = modern.state
         view.log_level = modern.meta.log_level
         return view
+
+    def serving(self, server: Server) -> ServerSession:
+        """This view, answering from ``server``'s registry (a server mounted in ours): same
+        connection, state, log level and questions' destination."""
+        view = ServerSession(server)
+        view.session = self.session
+        view._own_state = self._own_state
+        view.log_level = self.log_level
+        view.input_exchange = self.input_exchange
+        return view
+
+    async def serve_method(self, method: str, params: Any, request: InboundRequest) -> Any:
+        """Answer ``method`` with this view's server's handler, as part of ``request``."""
+        handler = HANDLERS.get(method)
+        if handler is None:
+            raise errors.method_not_found(method)
+        return await handler(self, request, params)
 
     def answered_by(self, exchange: RunningTask) -> ServerSession:
         """This view, its handler's questions going to ``exchange`` (a task's input)."""

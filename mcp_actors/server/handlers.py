@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from msgspec import UNSET
 
 from ..protocol import errors
@@ -79,6 +80,8 @@ async def list_tools(
 ) -> t.ListToolsResult:
     server = server_session.server
     tools = [tool.definition for tool in server._tools.values()]
+    if server.mounts:
+        tools += await server.mounts.list("tools/list", server_session, request)
     page, next_cursor = paginate(tools, params.cursor, server.page_size)
     return t.ListToolsResult(tools=page, next_cursor=next_cursor)
 
@@ -88,6 +91,14 @@ async def call_tool(
 ) -> t.CallToolResult | t.CreatedTask | t.CreateTaskResult:
     tool = server_session.server._tools.get(params.name)
     if tool is None:
+        routed = server_session.server.mounts.route_name(params.name)
+        if routed is not None:
+            mount, name = routed
+            inner = msgspec.structs.replace(params, name=name)
+            called: t.CallToolResult = await mount.target.handle(
+                "tools/call", inner, server_session, request
+            )
+            return called
         raise McpError(errors.INVALID_PARAMS, f"Unknown tool: {params.name}", {"tool": params.name})
     if runs_as_task(server_session, request, tool, params):
         manager = server_session.server.task_manager
@@ -142,6 +153,8 @@ async def list_resources(
 ) -> t.ListResourcesResult:
     server = server_session.server
     items = server._resources.definitions()
+    if server.mounts:
+        items += await server.mounts.list("resources/list", server_session, request)
     page, next_cursor = paginate(items, params.cursor, server.page_size)
     return t.ListResourcesResult(resources=page, next_cursor=next_cursor)
 
@@ -151,6 +164,8 @@ async def list_resource_templates(
 ) -> t.ListResourceTemplatesResult:
     server = server_session.server
     items = server._resources.template_definitions()
+    if server.mounts:
+        items += await server.mounts.list("resources/templates/list", server_session, request)
     page, next_cursor = paginate(items, params.cursor, server.page_size)
     return t.ListResourceTemplatesResult(resource_templates=page, next_cursor=next_cursor)
 
@@ -158,7 +173,13 @@ async def list_resource_templates(
 async def read_resource(
     server_session: ServerSession, request: InboundRequest, params: t.ReadResourceParams
 ) -> t.ReadResourceResult:
-    resource, variables = server_session.server._resources.resolve(params.uri)
+    server = server_session.server
+    if server.mounts and not server._resources.knows(params.uri):
+        routed = server.mounts.route_uri(params.uri)
+        if routed is not None:
+            mount, uri = routed
+            return await server.mounts.read(mount, uri, server_session, request)
+    resource, variables = server._resources.resolve(params.uri)
     contents = await resource.read(params.uri, variables, server_session.context(request))
     result = t.ReadResourceResult(contents=contents)
     if resource.cache is not None and server_session.state.revision.result_type:
@@ -200,6 +221,8 @@ async def list_prompts(
 ) -> t.ListPromptsResult:
     server = server_session.server
     items = [prompt.definition for prompt in server._prompts.values()]
+    if server.mounts:
+        items += await server.mounts.list("prompts/list", server_session, request)
     page, next_cursor = paginate(items, params.cursor, server.page_size)
     return t.ListPromptsResult(prompts=page, next_cursor=next_cursor)
 
@@ -209,6 +232,14 @@ async def get_prompt(
 ) -> t.GetPromptResult:
     prompt = server_session.server._prompts.get(params.name)
     if prompt is None:
+        routed = server_session.server.mounts.route_name(params.name)
+        if routed is not None:
+            mount, name = routed
+            inner = msgspec.structs.replace(params, name=name)
+            result: t.GetPromptResult = await mount.target.handle(
+                "prompts/get", inner, server_session, request
+            )
+            return result
         raise McpError(
             errors.INVALID_PARAMS, f"Unknown prompt: {params.name}", {"prompt": params.name}
         )
