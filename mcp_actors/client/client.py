@@ -483,6 +483,24 @@ class Client:
         """
         return await self._call(method, params, result_type=result_type, timeout=timeout)
 
+    async def forward(
+        self,
+        method: str,
+        params: Any,
+        *,
+        on_progress: Callable[[t.ProgressParams], Awaitable[None]] | None = None,
+        answer: Callable[[str, Any], Awaitable[Any]] | None = None,
+        timeout: Timeout = UNSET,
+    ) -> Any:
+        """Send ``params`` (a Struct, e.g. one a gateway received) as they are: no
+        re-encoding of their arguments. ``on_progress`` gets the raw progress
+        notifications; in the modern era the questions of an ``input_required`` result
+        go to ``answer(method, params)`` instead of this client's handlers (a gateway
+        asks its own caller)."""
+        return await self._call(
+            method, params, timeout=timeout, on_progress=on_progress, answer=answer
+        )
+
     async def _call(
         self,
         method: str,
@@ -492,6 +510,7 @@ class Client:
         on_progress: Callable[[t.ProgressParams], Awaitable[None]] | None = None,
         result_type: Any = None,
         on_id: Callable[[RequestId], None] | None = None,
+        answer: Callable[[str, Any], Awaitable[Any]] | None = None,
     ) -> Any:
         """Every request goes out here: as it is (legacy era), or with its ``_meta``,
         once more after a -32022 that names a version we speak, and checked for a
@@ -520,9 +539,10 @@ class Client:
         async def send() -> Any:
             if method in INPUT_REQUIRED_METHODS and isinstance(params, msgspec.Struct):
                 # It may answer input_required: answered with our handlers, retried.
-                answer = self._dispatcher.answer
                 raw = functools.partial(send_once, result_type=msgspec.Raw)
-                return await call_with_input(method, params, raw, answer, result_type)
+                return await call_with_input(
+                    method, params, raw, answer or self._dispatcher.answer, result_type
+                )
             return await send_once(params)
 
         try:
