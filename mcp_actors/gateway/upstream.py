@@ -74,9 +74,13 @@ class Upstream:
     era: Era = "auto"
     #: Seconds to wait for the connection (launch, handshake) before a request fails.
     connect_timeout: float = 30.0
+    #: Seconds after a failed connection during which requests fail at once with its
+    #: reason, rather than each launching or dialling the upstream again.
+    retry_delay: float = 1.0
     _client: Client | None = attrs.field(init=False, default=None)
     _lock: trio.Lock = attrs.field(init=False, factory=trio.Lock)
     _failure: str | None = attrs.field(init=False, default=None)
+    _failed_at: float = attrs.field(init=False, default=float("-inf"))
     _watchers: list[Callable[[str], None]] = attrs.field(init=False, factory=list)
     _lists: dict[str, Any] = attrs.field(init=False, factory=dict)
     #: Calls in flight, for a legacy upstream's questions (see the module docstring).
@@ -115,6 +119,11 @@ class Upstream:
             client = self._client
             if client is not None and not client.session.closed.is_set():
                 return client
+            if (
+                self._failure is not None
+                and trio.current_time() < self._failed_at + self.retry_delay
+            ):
+                raise UpstreamUnavailable(self._failure)
             ready = trio.Event()
             host = request.session.host or request.session
             host.start_actor(partial(self._hold, ready))
@@ -136,6 +145,7 @@ class Upstream:
                 await client.session.closed.wait()
         except Exception as error:  # the upstream is unreachable or broke: told to callers
             self._failure = f"{type(error).__name__}: {error}"
+            self._failed_at = trio.current_time()
             log.warning("upstream %s: %s", self.name, self._failure)
         finally:
             self._client = None

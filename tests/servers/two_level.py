@@ -16,7 +16,9 @@ server = Server("gateway")
 server.mount(
     Upstream(
         StdioTarget(
-            sys.executable, ("-m", "mcp_actors.cli", "run", "servers.proxied:server"), cwd=str(TESTS)
+            sys.executable,
+            ("-m", "mcp_actors.cli", "run", "servers.proxied:server"),
+            cwd=str(TESTS),
         ),
         name="proxied",
     ),
