@@ -142,6 +142,8 @@ class Upstream:
                 self._lists.clear()
                 self._client = client
                 ready.set()
+                if client.era == "modern":
+                    await self._listen(client)  # until the stream or the upstream ends
                 await client.session.closed.wait()
         except Exception as error:  # the upstream is unreachable or broke: told to callers
             self._failure = f"{type(error).__name__}: {error}"
@@ -158,6 +160,19 @@ class Upstream:
             elicitation_modes=("form", "url"),
             on_list_changed=self._list_changed,
         )
+
+    async def _listen(self, client: Client) -> None:
+        """A modern upstream tells list changes on a ``subscriptions/listen`` stream (one
+        it refuses or ends costs only those notifications: lists stay cached)."""
+        try:
+            async with client.listen(
+                tools_list_changed=True, prompts_list_changed=True, resources_list_changed=True
+            ) as changes:
+                async for event in changes:
+                    if event.method.endswith("/list_changed"):
+                        self._list_changed(event.method)
+        except (McpError, RequestTimeout, trio.TooSlowError) as error:
+            log.warning("upstream %s: no list changes (%s)", self.name, error)
 
     def _list_changed(self, method: str) -> None:
         self._lists.clear()
