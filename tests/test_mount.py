@@ -81,7 +81,7 @@ async def test_without_a_prefix_names_pass_unchanged() -> None:
 
 
 def test_bad_mounts_are_refused() -> None:
-    gateway, weather = _gateway()
+    gateway, _ = _gateway()
     with pytest.raises(ValueError, match="already mounted"):
         gateway.mount(_weather(), prefix="weather")
     with pytest.raises(ValueError, match="prefix"):
