@@ -46,6 +46,7 @@ from ..protocol.lifecycle import Phase, SessionState
 from ..protocol.versions import SUPPORTED
 from ..runtime.config import SessionConfig
 from ..runtime.groups import unwrapped
+from ..runtime.middleware import Call, Middleware, check_middleware, run_request
 from ..runtime.session import Session
 from .era import Discovered, Era, EraChoice, ModernRequests, check_result_type, probe
 from .handlers import (
@@ -99,6 +100,9 @@ class Client:
     discover_result: Discovered | None = None
     #: What every modern request carries (None in the legacy era).
     modern: ModernRequests | None = None
+    #: Around every call this client makes, the first outermost (see
+    #: :mod:`~mcp_actors.runtime.middleware`).
+    middleware: tuple[Middleware, ...] = ()
 
     @property
     def era(self) -> Literal["modern", "legacy"]:
@@ -512,9 +516,32 @@ class Client:
         on_id: Callable[[RequestId], None] | None = None,
         answer: Callable[[str, Any], Awaitable[Any]] | None = None,
     ) -> Any:
-        """Every request goes out here: as it is (legacy era), or with its ``_meta``,
-        once more after a -32022 that names a version we speak, and checked for a
-        complete ``resultType`` (modern era)."""
+        """Every request goes out here, through the middleware: as it is (legacy era),
+        or with its ``_meta``, once more after a -32022 that names a version we speak,
+        and checked for a complete ``resultType`` (modern era)."""
+        if not self.middleware:
+            return await self._send(
+                method, params, timeout, on_progress, result_type, on_id, answer
+            )
+        call = Call(method, params, "client", "outbound", session=self)
+        return await run_request(
+            self.middleware,
+            call,
+            lambda call: self._send(
+                call.method, call.params, timeout, on_progress, result_type, on_id, answer
+            ),
+        )
+
+    async def _send(
+        self,
+        method: str,
+        params: Any,
+        timeout: Timeout,
+        on_progress: Callable[[t.ProgressParams], Awaitable[None]] | None,
+        result_type: Any,
+        on_id: Callable[[RequestId], None] | None,
+        answer: Callable[[str, Any], Awaitable[Any]] | None,
+    ) -> Any:
         modern = self.modern
         if modern is None:
             return await self.session.request(
@@ -593,6 +620,7 @@ async def open_client(
     supported_versions: tuple[str, ...] = SUPPORTED,
     initialize_timeout: float = 30.0,
     discover_timeout: float = 10.0,
+    middleware: Sequence[Middleware] = (),
 ) -> AsyncIterator[Client]:
     """Connect to ``target``, find out which era the server speaks, and yield a :class:`Client`.
 
@@ -610,16 +638,21 @@ async def open_client(
     HTTP+SSE transport there is only the legacy era. ``supported_versions`` are the
     legacy versions accepted in the server's ``initialize`` answer.
 
+    ``middleware`` runs around every call the client makes and every request its
+    server sends it, the first outermost (see :mod:`~mcp_actors.runtime.middleware`);
+    the handshake (``initialize``, ``server/discover``) goes out before it applies.
+
     Leaving the block closes the session and shuts the server down (a launched
     process: stdin closed, then SIGTERM, then SIGKILL).
     """
+    layers = check_middleware(middleware)
     choice = EraChoice.of(era, protocol_version, supported_versions)
     handlers = handlers or ClientHandlers()
     capabilities = merge_capabilities(handlers.capabilities(), capabilities)
     client_info = t.Implementation(name=name, version=version)
     with unwrapped():
         async with trio.open_nursery() as nursery, connect(target, nursery) as stream:
-            dispatcher = ClientDispatcher(handlers)
+            dispatcher = ClientDispatcher(handlers, layers)
             state = SessionState("client", capabilities, supported_versions)
             session = Session(stream, state, dispatcher, config or SessionConfig())
             dispatcher.session = session
@@ -636,7 +669,9 @@ async def open_client(
                         state.peer_capabilities = discovered.capabilities
                         state.peer_info = discovered.implementation()
                         state.phase = Phase.OPERATING
-                        client = Client(session, discover_result=discovered, modern=modern)
+                        client = Client(
+                            session, discover_result=discovered, modern=modern, middleware=layers
+                        )
                 if client is None:
                     if choice.legacy_version is None:
                         raise McpError(
@@ -646,6 +681,7 @@ async def open_client(
                     client = await _initialize(
                         session, state, choice.legacy_version, client_info, initialize_timeout
                     )
+                    client.middleware = layers
                 yield client
             finally:
                 session.close()

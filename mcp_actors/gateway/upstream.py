@@ -31,7 +31,7 @@ What crosses the hop, for each call:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +48,7 @@ from ..protocol import errors
 from ..protocol import types as t
 from ..protocol.engine import ConnectionClosed
 from ..protocol.errors import McpError
+from ..runtime.middleware import Middleware
 from ..runtime.outbound import RequestTimeout
 from ..runtime.request import InboundRequest
 from ..server.mount import LIST_FIELDS
@@ -77,6 +78,8 @@ class Upstream:
     #: Seconds after a failed connection during which requests fail at once with its
     #: reason, rather than each launching or dialling the upstream again.
     retry_delay: float = 1.0
+    #: The upstream client's middleware (e.g. :class:`mcp_actors.otel.OpenTelemetry`).
+    middleware: Sequence[Middleware] = ()
     _client: Client | None = attrs.field(init=False, default=None)
     _lock: trio.Lock = attrs.field(init=False, factory=trio.Lock)
     _failure: str | None = attrs.field(init=False, default=None)
@@ -137,7 +140,9 @@ class Upstream:
         """The connection's actor: open the client, keep it until the upstream goes."""
         self._failure = None
         try:
-            async with open_client(self.target, handlers=self._handlers(), era=self.era) as client:
+            async with open_client(
+                self.target, handlers=self._handlers(), era=self.era, middleware=self.middleware
+            ) as client:
                 self.connections += 1
                 self._lists.clear()
                 self._client = client

@@ -49,9 +49,10 @@ class Call:
     """One request or notification as middleware sees it.
 
     ``caller`` is the identity the transport authenticated (None where there is
-    none). ``session`` is the server's ``ServerSession`` or the client's ``Client``
-    handling it; ``request_id`` is None for a notification and for an outbound call
-    (whose id is chosen when it is sent).
+    none). ``session`` is what handles it: the server's ``ServerSession``, the
+    client's ``Client`` (an outbound call) or its dispatcher (a request from the
+    server). ``request_id`` is None for a notification and for an outbound call (whose
+    id is chosen when it is sent).
     """
 
     method: str
