@@ -761,13 +761,14 @@ class ServerSession:
         middleware = self.server.middleware
         if not middleware:
             return await self._dispatch(request, params)
+        modern = request.modern
         call = Call(
             request.method,
             params,
             "server",
             "inbound",
             caller=None,
-            session=self,
+            session=self if modern is None else self.for_request(modern),
             request_id=request.id,
         )
         return await run_request(
