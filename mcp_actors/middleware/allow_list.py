@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
@@ -12,6 +13,10 @@ from ..protocol.errors import McpError
 from ..runtime.middleware import Call, CallNext, Middleware
 
 
+def _names(names: Iterable[str]) -> frozenset[str]:
+    return frozenset(names)
+
+
 @attrs.define(eq=False)
 class ToolAllowList(Middleware):
     """Only the tools in ``allowed`` exist for the client: ``tools/list`` leaves the
@@ -19,7 +24,7 @@ class ToolAllowList(Middleware):
     (-32602), before any handler runs. Put it on a gateway to expose part of an
     upstream."""
 
-    allowed: frozenset[str] = attrs.field(converter=frozenset)
+    allowed: frozenset[str] = attrs.field(converter=_names)
 
     async def on_request(self, call: Call, call_next: CallNext) -> Any:
         if call.direction == "inbound" and call.method == "tools/call":
