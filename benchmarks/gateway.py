@@ -49,20 +49,25 @@ def _run_command(target: str, *options: str) -> list[str]:
 @asynccontextmanager
 async def _http_process(target: str) -> AsyncIterator[str]:
     """Serve ``target`` over Streamable HTTP on a free port in a child process; its URL."""
-    process = subprocess.Popen(
-        _run_command(target, "--transport", "http", "--port", "0"),
-        stderr=subprocess.PIPE,
-        text=True,
+    process = await trio.lowlevel.open_process(
+        _run_command(target, "--transport", "http", "--port", "0"), stderr=subprocess.PIPE
     )
     try:
         assert process.stderr is not None
-        line = await trio.to_thread.run_sync(process.stderr.readline)
+        announced = b""
+        with trio.fail_after(30):
+            while b"\n" not in announced:
+                chunk = await process.stderr.receive_some()
+                if not chunk:
+                    break
+                announced += chunk
+        line = announced.decode(errors="replace").splitlines()[0] if announced else ""
         if " at " not in line:
             raise RuntimeError(f"{target} did not start: {line!r}")
         yield line.rsplit(" at ", 1)[1].strip()
     finally:
         process.terminate()
-        await trio.to_thread.run_sync(process.wait)
+        await process.wait()
 
 
 def _gateway_file(folder: Path, upstream: str) -> Path:

@@ -8,7 +8,7 @@ import pytest
 import trio
 import trio.testing
 
-from mcp_actors import ClientHandlers, McpError, Server, open_client, types
+from mcp_actors import ClientHandlers, Context, McpError, Server, open_client, types
 from mcp_actors.middleware import Call, CallNext, Middleware, RateLimit, Timing
 
 from conftest import connect
@@ -138,3 +138,30 @@ async def test_timing_counts_each_method_and_its_errors() -> None:
     stats = timing.statistics()
     assert (stats["tools/call"].calls, stats["tools/call"].errors) == (2, 1)
     assert "initialize" not in stats  # the protocol engine answers it itself
+
+
+async def test_a_clients_middleware_sees_its_calls_and_the_servers_requests() -> None:
+    seen: list[str] = []
+
+    class Seeing(Middleware):
+        async def on_request(self, call: Call, call_next: CallNext) -> Any:
+            seen.append(f"{call.role} {call.direction} {call.method}")
+            return await call_next(call)
+
+    server = Server("asks")
+
+    @server.tool
+    async def ask(ctx: Context) -> str:
+        answer = await ctx.elicit("Name?", {"type": "object", "properties": {}})
+        return answer.action
+
+    async def accept(params: types.ElicitParams) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content={})
+
+    handlers = ClientHandlers(elicitation=accept)
+    async with open_client(
+        server, era="legacy", handlers=handlers, middleware=[Seeing()]
+    ) as client:
+        result = await client.call_tool("ask")
+    assert result.content == [types.TextContent(text="accept")]
+    assert seen == ["client outbound tools/call", "client inbound elicitation/create"]

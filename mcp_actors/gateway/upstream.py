@@ -118,6 +118,9 @@ class Upstream:
 
     async def _connected(self, request: InboundRequest) -> Client:
         """The upstream client, connecting (once, whoever asks first) if there is none."""
+        client = self._client
+        if client is not None and not client.session.closed.is_set():
+            return client  # the common case, without the lock's scheduling round
         async with self._lock:
             client = self._client
             if client is not None and not client.session.closed.is_set():
