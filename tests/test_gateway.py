@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from mcp_actors import ClientHandlers, McpError, Server, open_client, types
+from mcp_actors import ClientHandlers, Context, McpError, Server, open_client, types
 from mcp_actors.gateway import Upstream, proxy
 
 from conftest import connect, wait_for_event
@@ -132,3 +132,25 @@ async def test_a_caller_that_disconnects_cancels_the_upstream_call(
         client.session.close()  # the caller goes away without cancelling anything
         nursery.cancel_scope.cancel()
     await wait_for_event(events_file, f"cancelled {transport}", timeout=CANCEL_BOUND)
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_sampling_crosses_the_gateway(era: str) -> None:
+    upstream_server = Server("up")
+
+    @upstream_server.tool
+    async def summarize(ctx: Context, text: str) -> str:
+        reply = await ctx.sample(f"Summarize: {text}", max_tokens=20)
+        assert isinstance(reply.content, types.TextContent)
+        return reply.content.text
+
+    async def model(params: types.CreateMessageParams) -> types.CreateMessageResult:
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(text="short"), model="test"
+        )
+
+    gateway = proxy(Upstream(upstream_server, era=era))  # type: ignore[arg-type]
+    handlers = ClientHandlers(sampling=model)
+    async with open_client(gateway, era=era, handlers=handlers) as client:  # type: ignore[arg-type]
+        result = await client.call_tool("summarize", {"text": "a long story"})
+    assert result.content == [types.TextContent(text="short")]

@@ -142,23 +142,26 @@ class Upstream:
     async def _hold(self, ready: trio.Event) -> None:
         """The connection's actor: open the client, keep it until the upstream goes."""
         self._failure = None
+        held: Client | None = None
         try:
             async with open_client(
                 self.target, handlers=self._handlers(), era=self.era, middleware=self.middleware
             ) as client:
+                held = self._client = client
                 self.connections += 1
                 self._lists.clear()
-                self._client = client
                 ready.set()
                 if client.era == "modern":
                     await self._listen(client)  # until the stream or the upstream ends
                 await client.session.closed.wait()
-        except Exception as error:  # the upstream is unreachable or broke: told to callers
-            self._failure = f"{type(error).__name__}: {error}"
-            self._failed_at = trio.current_time()
-            log.warning("upstream %s: %s", self.name, self._failure)
+        except Exception as error:  # unreachable (callers are told), or broke on the way out
+            if held is None:
+                self._failure = f"{type(error).__name__}: {error}"
+                self._failed_at = trio.current_time()
+            log.warning("upstream %s: %s: %s", self.name, type(error).__name__, error)
         finally:
-            self._client = None
+            if self._client is held:  # a newer connection may have replaced it already
+                self._client = None
             ready.set()
 
     def _handlers(self) -> ClientHandlers:
