@@ -15,9 +15,11 @@ and the medians are reported: µs per call direct, through the gateway, the hop'
 cost (the difference) and its ratio to the direct call (the issue's aim: below 1,
 a hop costing less than the upstream call itself).
 
+``--era`` picks the era of every hop (client → gateway and gateway → upstream).
+
 Usage::
 
-    python benchmarks/gateway.py --transport stdio,http --calls 2000 --rounds 5
+    python benchmarks/gateway.py --transport stdio,http --calls 1000 --rounds 5 --era legacy
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from pathlib import Path
 import trio
 
 from mcp_actors import Client, open_client
+from mcp_actors.client.era import Era
 from mcp_actors.client.targets import StdioTarget
 
 HERE = Path(__file__).parent
@@ -70,9 +73,9 @@ async def _http_process(target: str) -> AsyncIterator[str]:
         await process.wait()
 
 
-def _gateway_file(folder: Path, upstream: str) -> Path:
+def _gateway_file(folder: Path, upstream: str, era: str) -> Path:
     path = folder / "gateway.toml"
-    path.write_text(f'name = "bench-gateway"\n\n[upstreams.up]\n{upstream}\n')
+    path.write_text(f'name = "bench-gateway"\n\n[upstreams.up]\n{upstream}\nera = "{era}"\n')
     return path
 
 
@@ -84,32 +87,33 @@ async def _time_calls(client: Client, tool: str, calls: int) -> float:
 
 
 @asynccontextmanager
-async def _pair(transport: str, folder: Path) -> AsyncIterator[tuple[Client, Client]]:
+async def _pair(transport: str, folder: Path, era: Era) -> AsyncIterator[tuple[Client, Client]]:
     """Clients of the upstream directly and through a gateway, over ``transport``."""
     if transport == "stdio":
         command = ", ".join(f"{word!r}" for word in _run_command(str(UPSTREAM))[1:])
-        gateway = _gateway_file(folder, f"command = {sys.executable!r}\nargs = [{command}]")
+        upstream = f"command = {sys.executable!r}\nargs = [{command}]"
+        gateway = _gateway_file(folder, upstream, era)
         direct_target = StdioTarget(sys.executable, tuple(_run_command(str(UPSTREAM))[1:]))
         gateway_target = StdioTarget(sys.executable, tuple(_run_command(str(gateway))[1:]))
         async with (
-            open_client(direct_target) as direct,
-            open_client(gateway_target) as through,
+            open_client(direct_target, era=era) as direct,
+            open_client(gateway_target, era=era) as through,
         ):
             yield direct, through
         return
     async with _http_process(str(UPSTREAM)) as upstream_url:
-        gateway = _gateway_file(folder, f"url = {upstream_url!r}")
+        gateway = _gateway_file(folder, f"url = {upstream_url!r}", era)
         async with (
             _http_process(str(gateway)) as gateway_url,
-            open_client(upstream_url) as direct,
-            open_client(gateway_url) as through,
+            open_client(upstream_url, era=era) as direct,
+            open_client(gateway_url, era=era) as through,
         ):
             yield direct, through
 
 
-async def measure(transport: str, calls: int, rounds: int) -> dict[str, float]:
+async def measure(transport: str, calls: int, rounds: int, era: Era) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as folder:
-        async with _pair(transport, Path(folder)) as (direct, through):
+        async with _pair(transport, Path(folder), era) as (direct, through):
             await _time_calls(direct, "add", 50)  # warm up (the gateway connects upstream)
             await _time_calls(through, "up_add", 50)
             direct_us: list[float] = []
@@ -128,13 +132,19 @@ def main() -> None:
     parser.add_argument("--transport", default="stdio,http", help="stdio, http or both")
     parser.add_argument("--calls", type=int, default=2000, help="sequential calls per round")
     parser.add_argument("--rounds", type=int, default=5, help="alternating rounds (odd: median)")
+    parser.add_argument(
+        "--era",
+        choices=["auto", "modern", "legacy"],
+        default="auto",
+        help="the era of every hop (auto: modern, as our servers speak it)",
+    )
     options = parser.parse_args()
     print(
         f"{'transport':<10}{'direct µs/call':>16}{'gateway µs/call':>17}"
         f"{'hop µs':>9}{'hop / direct':>14}"
     )
     for transport in options.transport.split(","):
-        figures = trio.run(measure, transport, options.calls, options.rounds)
+        figures = trio.run(measure, transport, options.calls, options.rounds, options.era)
         hop = figures["gateway"] - figures["direct"]
         print(
             f"{transport:<10}{figures['direct']:>16.1f}{figures['gateway']:>17.1f}"
