@@ -165,3 +165,28 @@ async def test_a_clients_middleware_sees_its_calls_and_the_servers_requests() ->
         result = await client.call_tool("ask")
     assert result.content == [types.TextContent(text="accept")]
     assert seen == ["client outbound tools/call", "client inbound elicitation/create"]
+
+
+async def test_a_servers_middleware_sees_the_requests_it_sends_its_client() -> None:
+    seen: list[str] = []
+
+    class Seeing(Middleware):
+        async def on_request(self, call: Call, call_next: CallNext) -> Any:
+            seen.append(f"{call.role} {call.direction} {call.method}")
+            return await call_next(call)
+
+    server = Server("asks", middleware=[Seeing()])
+
+    @server.tool
+    async def ask(ctx: Context) -> str:
+        answer = await ctx.elicit("Name?", {"type": "object", "properties": {}})
+        return answer.action
+
+    async def decline(params: types.ElicitParams) -> types.ElicitResult:
+        return types.ElicitResult(action="decline")
+
+    handlers = ClientHandlers(elicitation=decline)
+    async with open_client(server, era="legacy", handlers=handlers) as client:
+        result = await client.call_tool("ask")
+    assert result.content == [types.TextContent(text="decline")]
+    assert seen == ["server inbound tools/call", "server outbound elicitation/create"]

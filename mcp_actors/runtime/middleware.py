@@ -22,7 +22,10 @@ Where it runs:
   on the session's reader: it must not block, and one that raises is logged and the
   notification dropped.
   What the protocol engine answers itself (``initialize``, ``ping``, a malformed
-  message) never reaches middleware.
+  message) never reaches middleware. The requests a server sends its client in a
+  legacy session (``ctx.elicit``, ``ctx.sample``, ``ctx.request``...) go through it
+  too (``direction="outbound"``); in the modern era those questions travel inside the
+  request's result instead, and no outbound call is made.
 - a **client** runs its middleware around every call it makes
   (``direction="outbound"``) and every request its server sends it (sampling,
   elicitation, roots: ``direction="inbound"``).

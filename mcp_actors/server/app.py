@@ -898,8 +898,9 @@ class ServerSession:
         related_request: RequestId | None = None,
     ) -> Any:
         """Send the client a request of any method and await its result (see
-        :meth:`Session.request`); refused (:class:`ProtocolViolation`, nothing sent) where
-        this session cannot carry server-to-client requests (stateless, modern era)."""
+        :meth:`Session.request`), through the server's middleware; refused
+        (:class:`ProtocolViolation`, nothing sent) where this session cannot carry
+        server-to-client requests (stateless, modern era)."""
         state = self.state
         if not state.back_channel or not state.revision.server_requests:
             raise ProtocolViolation(
@@ -907,12 +908,26 @@ class ServerSession:
                 f"{method} cannot be sent: this request is served on its own"
                 f" (protocol revision {state.revision.name}, no channel back to the client)",
             )
-        return await self.session.request(
-            method,
-            params,
-            result_type=result_type,
-            timeout=timeout,
-            related_request=related_request,
+        middleware = self.server.middleware
+        if not middleware:
+            return await self.session.request(
+                method,
+                params,
+                result_type=result_type,
+                timeout=timeout,
+                related_request=related_request,
+            )
+        call = Call(method, params, "server", "outbound", session=self)
+        return await run_request(
+            middleware,
+            call,
+            lambda call: self.session.request(
+                call.method,
+                call.params,
+                result_type=result_type,
+                timeout=timeout,
+                related_request=related_request,
+            ),
         )
 
     async def sample(
