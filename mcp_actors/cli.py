@@ -41,6 +41,7 @@ import trio
 from . import plugins
 from ._version import __version__
 from .bench.command import add_parser as add_bench_parser
+from .cli_auth import add_auth_options, oauth_for
 from .cli_config import add_parser as add_config_parser
 from .cli_dev import add_parser as add_dev_parser
 from .cli_errors import EXIT_CODES, EXIT_FAILURE, EXIT_TOOL_ERROR, explain
@@ -156,6 +157,7 @@ def _parser() -> argparse.ArgumentParser:
     call.add_argument("arguments", nargs="?", default=None, help="tool arguments as a JSON object")
     call.add_argument("--timeout", type=float, default=60.0, help="seconds (default 60)")
     _add_era_options(call)
+    add_auth_options(call)
     call.set_defaults(action=_call)
 
     inspect = commands.add_parser(
@@ -163,6 +165,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     inspect.add_argument("target", metavar="TARGET")
     _add_era_options(inspect)
+    add_auth_options(inspect)
     inspect.set_defaults(action=_inspect)
 
     listing = commands.add_parser("list", help="list installed plugins")
@@ -338,7 +341,10 @@ def _with_client(options: argparse.Namespace, work: Any) -> int:
 
     async def session() -> int:
         async with open_client(
-            target, era=options.era, protocol_version=options.protocol_version
+            target,
+            era=options.era,
+            protocol_version=options.protocol_version,
+            auth=oauth_for(options, target),
         ) as client:
             result: int = await work(client)
             return result

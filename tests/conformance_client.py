@@ -32,7 +32,13 @@ scenario                                what the client does
                                         exactly as listed
 ``sep-2322-client-request-state``       call every tool; the MRTR mock answers
                                         ``input_required`` and checks the retries
-``auth/*``                              exit 1 at once: OAuth is not implemented yet
+``auth/*``                              connect through an ``OAuthClient`` (headless user
+                                        agent; the context's ``client_id`` and
+                                        ``client_secret`` as a pre-registered client; the
+                                        suite's client metadata document URL; DPoP where
+                                        the server takes it; the grant the scenario's
+                                        context implies: client credentials, ID-JAG,
+                                        JWT bearer), list tools, call the first one
 anything else                           connect, list tools (if the server has any), call
                                         the first tool if any
 ======================================  ==================================================
@@ -43,25 +49,30 @@ stderr).
 
 from __future__ import annotations
 
+import json
 import os
 import sys
-
-if os.environ.get("MCP_CONFORMANCE_SCENARIO", "").startswith("auth/"):
-    # Fail fast, before the imports: the suite runs its scenarios in parallel, and the
-    # sse-retry scenario measures our reconnection delay to within 250 ms.
-    sys.exit("authorization (OAuth) is not implemented in this client yet")
-
-import json
 from typing import Any
 
 import trio
 from msgspec import UNSET
 
 from mcp_actors import Client, ClientHandlers, McpError, open_client, types
+from mcp_actors.auth.client import (
+    ClientCredentialsGrant,
+    ClientRegistration,
+    Grant,
+    IdJagGrant,
+    JwtBearerGrant,
+    OAuthClient,
+    PrivateKeyJwt,
+)
 from mcp_actors.protocol.versions import MODERN, SUPPORTED
 from mcp_actors.runtime.groups import describe
 
 TIMEOUT = 25.0  # seconds; the harness gives a client 30 s
+#: The client metadata document URL the suite's auth/basic-cimd scenario expects.
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 
 
 def accept_with_defaults(params: types.ElicitParams) -> types.ElicitResult:
@@ -144,6 +155,44 @@ def pinned_version() -> str | None:
     return version if version in (*MODERN, *SUPPORTED) else None
 
 
+def grant_of(scenario: str, context: dict[str, Any]) -> Grant | None:
+    """The grant an auth scenario exercises (None: the authorization code flow)."""
+    if scenario.startswith("auth/client-credentials-"):
+        return ClientCredentialsGrant()
+    if "idp_token_endpoint" in context:
+        return IdJagGrant(
+            idp_token_endpoint=context["idp_token_endpoint"],
+            id_token=context["idp_id_token"],
+            idp_client_id=context["idp_client_id"],
+        )
+    if "valid_jwt" in context:
+        return JwtBearerGrant(context["valid_jwt"])
+    return None
+
+
+def oauth_client(scenario: str, context: dict[str, Any]) -> OAuthClient | None:
+    """The OAuth client of an ``auth/*`` scenario (None for the others)."""
+    if not scenario.startswith("auth/"):
+        return None
+    registration = ClientRegistration(
+        client_id=context.get("client_id"),
+        client_secret=context.get("client_secret"),
+        metadata_url=CLIENT_METADATA_URL,
+        client_name="mcp-actors-conformance",
+    )
+    signer = None
+    if "private_key_pem" in context:
+        signer = PrivateKeyJwt(
+            context["private_key_pem"], context.get("signing_algorithm", "ES256")
+        )
+    return OAuthClient(
+        grant=grant_of(scenario, context),
+        registration=registration,
+        assertion_signer=signer,
+        dpop=True,
+    )
+
+
 async def main(url: str, scenario: str) -> None:
     handlers = ClientHandlers(elicitation=accept_with_defaults)
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
@@ -153,6 +202,7 @@ async def main(url: str, scenario: str) -> None:
             name="mcp-actors-conformance",
             handlers=handlers,
             protocol_version=pinned_version(),
+            auth=oauth_client(scenario, context),
         ) as client:
             server = client.server_info.name if client.server_info is not None else "a server"
             print(

@@ -124,3 +124,20 @@ def test_only_the_otel_module_imports_opentelemetry() -> None:
             continue
         text = path.read_text()
         assert "import opentelemetry" not in text and "from opentelemetry" not in text, path
+
+
+def test_auth_shared_modules_import_nothing_else_of_ours() -> None:
+    """``mcp_actors/auth/*.py`` (what a protected server and its client share) is sans-IO
+    and self-contained, like protocol/; its client half (auth/client/) may see only
+    auth/ itself; and no transport imports auth/ (they take an ``httpx.Auth``)."""
+    for module, imports in imports_of_layer("auth").items():
+        outside = {name for name in imports if not name.startswith("mcp_actors.auth")}
+        assert not outside, f"auth/{module} imports {outside}"
+        below = {name for name in imports if name.startswith("mcp_actors.auth.")}
+        assert not {name for name in below if name.startswith("mcp_actors.auth.client")}, module
+    for module, imports in imports_of_layer("auth/client").items():
+        outside = {name for name in imports if not name.startswith("mcp_actors.auth")}
+        assert not outside, f"auth/client/{module} imports {outside}"
+    for module, imports in imports_of_layer("transports").items():
+        auth = {name for name in imports if name.startswith("mcp_actors.auth")}
+        assert not auth, f"transports/{module} imports {auth}"

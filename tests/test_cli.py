@@ -5,9 +5,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import trio
+
+from mcp_actors.auth.client import FileTokenStore, OAuthClient
+from mcp_actors.cli import _parser
+from mcp_actors.cli_auth import oauth_for
+from mcp_actors.client.targets import parse_target
 
 from conftest import SAMPLE, TESTS
 
@@ -130,3 +136,20 @@ async def test_run_serves_stdio_and_keeps_stdout_clean() -> None:
     replies = [json.loads(line) for line in result.stdout.splitlines()]
     assert [reply["id"] for reply in replies] == [1, 2]
     assert replies[1]["result"]["structuredContent"] == {"result": 3}
+
+
+def test_url_targets_get_an_oauth_client_from_the_options(tmp_path: Path) -> None:
+    url = "https://mcp.example.com/mcp"
+    tokens = tmp_path / "tokens.json"
+    options = _parser().parse_args(
+        ["call", url, "t", "--no-browser", "--token-file", str(tokens), "--client-id", "app"]
+    )
+    oauth = oauth_for(options, parse_target(url))
+    assert isinstance(oauth, OAuthClient)
+    assert isinstance(oauth.store, FileTokenStore) and oauth.store.path == tokens
+    assert oauth.registration.client_id == "app"
+    assert not oauth.grant.user_agent.open_browser  # type: ignore[attr-defined]
+    assert oauth_for(_parser().parse_args(["inspect", url, "--no-auth"]), parse_target(url)) is None
+    stdio = "stdio:python server.py"
+    assert oauth_for(_parser().parse_args(["inspect", stdio]), parse_target(stdio)) is None
+    assert not tokens.exists()  # nothing is written until a server asks for a token

@@ -449,3 +449,38 @@ async def test_questions_asked_concurrently_share_one_round() -> None:
             "pair", inputResponses={"second": yes}, requestState=partial["requestState"]
         )
     assert completed(done) == "first=accept,second=accept"
+
+
+async def test_handlers_that_cannot_ask_run_in_the_request_not_as_a_parkable_actor() -> None:
+    server = Server("plain-and-asking")
+
+    @server.tool
+    async def echo(text: str) -> str:  # no Context: it has no way to ask
+        return text
+
+    @server.tool
+    async def quiet(ctx: Context, text: str) -> str:  # could ask, does not
+        return text
+
+    @server.prompt
+    async def greet(name: str) -> str:
+        return f"Hello, {name}"
+
+    @server.resource("note://{name}")
+    async def note(name: str) -> str:
+        return f"note {name}"
+
+    async with raw(server) as peer:
+        echoed = await peer.call("echo", {"text": "a"})
+        prompt = await peer.call("greet", {"name": "Ada"}, method="prompts/get")
+        resource = await peer.call("note://x", method="resources/read")
+        assert server.continuation_statistics().started == 0
+        quiet_answer = await peer.call("quiet", {"text": "b"})
+        assert server.continuation_statistics().started == 1
+        # a retry carrying a requestState takes the MRTR path, which refuses a forged one
+        forged = await peer.call("echo", {"text": "a"}, requestState="forged")
+    assert completed(echoed) == "a"
+    assert completed(quiet_answer) == "b"
+    assert prompt["result"]["messages"][0]["content"]["text"] == "Hello, Ada"
+    assert resource["result"]["contents"][0]["text"] == "note x"
+    assert error_code(forged) == -32602

@@ -31,7 +31,7 @@ import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import attrs
 import msgspec
@@ -62,8 +62,11 @@ from .handlers import (
 from .input_required import INPUT_REQUIRED_METHODS, call_with_input
 from .listen import Listener, ListenEvent
 from .listing import Listing
-from .targets import Target, connect
+from .targets import Target, connect, with_auth
 from .tasks import ToolTask, declares_tasks, start_tool_task
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "Client",
@@ -523,14 +526,30 @@ class Client:
             return await self._send(
                 method, params, timeout, on_progress, result_type, on_id, answer
             )
-        call = Call(method, params, "client", "outbound", session=self)
-        return await run_request(
-            self.middleware,
-            call,
-            lambda call: self._send(
-                call.method, call.params, timeout, on_progress, result_type, on_id, answer
-            ),
+        return await self._through_middleware(
+            method, params, timeout, on_progress, result_type, on_id, answer
         )
+
+    async def _through_middleware(
+        self,
+        method: str,
+        params: Any,
+        timeout: Timeout,
+        on_progress: Callable[[t.ProgressParams], Awaitable[None]] | None,
+        result_type: Any,
+        on_id: Callable[[RequestId], None] | None,
+        answer: Callable[[str, Any], Awaitable[Any]] | None,
+    ) -> Any:
+        """Send with the middleware around (a method of its own, so that the path without
+        middleware makes no closure cells)."""
+
+        async def send(call: Call) -> Any:
+            return await self._send(
+                call.method, call.params, timeout, on_progress, result_type, on_id, answer
+            )
+
+        call = Call(method, params, "client", "outbound", session=self)
+        return await run_request(self.middleware, call, send)
 
     async def _send(
         self,
@@ -621,6 +640,7 @@ async def open_client(
     initialize_timeout: float = 30.0,
     discover_timeout: float = 10.0,
     middleware: Sequence[Middleware] = (),
+    auth: httpx.Auth | None = None,
 ) -> AsyncIterator[Client]:
     """Connect to ``target``, find out which era the server speaks, and yield a :class:`Client`.
 
@@ -642,11 +662,23 @@ async def open_client(
     server sends it, the first outermost (see :mod:`~mcp_actors.runtime.middleware`);
     the handshake (``initialize``, ``server/discover``) goes out before it applies.
 
+    ``auth`` authorizes every HTTP request to a URL target: pass an
+    :class:`mcp_actors.auth.client.OAuthClient` to call a server protected by OAuth
+    (it discovers the authorization server on the first ``401``, obtains a token and
+    sends the request again), or any other ``httpx.Auth``. With ``auth``, the first
+    request may wait for a person to log in: ``discover_timeout`` and
+    ``initialize_timeout`` then do not apply (the OAuth client bounds each of its
+    own steps).
+
     Leaving the block closes the session and shuts the server down (a launched
     process: stdin closed, then SIGTERM, then SIGKILL).
     """
     layers = check_middleware(middleware)
     choice = EraChoice.of(era, protocol_version, supported_versions)
+    handshake_timeouts: tuple[float | None, float | None] = (discover_timeout, initialize_timeout)
+    if auth is not None:
+        target = with_auth(target, auth)
+        handshake_timeouts = (None, None)
     handlers = handlers or ClientHandlers()
     capabilities = merge_capabilities(handlers.capabilities(), capabilities)
     client_info = t.Implementation(name=name, version=version)
@@ -663,7 +695,7 @@ async def open_client(
                     modern = ModernRequests(choice.modern_version, capabilities, client_info)
                     may_fall_back = choice.legacy_version is not None
                     discovered = await probe(
-                        session, modern, discover_timeout, may_fall_back=may_fall_back
+                        session, modern, handshake_timeouts[0], may_fall_back=may_fall_back
                     )
                     if discovered is not None:
                         state.peer_capabilities = discovered.capabilities
@@ -679,7 +711,7 @@ async def open_client(
                             "era='modern', but this transport speaks only the legacy era",
                         )
                     client = await _initialize(
-                        session, state, choice.legacy_version, client_info, initialize_timeout
+                        session, state, choice.legacy_version, client_info, handshake_timeouts[1]
                     )
                     client.middleware = layers
                 yield client
@@ -693,7 +725,7 @@ async def _initialize(
     state: SessionState,
     protocol_version: str,
     client_info: t.Implementation,
-    timeout: float,
+    timeout: float | None,
 ) -> Client:
     """The legacy era's handshake: ``initialize``, then ``notifications/initialized``."""
     params = t.InitializeParams(

@@ -156,9 +156,10 @@ class ClientDispatcher:
         call = Call(
             request.method, params, "client", "inbound", session=self, request_id=request.id
         )
-        return await run_request(
-            self.middleware, call, lambda call: self.answer(call.method, call.params)
-        )
+        return await run_request(self.middleware, call, self._answer_call)
+
+    async def _answer_call(self, call: Call) -> Any:
+        return await self.answer(call.method, call.params)
 
     async def answer(self, method: str, params: Any) -> Any:
         """The client's result for a server's ``method`` (a request of a legacy session,

@@ -108,7 +108,9 @@ class Session:
     """One JSON-RPC peer connection and the actors serving it (see the module docstring)."""
 
     transport: MessageStream
-    _state: SessionState
+    #: The lifecycle state (phase, revision, both sides' capabilities), shared with the
+    #: engine: a plain attribute, read on every request (set it only at creation).
+    state: SessionState
     dispatcher: Dispatcher
     config: SessionConfig = attrs.field(factory=SessionConfig)
 
@@ -135,7 +137,7 @@ class Session:
         # The engine makes each request's actor object: an InboundRequest of this session.
         open_request = functools.partial(InboundRequest, self)
         self._engine = Engine(
-            self._state, open_request, describe, max_in_flight=self.config.max_in_flight
+            self.state, open_request, describe, max_in_flight=self.config.max_in_flight
         )
         encode_progress = functools.partial(
             self._engine.encode_notification, "notifications/progress"
@@ -146,15 +148,6 @@ class Session:
         self._notify_send, self._notify_receive = trio.open_memory_channel[
             Callable[[], Awaitable[None]]
         ](self.config.notification_queue_size)
-
-    @property
-    def state(self) -> SessionState:
-        """The lifecycle state: phase, revision, both sides' capabilities."""
-        return self._engine.state
-
-    @state.setter
-    def state(self, state: SessionState) -> None:
-        self._state = self._engine.state = state
 
     # -- running -------------------------------------------------------------------
 

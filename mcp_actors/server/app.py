@@ -54,7 +54,7 @@ from .caching import CacheHint, check_cacheable
 from .completion import CompleterLike, CompletionKey, CompletionRegistry
 from .context import LOG_SEVERITY, Context
 from .elicitation import ElicitationResult
-from .handlers import HANDLERS
+from .handlers import HANDLERS, Handler
 from .listen import ListenOffer, ListenStatistics, ListenStreams
 from .log_bridge import McpLogHandler
 from .modern import era_error, finish_result
@@ -584,16 +584,20 @@ class Server:
         """A ``logging.Handler`` forwarding records to every session (see :mod:`.log_bridge`)."""
         return McpLogHandler(self, level)
 
-    def create_session(self, transport: MessageStream) -> Session:
-        """A session actor serving one client over ``transport`` (not started yet)."""
+    def create_session(
+        self, transport: MessageStream, state: SessionState | None = None
+    ) -> Session:
+        """A session actor serving one client over ``transport`` (not started yet), in
+        ``state`` (default: a new session, waiting for ``initialize``)."""
         handler = ServerSession(self)
-        stateless = transport.stateless
-        state = SessionState(
-            "server",
-            self.capabilities(stateless=stateless),
-            self.supported_versions,
-            back_channel=not stateless,
-        )
+        if state is None:
+            stateless = transport.stateless
+            state = SessionState(
+                "server",
+                self.capabilities(stateless=stateless),
+                self.supported_versions,
+                back_channel=not stateless,
+            )
         session = Session(transport, state, handler, self.config)
         handler.session = session
         return session
@@ -761,6 +765,13 @@ class ServerSession:
         middleware = self.server.middleware
         if not middleware:
             return await self._dispatch(request, params)
+        return await self._through_middleware(middleware, request, params)
+
+    async def _through_middleware(
+        self, middleware: tuple[Middleware, ...], request: InboundRequest, params: Any
+    ) -> Any:
+        """Serve ``request`` with ``middleware`` around it (a method of its own, so that the
+        path without middleware makes no closure cells)."""
         modern = request.modern
         call = Call(
             request.method,
@@ -784,11 +795,17 @@ class ServerSession:
             result = await handler(self, request, params)
             revision = self.session.state.revision  # a legacy request: the session's own
             return fit(result, revision) if revision.name in LACKING_REVISIONS else result
+        return await self._handle_modern(handler, request, params, modern)
+
+    async def _handle_modern(
+        self, handler: Handler, request: InboundRequest, params: Any, modern: ModernRequest
+    ) -> Any:
+        """A modern request: served with its own state; errors and result in its era's shape."""
         server = self.server
         view = self.for_request(modern)
         try:
-            if request.method in MRTR_METHODS and not self.serves_inline(request):
-                # may ask the client: run as an actor that can park (an inline tool never waits)
+            if self.may_ask(request, params):
+                # run as an actor that can park while the client answers
                 result = await serve(
                     view,
                     server._continuations,
@@ -802,6 +819,41 @@ class ServerSession:
             raise era_error(error, modern.state.revision) from None
         hint = server.cache_hint(request.method)
         return finish_result(result, server_info=server.info, cache_hint=hint)
+
+    def may_ask(self, request: InboundRequest, params: Any) -> bool:
+        """Whether a modern request's handler could ask the client something (MRTR).
+
+        Only such a handler runs as an actor that can park (:func:`.mrtr.serve`), which
+        costs a task of its own; the others run in the request's task. A handler can
+        ask only through the :class:`Context` it is given, so a tool, prompt or resource
+        whose function takes none never asks, nor does a tool declared ``inline``. A
+        retry carrying ``requestState`` or ``inputResponses`` always takes the MRTR path,
+        which checks them.
+        """
+        if request.method not in MRTR_METHODS:
+            return False
+        if (
+            getattr(params, "request_state", UNSET) is not UNSET
+            or getattr(params, "input_responses", UNSET) is not UNSET
+        ):
+            return True
+        server = self.server
+        mounts = server.mounts  # a mounted server's or upstream's handler may always ask
+        if request.method == "tools/call":
+            tool = server._tools.get(params.name)
+            if tool is None:
+                return mounts.route_name(params.name) is not None
+            return not tool.inline and _takes_context(tool)
+        if request.method == "prompts/get":
+            prompt = server._prompts.get(params.name)
+            if prompt is None:
+                return mounts.route_name(params.name) is not None
+            return _takes_context(prompt)
+        try:
+            resource, _ = server._resources.resolve(params.uri)
+        except McpError:  # the handler answers -32002 without asking, unless mounted
+            return mounts.route_uri(params.uri) is not None
+        return _takes_context(resource)
 
     def serves_inline(self, request: InboundRequest) -> bool:
         """Whether ``request`` calls a tool declared never to wait (``inline=True``) and
@@ -819,9 +871,10 @@ class ServerSession:
             self._take_notification(method, params)
             return
         call = Call(method, params, "server", "inbound", caller=None, session=self)
-        run_notification(
-            middleware, call, lambda call: self._take_notification(call.method, call.params)
-        )
+        run_notification(middleware, call, self._take_call)
+
+    def _take_call(self, call: Call) -> None:
+        self._take_notification(call.method, call.params)
 
     def _take_notification(self, method: str, params: Any) -> None:
         if method == "notifications/initialized":
@@ -917,17 +970,30 @@ class ServerSession:
                 timeout=timeout,
                 related_request=related_request,
             )
-        call = Call(method, params, "server", "outbound", session=self)
-        return await run_request(
-            middleware,
-            call,
-            lambda call: self.session.request(
+        return await self._request_through_middleware(
+            middleware, method, params, result_type, timeout, related_request
+        )
+
+    async def _request_through_middleware(
+        self,
+        middleware: tuple[Middleware, ...],
+        method: str,
+        params: Any,
+        result_type: Any,
+        timeout: float | UnsetType | None,
+        related_request: RequestId | None,
+    ) -> Any:
+        async def send(call: Call) -> Any:
+            return await self.session.request(
                 call.method,
                 call.params,
                 result_type=result_type,
                 timeout=timeout,
                 related_request=related_request,
-            ),
+            )
+
+        return await run_request(
+            middleware, Call(method, params, "server", "outbound", session=self), send
         )
 
     async def sample(
@@ -958,6 +1024,11 @@ class ServerSession:
         if self.input_exchange is not None:  # an MRTR retry may resume it on another request
             self.input_exchange.contexts.append(context)
         return context
+
+
+def _takes_context(handler: RegisteredTool | RegisteredPrompt | RegisteredResource) -> bool:
+    """Whether ``handler``'s function is given a :class:`Context` (its only way to ask)."""
+    return handler.signature.context_parameter is not None
 
 
 def _call_soon(

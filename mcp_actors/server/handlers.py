@@ -100,22 +100,38 @@ async def call_tool(
             )
             return called
         raise McpError(errors.INVALID_PARAMS, f"Unknown tool: {params.name}", {"tool": params.name})
-    if runs_as_task(server_session, request, tool, params):
-        manager = server_session.server.task_manager
-        if request.modern is None:  # 2025-11-25: the task asks on the session, as any call
-            created = manager.start(
-                tool.name,
-                lambda task: _run_tool(server_session, request, tool, params),
-                host_of(request),
-                ttl_ms=legacy_requested_ttl(params),
-            )
-            return legacy_created(created)
-        return manager.start(
-            tool.name,
-            lambda task: _run_tool(server_session.answered_by(task), request, tool, params),
-            host_of(request),
-        )
+    if (tool.task != "never" or params.task is not UNSET) and runs_as_task(
+        server_session, request, tool, params
+    ):
+        return _start_task(server_session, request, tool, params)
     return await _run_tool(server_session, request, tool, params)
+
+
+def _start_task(
+    server_session: ServerSession,
+    request: InboundRequest,
+    tool: RegisteredTool,
+    params: t.CallToolParams,
+) -> t.CreatedTask | t.CreateTaskResult:
+    """Start this call of ``tool`` as a task; what the caller is answered at once.
+
+    (A function of its own so that :func:`call_tool`, on every call's path, makes no
+    closure cells for the lambdas here.)
+    """
+    manager = server_session.server.task_manager
+    if request.modern is None:  # 2025-11-25: the task asks on the session, as any call
+        created = manager.start(
+            tool.name,
+            lambda task: _run_tool(server_session, request, tool, params),
+            host_of(request),
+            ttl_ms=legacy_requested_ttl(params),
+        )
+        return legacy_created(created)
+    return manager.start(
+        tool.name,
+        lambda task: _run_tool(server_session.answered_by(task), request, tool, params),
+        host_of(request),
+    )
 
 
 async def _run_tool(
@@ -125,9 +141,10 @@ async def _run_tool(
     params: t.CallToolParams,
 ) -> t.CallToolResult | t.CreatedTask:
     server = server_session.server
-    result = await tool.call(
-        params.arguments, server_session.context(request), mask_errors=server.mask_errors
-    )
+    # a Context only for a tool that takes one
+    wants_context = tool.signature.context_parameter is not None
+    context = server_session.context(request) if wants_context else None
+    result = await tool.call(params.arguments, context, mask_errors=server.mask_errors)
     if isinstance(result, t.CreatedTask):  # a deferred tool handed its work to a task
         return result
     revision = server_session.state.revision

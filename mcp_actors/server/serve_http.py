@@ -74,15 +74,16 @@ def session_starter(server: Server, supervisor: Supervisor) -> Any:
     """The ``start_session`` callback the HTTP endpoints use to make session actors."""
 
     async def start(stream: MessageStream, stateless_version: str | None) -> CloseSession:
-        session = server.create_session(stream)
+        state = None
         if stateless_version is not None:
             # Stateless HTTP: this session starts operating, the client initialized long
             # ago. It checks requests against every capability, so that what stateless
             # HTTP cannot do (subscribe) reaches its handler and gets its specific error
             # rather than a bare "method not found".
-            session.state = SessionState.stateless(
+            state = SessionState.stateless(
                 "server", server.capabilities(), stateless_version, server.supported_versions
             )
+        session = server.create_session(stream, state)
         await supervisor.start_session(session)
         return session.close
 

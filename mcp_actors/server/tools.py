@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mcp_actors.tools")
 
+#: What a tool may return as its result itself (a deferred tool: the task it started).
+_RESULTS = (t.CallToolResult, t.CreatedTask)
+
 #: What a tool declares about running as a task of the tasks extension (see :mod:`.tasks`).
 TaskMode = Literal["never", "optional", "always", "deferred"]
 TASK_MODES: tuple[TaskMode, ...] = ("never", "optional", "always", "deferred")
@@ -82,9 +85,16 @@ class RegisteredTool:
         return self.definition.name
 
     async def call(
-        self, arguments: msgspec.Raw | UnsetType, context: Context, *, mask_errors: bool = False
+        self,
+        arguments: msgspec.Raw | UnsetType,
+        context: Context | None,
+        *,
+        mask_errors: bool = False,
     ) -> t.CallToolResult:
         """Validate ``arguments``, run the tool, and convert its outcome into a result.
+
+        ``context`` is what the function is given if it takes a :class:`Context`
+        (None only for a function that takes none).
 
         An exception the tool raises is logged (ERROR, with its traceback) and becomes
         an ``isError`` result carrying its text — or, with ``mask_errors``, only
@@ -105,7 +115,7 @@ class RegisteredTool:
             except ValueError as invalid:
                 message = " ".join(str(invalid).split())
                 return error_result(f"Invalid arguments for tool {self.name!r}: {name}: {message}")
-        if signature.context_parameter is not None:
+        if signature.context_parameter is not None:  # then ``context`` is given
             kwargs[signature.context_parameter] = context
         try:
             if self.is_async:
@@ -129,7 +139,7 @@ class RegisteredTool:
 
     def to_result(self, value: Any) -> t.CallToolResult:
         """Convert a tool's return value into a ``CallToolResult``."""
-        if isinstance(value, (t.CallToolResult, t.CreatedTask)):  # a deferred tool's task
+        if isinstance(value, _RESULTS):  # a deferred tool's task
             return value  # type: ignore[return-value]
         signature = self.signature
         if signature.output_schema is None:

@@ -19,9 +19,9 @@ from __future__ import annotations
 import logging
 import ssl
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import trio
@@ -31,6 +31,9 @@ from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketReque
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE
 from .abc import MessageStream, Outgoing, TransportClosed
 from .http_security import HostPolicy
+
+if TYPE_CHECKING:
+    import httpx
 
 log = logging.getLogger("mcp_actors.websocket")
 
@@ -103,11 +106,19 @@ async def accept_mcp_websocket(
 
 
 class WebSocketRefused(TransportClosed):
-    """The server refused the WebSocket handshake (``status_code``: its HTTP answer)."""
+    """The server refused the WebSocket handshake (``status_code`` and ``headers``: its
+    HTTP answer)."""
 
-    def __init__(self, url: str, status_code: int | None, detail: str) -> None:
+    def __init__(
+        self,
+        url: str,
+        status_code: int | None,
+        detail: str,
+        headers: Sequence[tuple[str, str]] = (),
+    ) -> None:
         super().__init__(f"{url}: WebSocket handshake refused: {detail}")
         self.status_code = status_code
+        self.headers = list(headers)
 
 
 @asynccontextmanager
@@ -168,7 +179,13 @@ async def open_websocket(
         error = group.exceptions[0]
         while isinstance(error, BaseExceptionGroup):
             error = error.exceptions[0]
-        refused = WebSocketRefused(url, getattr(error, "status_code", None), repr(error))
+        raw_headers = getattr(error, "headers", None) or ()
+        refused = WebSocketRefused(
+            url,
+            getattr(error, "status_code", None),
+            repr(error),
+            [(name.decode("latin-1"), value.decode("latin-1")) for name, value in raw_headers],
+        )
     finally:
         with trio.CancelScope(shield=True):
             await stream.aclose()
@@ -206,16 +223,88 @@ async def open_websocket_client(
     headers: Mapping[str, str] | None = None,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     connect_timeout: float = 30.0,
+    auth: httpx.Auth | None = None,
 ) -> AsyncIterator[WebSocketStream]:
-    """Connect to an MCP WebSocket endpoint such as ``ws://127.0.0.1:8000/mcp``."""
-    async with open_websocket(
-        url,
-        subprotocols=[SUBPROTOCOL],
-        headers=headers,
-        max_message_size=max_message_size,
-        connect_timeout=connect_timeout,
-    ) as connection:
+    """Connect to an MCP WebSocket endpoint such as ``ws://127.0.0.1:8000/mcp``.
+
+    ``auth`` (an ``httpx.Auth``, e.g. an OAuth client) authorizes the upgrade: its
+    flow sees the handshake as an HTTP ``GET`` of the same URL (``http(s)://``), puts
+    its headers on it and, when the server refuses it (``401``/``403``), gets the
+    refusal as the response — and the handshake is tried again with what the flow
+    sends next, until the flow is done.
+    """
+    async with AsyncExitStack() as stack:
+        if auth is None:
+            connection = await stack.enter_async_context(
+                open_websocket(
+                    url,
+                    subprotocols=[SUBPROTOCOL],
+                    headers=headers,
+                    max_message_size=max_message_size,
+                    connect_timeout=connect_timeout,
+                )
+            )
+        else:
+            connection = await _open_authorized(
+                stack, url, auth, headers, max_message_size, connect_timeout
+            )
         if connection.subprotocol != SUBPROTOCOL:
             await connection.aclose(PROTOCOL_ERROR, "the server did not pick subprotocol mcp")
             raise TransportClosed(f"{url} does not speak the 'mcp' WebSocket subprotocol")
         yield WebSocketStream(connection)
+
+
+async def _open_authorized(
+    stack: AsyncExitStack,
+    url: str,
+    auth: httpx.Auth,
+    headers: Mapping[str, str] | None,
+    max_message_size: int,
+    connect_timeout: float,
+) -> WebSocketConnection:
+    """The handshake, authorized by ``auth`` (see :func:`open_websocket_client`)."""
+    import httpx
+
+    http_url = "http" + url.removeprefix("ws")  # ws:// -> http://, wss:// -> https://
+    flow = auth.async_auth_flow(httpx.Request("GET", http_url, headers=headers))
+    try:
+        request = await flow.__anext__()
+        while True:
+            sent = {k: v for k, v in request.headers.items() if k.lower() not in _OWN_HEADERS}
+            try:
+                return await stack.enter_async_context(
+                    open_websocket(
+                        url,
+                        subprotocols=[SUBPROTOCOL],
+                        headers=sent,
+                        max_message_size=max_message_size,
+                        connect_timeout=connect_timeout,
+                    )
+                )
+            except WebSocketRefused as refused:
+                if refused.status_code is None:
+                    raise
+                answer = httpx.Response(
+                    refused.status_code, headers=refused.headers, request=request
+                )
+                try:
+                    request = await flow.asend(answer)
+                except StopAsyncIteration:
+                    raise refused from None
+    finally:
+        await flow.aclose()
+
+
+#: Headers the WebSocket handshake sets itself (never copied from the auth flow's request).
+_OWN_HEADERS = {
+    "host",
+    "connection",
+    "upgrade",
+    "content-length",
+    "accept",
+    "accept-encoding",
+    "user-agent",
+    "sec-websocket-key",
+    "sec-websocket-version",
+    "sec-websocket-protocol",
+}
