@@ -961,6 +961,26 @@ class ServerSession:
                 f"{method} cannot be sent: this request is served on its own"
                 f" (protocol revision {state.revision.name}, no channel back to the client)",
             )
+        return await self.send_request(
+            method,
+            params,
+            result_type=result_type,
+            timeout=timeout,
+            related_request=related_request,
+        )
+
+    async def send_request(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        result_type: Any = None,
+        timeout: float | UnsetType | None = UNSET,
+        related_request: RequestId | None = None,
+    ) -> Any:
+        """Send the client a request through the server's middleware, with the session's
+        own checks only (:meth:`request` checks the channel first; the questions of
+        :mod:`.client_requests` have checked theirs)."""
         middleware = self.server.middleware
         if not middleware:
             return await self.session.request(
