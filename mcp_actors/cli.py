@@ -3,7 +3,8 @@
 - ``mcp-actors run TARGET`` serves a Server over stdio, or with
   ``--transport http|sse|ws --host 127.0.0.1 --port N [--path /mcp]`` over the network
   (``http`` serves Streamable HTTP at ``--path`` and legacy SSE at ``/sse``; ``sse``
-  is the same server, announced by its legacy URL);
+  is the same server, announced by its legacy URL); ``mcp-actors run gateway.toml``
+  serves a gateway mounting the upstreams the file names (:mod:`.gateway.config`);
 - ``mcp-actors call TARGET TOOL ['{"json": "args"}']`` prints a tool's result as JSON;
 - ``mcp-actors inspect TARGET`` prints a server's info, capabilities and offerings;
 - ``mcp-actors config TARGET --client claude|cursor|vscode`` prints the entry to paste
@@ -99,7 +100,11 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
     run = commands.add_parser("run", help="serve a module's, a file's or a plugin's server")
-    run.add_argument("server", metavar="MODULE[:ATTR]|FILE.py[:ATTR]|PLUGIN")
+    run.add_argument(
+        "server",
+        metavar="MODULE[:ATTR]|FILE.py[:ATTR]|PLUGIN|GATEWAY.toml",
+        help="a server, or a gateway file mounting upstreams (see mcp_actors.gateway.config)",
+    )
     run.add_argument("--config", type=Path, default=None, help="TOML file with plugin settings")
     run.add_argument("--transport", choices=["stdio", "http", "sse", "ws"], default="stdio")
     run.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
@@ -230,7 +235,12 @@ def _run(options: argparse.Namespace) -> int:
             message = f"{flag} does not apply to --transport {options.transport}"
             print(f"mcp-actors: {message}", file=sys.stderr)
             return EXIT_FAILURE
-    server = load_server_or_plugin(options.server, config_file=options.config)
+    if options.server.endswith(".toml"):
+        from .gateway.config import load_gateway
+
+        server = load_gateway(Path(options.server))
+    else:
+        server = load_server_or_plugin(options.server, config_file=options.config)
     if options.transport == "stdio":
         run_stdio(server)
     elif options.transport == "ws":

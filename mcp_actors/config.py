@@ -218,6 +218,22 @@ def _structure(
             problems.append(f"{where}: {message} (from {source})")
 
 
+def structure_strictly(value: Any, cls: type[T]) -> tuple[T | None, list[str]]:
+    """``value`` (parsed TOML, say) as an attrs ``cls``, with this module's strict rules
+    (no coercion, no unknown keys): the instance, or None and one line per problem."""
+    try:
+        return _converter.structure(value, cls), []
+    except cattrs.BaseValidationError as error:
+        problems = []
+        for line in cattrs.transform_error(error, format_exception=_format):
+            message, _, where = line.rpartition(" @ ")  # cattrs says "<message> @ <path>"
+            place = "top level" if where == "$" else where.removeprefix("$.")
+            problems.append(f"{place}: {message}")
+        return None, problems
+    except (TypeError, ValueError) as error:  # the class's own validators
+        return None, [str(error)]
+
+
 def _format(error: BaseException, _type: Any) -> str:
     if isinstance(error, WrongType):
         return str(error)

@@ -86,6 +86,7 @@ def test_importing_the_package_loads_no_heavy_transport() -> None:
         "pytest",
         "jsonschema",
         "asyncio",
+        "opentelemetry",
     )
     probe = f"import sys, mcp_actors; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     output = subprocess.run(
@@ -112,6 +113,32 @@ def test_the_trio_thread_and_held_blocks_know_nothing_of_mcp() -> None:
     """The thread machinery under the asyncio and sync fronts is generic."""
     assert our_imports(PACKAGE / "trio_thread.py") == set()
     assert our_imports(PACKAGE / "held.py") == {"mcp_actors.trio_thread"}
+
+
+def test_shipped_middleware_sees_only_the_runtime_and_the_protocol() -> None:
+    allowed = ("mcp_actors.protocol", "mcp_actors.runtime", "mcp_actors.middleware")
+    for module, imports in imports_of_layer("middleware").items():
+        outside = {name for name in imports if not name.startswith(allowed)}
+        assert not outside, f"middleware/{module} imports {outside}"
+
+
+def test_the_server_knows_nothing_of_clients_and_gateways() -> None:
+    """A gateway is a server built on a client: it sits above both."""
+    for module, imports in imports_of_layer("server").items():
+        upward = {
+            name
+            for name in imports
+            if name.startswith(("mcp_actors.client", "mcp_actors.gateway", "mcp_actors.otel"))
+        }
+        assert not upward, f"server/{module} imports {upward}"
+
+
+def test_only_the_otel_module_imports_opentelemetry() -> None:
+    for path in PACKAGE.rglob("*.py"):
+        if path.name == "otel.py" and path.parent == PACKAGE:
+            continue
+        text = path.read_text()
+        assert "import opentelemetry" not in text and "from opentelemetry" not in text, path
 
 
 def test_auth_shared_modules_import_nothing_else_of_ours() -> None:

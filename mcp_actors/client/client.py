@@ -48,6 +48,7 @@ from ..protocol.lifecycle import Phase, SessionState
 from ..protocol.versions import SUPPORTED
 from ..runtime.config import SessionConfig
 from ..runtime.groups import unwrapped
+from ..runtime.middleware import Call, Middleware, check_middleware, run_request
 from ..runtime.session import Session
 from .era import Discovered, Era, EraChoice, ModernRequests, check_result_type, probe
 from .handlers import (
@@ -105,6 +106,9 @@ class Client:
     discover_result: Discovered | None = None
     #: What every modern request carries (None in the legacy era).
     modern: ModernRequests | None = None
+    #: Around every call this client makes, the first outermost (see
+    #: :mod:`~mcp_actors.runtime.middleware`).
+    middleware: tuple[Middleware, ...] = ()
 
     @property
     def era(self) -> Literal["modern", "legacy"]:
@@ -537,6 +541,24 @@ class Client:
         """
         return await self._call(method, params, result_type=result_type, timeout=timeout)
 
+    async def forward(
+        self,
+        method: str,
+        params: Any,
+        *,
+        on_progress: Callable[[t.ProgressParams], Awaitable[None]] | None = None,
+        answer: Callable[[str, Any], Awaitable[Any]] | None = None,
+        timeout: Timeout = UNSET,
+    ) -> Any:
+        """Send ``params`` (a Struct, e.g. one a gateway received) as they are: no
+        re-encoding of their arguments. ``on_progress`` gets the raw progress
+        notifications; in the modern era the questions of an ``input_required`` result
+        go to ``answer(method, params)`` instead of this client's handlers (a gateway
+        asks its own caller)."""
+        return await self._call(
+            method, params, timeout=timeout, on_progress=on_progress, answer=answer
+        )
+
     async def _call(
         self,
         method: str,
@@ -546,10 +568,50 @@ class Client:
         on_progress: Callable[[t.ProgressParams], Awaitable[None]] | None = None,
         result_type: Any = None,
         on_id: Callable[[RequestId], None] | None = None,
+        answer: Callable[[str, Any], Awaitable[Any]] | None = None,
     ) -> Any:
-        """Every request goes out here: as it is (legacy era), or with its ``_meta``,
-        once more after a -32022 that names a version we speak, and checked for a
-        complete ``resultType`` (modern era)."""
+        """Every request goes out here, through the middleware: as it is (legacy era),
+        or with its ``_meta``, once more after a -32022 that names a version we speak,
+        and checked for a complete ``resultType`` (modern era)."""
+        if not self.middleware:
+            return await self._send(
+                method, params, timeout, on_progress, result_type, on_id, answer
+            )
+        return await self._through_middleware(
+            method, params, timeout, on_progress, result_type, on_id, answer
+        )
+
+    async def _through_middleware(
+        self,
+        method: str,
+        params: Any,
+        timeout: Timeout,
+        on_progress: Callable[[t.ProgressParams], Awaitable[None]] | None,
+        result_type: Any,
+        on_id: Callable[[RequestId], None] | None,
+        answer: Callable[[str, Any], Awaitable[Any]] | None,
+    ) -> Any:
+        """Send with the middleware around (a method of its own, so that the path without
+        middleware makes no closure cells)."""
+
+        async def send(call: Call) -> Any:
+            return await self._send(
+                call.method, call.params, timeout, on_progress, result_type, on_id, answer
+            )
+
+        call = Call(method, params, "client", "outbound", session=self)
+        return await run_request(self.middleware, call, send)
+
+    async def _send(
+        self,
+        method: str,
+        params: Any,
+        timeout: Timeout,
+        on_progress: Callable[[t.ProgressParams], Awaitable[None]] | None,
+        result_type: Any,
+        on_id: Callable[[RequestId], None] | None,
+        answer: Callable[[str, Any], Awaitable[Any]] | None,
+    ) -> Any:
         modern = self.modern
         if modern is None:
             return await self.session.request(
@@ -574,9 +636,10 @@ class Client:
         async def send() -> Any:
             if method in INPUT_REQUIRED_METHODS and isinstance(params, msgspec.Struct):
                 # It may answer input_required: answered with our handlers, retried.
-                answer = self._dispatcher.answer
                 raw = functools.partial(send_once, result_type=msgspec.Raw)
-                return await call_with_input(method, params, raw, answer, result_type)
+                return await call_with_input(
+                    method, params, raw, answer or self._dispatcher.answer, result_type
+                )
             return await send_once(params)
 
         try:
@@ -627,6 +690,7 @@ async def open_client(
     supported_versions: tuple[str, ...] = SUPPORTED,
     initialize_timeout: float = 30.0,
     discover_timeout: float = 10.0,
+    middleware: Sequence[Middleware] = (),
     auth: httpx.Auth | None = None,
 ) -> AsyncIterator[Client]:
     """Connect to ``target``, find out which era the server speaks, and yield a :class:`Client`.
@@ -645,6 +709,10 @@ async def open_client(
     HTTP+SSE transport there is only the legacy era. ``supported_versions`` are the
     legacy versions accepted in the server's ``initialize`` answer.
 
+    ``middleware`` runs around every call the client makes and every request its
+    server sends it, the first outermost (see :mod:`~mcp_actors.runtime.middleware`);
+    the handshake (``initialize``, ``server/discover``) goes out before it applies.
+
     ``auth`` authorizes every HTTP request to a URL target: pass an
     :class:`mcp_actors.auth.client.OAuthClient` to call a server protected by OAuth
     (it discovers the authorization server on the first ``401``, obtains a token and
@@ -656,6 +724,7 @@ async def open_client(
     Leaving the block closes the session and shuts the server down (a launched
     process: stdin closed, then SIGTERM, then SIGKILL).
     """
+    layers = check_middleware(middleware)
     choice = EraChoice.of(era, protocol_version, supported_versions)
     handshake_timeouts: tuple[float | None, float | None] = (discover_timeout, initialize_timeout)
     if auth is not None:
@@ -666,7 +735,7 @@ async def open_client(
     client_info = t.Implementation(name=name, version=version)
     with unwrapped():
         async with trio.open_nursery() as nursery, connect(target, nursery) as stream:
-            dispatcher = ClientDispatcher(handlers)
+            dispatcher = ClientDispatcher(handlers, layers)
             state = SessionState("client", capabilities, supported_versions)
             session = Session(stream, state, dispatcher, config or SessionConfig())
             dispatcher.session = session
@@ -683,7 +752,9 @@ async def open_client(
                         state.peer_capabilities = discovered.capabilities
                         state.peer_info = discovered.implementation()
                         state.phase = Phase.OPERATING
-                        client = Client(session, discover_result=discovered, modern=modern)
+                        client = Client(
+                            session, discover_result=discovered, modern=modern, middleware=layers
+                        )
                 if client is None:
                     if choice.legacy_version is None:
                         raise McpError(
@@ -693,6 +764,7 @@ async def open_client(
                     client = await _initialize(
                         session, state, choice.legacy_version, client_info, handshake_timeouts[1]
                     )
+                    client.middleware = layers
                 yield client
             finally:
                 session.close()

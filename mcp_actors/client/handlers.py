@@ -38,6 +38,7 @@ from ..protocol import types as t
 from ..protocol.errors import McpError
 from ..protocol.jsonrpc import RequestId
 from ..protocol.modern import SUBSCRIPTION_ID_KEY
+from ..runtime.middleware import Call, Middleware, run_request
 from ..runtime.request import InboundRequest
 from ..runtime.session import Session
 from ..runtime.subscription import SubscriptionHub
@@ -132,6 +133,8 @@ class ClientDispatcher:
     """Answers what the server sends the client: requests, and notifications."""
 
     handlers: ClientHandlers
+    #: Around every request the server sends (see :mod:`~mcp_actors.runtime.middleware`).
+    middleware: tuple[Middleware, ...] = ()
     session: Session = attrs.field(init=False)
     #: The roots ``roots/list`` answers with.
     roots: list[t.Root] = attrs.field(init=False)
@@ -148,7 +151,15 @@ class ClientDispatcher:
         self.roots = [as_root(root) for root in self.handlers.roots or ()]
 
     async def handle_request(self, request: InboundRequest, params: Any) -> Any:
-        return await self.answer(request.method, params)
+        if not self.middleware:
+            return await self.answer(request.method, params)
+        call = Call(
+            request.method, params, "client", "inbound", session=self, request_id=request.id
+        )
+        return await run_request(self.middleware, call, self._answer_call)
+
+    async def _answer_call(self, call: Call) -> Any:
+        return await self.answer(call.method, call.params)
 
     async def answer(self, method: str, params: Any) -> Any:
         """The client's result for a server's ``method`` (a request of a legacy session,

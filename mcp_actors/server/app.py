@@ -47,6 +47,7 @@ from ..protocol.modern import ModernRequest
 from ..protocol.versions import ALL, LATEST, REVISIONS, Revision
 from ..runtime.bus import Bus, Change, MemoryBus
 from ..runtime.config import SessionConfig
+from ..runtime.middleware import Call, Middleware, check_middleware, run_notification, run_request
 from ..runtime.request import InboundRequest
 from ..runtime.session import Session
 from ..runtime.subscription import HubStatistics, Subscription, SubscriptionHub
@@ -62,6 +63,7 @@ from .handlers import HANDLERS, Handler
 from .listen import ListenOffer, ListenStatistics, ListenStreams
 from .log_bridge import McpLogHandler
 from .modern import era_error, finish_result
+from .mount import Mountable, MountedServer, Mounts
 from .mrtr import MRTR_METHODS, Continuations, ContinuationStatistics, MrtrSettings, Run, serve
 from .prompts import RegisteredPrompt, argument_choices, prompt_arguments
 from .resources import RegisteredResource, ResourceRegistry
@@ -152,15 +154,40 @@ class Server:
     _roots_changed: list[RootsChangedHandler] = attrs.field(init=False, factory=list)
     _cache_hints: dict[str, CacheHint] = attrs.field(init=False, factory=dict)
     _continuations: Continuations = attrs.field(init=False)
+    #: The servers mounted in this one (see :mod:`.mount`).
+    mounts: Mounts = attrs.field(init=False, factory=Mounts)
     #: The Trio run serving this server's sessions (set when one initializes), so that
     #: other threads can reach it (see :class:`.log_bridge.McpLogHandler`).
     trio_token: trio.lowlevel.TrioToken | None = attrs.field(init=False, default=None)
+    #: Around every request and notification of every session, the first outermost
+    #: (see :mod:`~mcp_actors.runtime.middleware`; add more with :meth:`add_middleware`).
+    middleware: tuple[Middleware, ...] = attrs.field(
+        default=(), converter=check_middleware, kw_only=True
+    )
 
     def __attrs_post_init__(self) -> None:
         self._continuations = Continuations(self.mrtr)
         self._listens = ListenStreams(self.bus, self.max_listen_streams, self.listen_mailbox_size)
         self.bus.subscribe(self._deliver_to_sessions)
         self.task_manager.on_change = lambda record: self.bus.publish(task_change(record))
+
+    def add_middleware(self, middleware: Middleware) -> None:
+        """Add ``middleware`` inside those already there (it runs after them, nearer the
+        handler); it applies to every request from now on."""
+        self.middleware = (*self.middleware, *check_middleware([middleware]))
+
+    def mount(self, other: Server | Mountable, *, prefix: str | None = None) -> None:
+        """Serve ``other``'s tools, resources and prompts too, under ``prefix`` (see
+        :mod:`.mount`): an in-process Server, or a remote one behind a client
+        (``mcp_actors.gateway.Upstream``). Clients are told the lists changed, now and
+        whenever ``other``'s do."""
+        if other is self:
+            raise ValueError("a server cannot be mounted in itself")
+        target: Mountable = MountedServer(other) if isinstance(other, Server) else other
+        self.mounts.add(target, prefix)
+        target.watch(self._list_changed)
+        for kind in ("tools", "resources", "prompts"):
+            self._list_changed(f"notifications/{kind}/list_changed")
 
     def continuation_statistics(self) -> ContinuationStatistics:
         """Handlers parked waiting for an MRTR retry, and what became of them (see :mod:`.mrtr`)."""
@@ -564,6 +591,7 @@ class Server:
         # subscriptions/listen stream, which every transport carries.
         sessions = True if not revision.handshake or not stateless else UNSET
         offers_tasks = any(tool.task != "never" for tool in self._tools.values())
+        mounted = bool(self.mounts)  # what they offer may change: declare every kind
         tasks = offers_tasks and not revision.handshake  # the extension: 2026-07-28 on
         legacy_tasks = offers_tasks and revision.name == "2025-11-25" and not stateless
         extensions = self._extensions.declared()
@@ -573,13 +601,15 @@ class Server:
             extensions=extensions or UNSET,
             logging={},
             completions={} if completions else UNSET,
-            prompts=t.PromptsCapability(list_changed=sessions) if self._prompts else UNSET,
+            prompts=t.PromptsCapability(list_changed=sessions)
+            if self._prompts or mounted
+            else UNSET,
             resources=(
                 t.ResourcesCapability(subscribe=sessions, list_changed=sessions)
-                if self._resources
+                if self._resources or mounted
                 else UNSET
             ),
-            tools=t.ToolsCapability(list_changed=sessions) if self._tools else UNSET,
+            tools=t.ToolsCapability(list_changed=sessions) if self._tools or mounted else UNSET,
             tasks=_LEGACY_TASKS_CAPABILITY if legacy_tasks else UNSET,
         )
 
@@ -748,6 +778,23 @@ class ServerSession:
         view.log_level = modern.meta.log_level
         return view
 
+    def serving(self, server: Server) -> ServerSession:
+        """This view, answering from ``server``'s registry (a server mounted in ours): same
+        connection, state, log level and questions' destination."""
+        view = ServerSession(server)
+        view.session = self.session
+        view._own_state = self._own_state
+        view.log_level = self.log_level
+        view.input_exchange = self.input_exchange
+        return view
+
+    async def serve_method(self, method: str, params: Any, request: InboundRequest) -> Any:
+        """Answer ``method`` with this view's server's handler, as part of ``request``."""
+        handler = HANDLERS.get(method)
+        if handler is None:
+            raise errors.method_not_found(method)
+        return await handler(self, request, params)
+
     def answered_by(self, exchange: RunningTask) -> ServerSession:
         """This view, its handler's questions going to ``exchange`` (a task's input)."""
         view = ServerSession(self.server)
@@ -791,7 +838,14 @@ class ServerSession:
 
     # -- the dispatcher protocol -----------------------------------------------------
 
-    async def handle_request(self, request: InboundRequest, params: Any) -> Any:
+    async def handle_request(
+        self, request: InboundRequest, params: Any, *, bypass_middleware: bool = False
+    ) -> Any:
+        """Serve one request: through the server's middleware, if any (``bypass_middleware``:
+        the innermost middleware calling the handler), then its handler."""
+        middleware = self.server.middleware
+        if middleware and not bypass_middleware:
+            return await self._through_middleware(middleware, request, params)
         handler = HANDLERS.get(request.method) or self.server.extension_handler(request.method)
         if handler is None:
             raise errors.method_not_found(request.method)
@@ -825,6 +879,27 @@ class ServerSession:
         hint = server.cache_hint(request.method)
         return finish_result(result, server_info=server.info, cache_hint=hint)
 
+    async def _through_middleware(
+        self, middleware: tuple[Middleware, ...], request: InboundRequest, params: Any
+    ) -> Any:
+        """Serve ``request`` with ``middleware`` around it (a method of its own, so that the
+        path without middleware makes no closure cells)."""
+        modern = request.modern
+        call = Call(
+            request.method,
+            params,
+            "server",
+            "inbound",
+            caller=self.principal,
+            session=self if modern is None else self.for_request(modern),
+            request_id=request.id,
+        )
+        return await run_request(
+            middleware,
+            call,
+            lambda call: self.handle_request(request, call.params, bypass_middleware=True),
+        )
+
     def may_ask(self, request: InboundRequest, params: Any) -> bool:
         """Whether a modern request's handler could ask the client something (MRTR).
 
@@ -843,21 +918,27 @@ class ServerSession:
         ):
             return True
         server = self.server
+        mounts = server.mounts  # a mounted server's or upstream's handler may always ask
         if request.method == "tools/call":
             tool = server._tools.get(params.name)
-            return tool is not None and not tool.inline and _takes_context(tool)
+            if tool is None:
+                return mounts.route_name(params.name) is not None
+            return not tool.inline and _takes_context(tool)
         if request.method == "prompts/get":
             prompt = server._prompts.get(params.name)
-            return prompt is not None and _takes_context(prompt)
+            if prompt is None:
+                return mounts.route_name(params.name) is not None
+            return _takes_context(prompt)
         try:
             resource, _ = server._resources.resolve(params.uri)
-        except McpError:
-            return False  # the handler answers -32002 without asking
+        except McpError:  # the handler answers -32002 without asking, unless mounted
+            return mounts.route_uri(params.uri) is not None
         return _takes_context(resource)
 
     def serves_inline(self, request: InboundRequest) -> bool:
-        """Whether ``request`` calls a tool declared never to wait (``inline=True``)."""
-        return serves_inline(self.server._tools, request)
+        """Whether ``request`` calls a tool declared never to wait (``inline=True``) and
+        no middleware stands in between (middleware may wait)."""
+        return not self.server.middleware and serves_inline(self.server._tools, request)
 
     def describe_server(self, revision: Revision, *, stateless: bool) -> ServerDescription:
         """What the server tells a client of ``revision``: the ``initialize`` answer's
@@ -865,6 +946,17 @@ class ServerSession:
         return self.server.describe(revision, stateless=stateless)
 
     def handle_notification(self, method: str, params: Any) -> None:
+        middleware = self.server.middleware
+        if not middleware:
+            self._take_notification(method, params)
+            return
+        call = Call(method, params, "server", "inbound", caller=None, session=self)
+        run_notification(middleware, call, self._take_call)
+
+    def _take_call(self, call: Call) -> None:
+        self._take_notification(call.method, call.params)
+
+    def _take_notification(self, method: str, params: Any) -> None:
         if method == "notifications/initialized":
             server = self.server
             server.trio_token = trio.lowlevel.current_trio_token()
@@ -939,8 +1031,9 @@ class ServerSession:
         related_request: RequestId | None = None,
     ) -> Any:
         """Send the client a request of any method and await its result (see
-        :meth:`Session.request`); refused (:class:`ProtocolViolation`, nothing sent) where
-        this session cannot carry server-to-client requests (stateless, modern era)."""
+        :meth:`Session.request`), through the server's middleware; refused
+        (:class:`ProtocolViolation`, nothing sent) where this session cannot carry
+        server-to-client requests (stateless, modern era)."""
         state = self.state
         if not state.back_channel or not state.revision.server_requests:
             raise ProtocolViolation(
@@ -948,12 +1041,59 @@ class ServerSession:
                 f"{method} cannot be sent: this request is served on its own"
                 f" (protocol revision {state.revision.name}, no channel back to the client)",
             )
-        return await self.session.request(
+        return await self.send_request(
             method,
             params,
             result_type=result_type,
             timeout=timeout,
             related_request=related_request,
+        )
+
+    async def send_request(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        result_type: Any = None,
+        timeout: float | UnsetType | None = UNSET,
+        related_request: RequestId | None = None,
+    ) -> Any:
+        """Send the client a request through the server's middleware, with the session's
+        own checks only (:meth:`request` checks the channel first; the questions of
+        :mod:`.client_requests` have checked theirs)."""
+        middleware = self.server.middleware
+        if not middleware:
+            return await self.session.request(
+                method,
+                params,
+                result_type=result_type,
+                timeout=timeout,
+                related_request=related_request,
+            )
+        return await self._request_through_middleware(
+            middleware, method, params, result_type, timeout, related_request
+        )
+
+    async def _request_through_middleware(
+        self,
+        middleware: tuple[Middleware, ...],
+        method: str,
+        params: Any,
+        result_type: Any,
+        timeout: float | UnsetType | None,
+        related_request: RequestId | None,
+    ) -> Any:
+        async def send(call: Call) -> Any:
+            return await self.session.request(
+                call.method,
+                call.params,
+                result_type=result_type,
+                timeout=timeout,
+                related_request=related_request,
+            )
+
+        return await run_request(
+            middleware, Call(method, params, "server", "outbound", session=self), send
         )
 
     async def sample(

@@ -100,7 +100,7 @@ async def ask(
         raw = [None] * len(questions)
 
         async def one(index: int, question: Question[Any]) -> None:
-            raw[index] = await server_session.session.request(
+            raw[index] = await server_session.send_request(
                 question.method,
                 question.params,
                 related_request=related_request,

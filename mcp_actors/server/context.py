@@ -278,6 +278,16 @@ class Context:
             self._session, questions, related_request=self._request.id, timeout=timeout
         )
 
+    async def relay(self, method: str, params: Any, *, key: str | None = None) -> Any:
+        """Ask the client ``method`` (``sampling/createMessage``, ``elicitation/create`` or
+        ``roots/list``) with ``params`` as they are, and return its answer as it is: how a
+        gateway passes on a question its upstream asked. Both eras, like :meth:`ask`."""
+        question = Question(method, params, _as_is, key)
+        answers = await client_requests.ask(
+            self._session, [question], related_request=self._request.id
+        )
+        return answers[0]
+
     def follow(self, request: InboundRequest) -> None:
         """Serve ``request`` from now on: an MRTR retry resumed this handler, and its
         progress and log messages belong to the retry."""
@@ -294,3 +304,7 @@ class Context:
             timeout=timeout,
             related_request=self._request.id,
         )
+
+
+def _as_is(answer: T) -> T:
+    return answer

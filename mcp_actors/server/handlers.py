@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from msgspec import UNSET
 
 from ..protocol import errors
@@ -80,6 +81,8 @@ async def list_tools(
 ) -> t.ListToolsResult:
     server = server_session.server
     tools = [tool.definition for tool in server._tools.values()]
+    if server.mounts:
+        tools += await server.mounts.list("tools/list", server_session, request)
     page, next_cursor = paginate(tools, params.cursor, server.page_size)
     return t.ListToolsResult(tools=page, next_cursor=next_cursor)
 
@@ -89,6 +92,14 @@ async def call_tool(
 ) -> t.CallToolResult | t.CreatedTask | t.CreateTaskResult:
     tool = server_session.server._tools.get(params.name)
     if tool is None:
+        routed = server_session.server.mounts.route_name(params.name)
+        if routed is not None:
+            mount, name = routed
+            inner = msgspec.structs.replace(params, name=name)
+            called: t.CallToolResult = await mount.target.handle(
+                "tools/call", inner, server_session, request
+            )
+            return called
         raise McpError(errors.INVALID_PARAMS, f"Unknown tool: {params.name}", {"tool": params.name})
     if tool.scopes:  # a set test only, on every call's path
         require_scopes(server_session.principal, tool.scopes, f"tool {tool.name!r}")
@@ -162,6 +173,8 @@ async def list_resources(
 ) -> t.ListResourcesResult:
     server = server_session.server
     items = server._resources.definitions()
+    if server.mounts:
+        items += await server.mounts.list("resources/list", server_session, request)
     page, next_cursor = paginate(items, params.cursor, server.page_size)
     return t.ListResourcesResult(resources=page, next_cursor=next_cursor)
 
@@ -171,6 +184,8 @@ async def list_resource_templates(
 ) -> t.ListResourceTemplatesResult:
     server = server_session.server
     items = server._resources.template_definitions()
+    if server.mounts:
+        items += await server.mounts.list("resources/templates/list", server_session, request)
     page, next_cursor = paginate(items, params.cursor, server.page_size)
     return t.ListResourceTemplatesResult(resource_templates=page, next_cursor=next_cursor)
 
@@ -178,7 +193,13 @@ async def list_resource_templates(
 async def read_resource(
     server_session: ServerSession, request: InboundRequest, params: t.ReadResourceParams
 ) -> t.ReadResourceResult:
-    resource, variables = server_session.server._resources.resolve(params.uri)
+    server = server_session.server
+    if server.mounts and not server._resources.knows(params.uri):
+        routed = server.mounts.route_uri(params.uri)
+        if routed is not None:
+            mount, uri = routed
+            return await server.mounts.read(mount, uri, server_session, request)
+    resource, variables = server._resources.resolve(params.uri)
     if resource.scopes:
         require_scopes(server_session.principal, resource.scopes, f"resource {params.uri!r}")
     contents = await resource.read(params.uri, variables, server_session.context(request))
@@ -224,6 +245,8 @@ async def list_prompts(
 ) -> t.ListPromptsResult:
     server = server_session.server
     items = [prompt.definition for prompt in server._prompts.values()]
+    if server.mounts:
+        items += await server.mounts.list("prompts/list", server_session, request)
     page, next_cursor = paginate(items, params.cursor, server.page_size)
     return t.ListPromptsResult(prompts=page, next_cursor=next_cursor)
 
@@ -233,6 +256,14 @@ async def get_prompt(
 ) -> t.GetPromptResult:
     prompt = server_session.server._prompts.get(params.name)
     if prompt is None:
+        routed = server_session.server.mounts.route_name(params.name)
+        if routed is not None:
+            mount, name = routed
+            inner = msgspec.structs.replace(params, name=name)
+            result: t.GetPromptResult = await mount.target.handle(
+                "prompts/get", inner, server_session, request
+            )
+            return result
         raise McpError(
             errors.INVALID_PARAMS, f"Unknown prompt: {params.name}", {"prompt": params.name}
         )
