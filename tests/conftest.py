@@ -62,9 +62,17 @@ async def _stdio(
             yield client, [client_wire, client_wire.peer()]
 
 
-def _network(kind: str) -> Connector:
+#: The HTTP servers ``serve_http`` can run (``HttpConfig.front_end``); every HTTP test
+#: runs on each: the ``transport`` kinds below come in both, and a test module that
+#: imports ``serve_http`` runs each of its tests once per front end (``http_front_end``).
+FRONT_ENDS = ("lean", "hypercorn")
+HYPERCORN = "-hypercorn"
+
+
+def _network(kind: str, front_end: str = "lean") -> Connector:
     """A connector that serves ``server_spec`` in-process on 127.0.0.1, a free port, over
-    ``kind``: "http" (SSE replies), "http-json", "http-stateless", "sse" (legacy) or "ws"."""
+    ``kind``: "http" (SSE replies), "http-json", "http-stateless", "sse" (legacy) or "ws";
+    HTTP kinds on ``front_end``."""
 
     @asynccontextmanager
     async def connector(
@@ -72,6 +80,7 @@ def _network(kind: str) -> Connector:
     ) -> AsyncIterator[tuple[Client, list[Recorded]]]:
         from mcp_actors.server.serve_http import serve_http
         from mcp_actors.server.serve_websocket import serve_websocket
+        from mcp_actors.transports.http_config import HttpConfig
         from mcp_actors.transports.http_sse_client import open_sse_client
         from mcp_actors.transports.streamable_http_client import open_streamable_http
         from mcp_actors.transports.websocket import open_websocket_client
@@ -86,6 +95,9 @@ def _network(kind: str) -> Connector:
                 options = {
                     "json_response": kind == "http-json",
                     "stateless": kind == "http-stateless",
+                    "config": HttpConfig(
+                        front_end="hypercorn" if front_end == "hypercorn" else "lean"
+                    ),
                 }
                 http = await nursery.start(partial(serve_http, server, port=0, **options))
                 opener = (
@@ -106,6 +118,10 @@ CONNECTORS: dict[str, Connector] = {
     "memory": _memory,
     "stdio": _stdio,
     **{kind: _network(kind) for kind in ("http", "http-json", "http-stateless", "sse", "ws")},
+    **{
+        kind + HYPERCORN: _network(kind, "hypercorn")
+        for kind in ("http", "http-json", "http-stateless", "sse")
+    },
 }
 
 #: What a transport cannot do. A test marked ``@pytest.mark.needs("feature", ...)`` is
@@ -114,6 +130,7 @@ CONNECTORS: dict[str, Connector] = {
 #: resource updates); "server_requests": requests from server to client.
 LACKS: dict[str, frozenset[str]] = {
     "http-stateless": frozenset({"sessions", "server_requests"}),
+    "http-stateless" + HYPERCORN: frozenset({"sessions", "server_requests"}),
 }
 
 
@@ -140,7 +157,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     A combination a transport cannot support (a subscription over stateless HTTP) is
     not generated at all, rather than generated and skipped.
     """
-    if "transport" not in metafunc.fixturenames or _parametrizes_transport(metafunc):
+    if "transport" not in metafunc.fixturenames:
+        if hasattr(metafunc.module, "serve_http"):
+            metafunc.parametrize("http_front_end", FRONT_ENDS, indirect=True)
+        return
+    if _parametrizes_transport(metafunc):
         return
     needed = {f for mark in metafunc.definition.iter_markers("needs") for f in mark.args}
     kinds = [kind for kind in sorted(CONNECTORS) if not LACKS.get(kind, frozenset()) & needed]
@@ -171,6 +192,16 @@ async def connect(
     if validate:
         for recorder in recorders:
             assert_all_valid(recorder, revision)
+
+
+@pytest.fixture(autouse=True)
+def http_front_end(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str | None:
+    """The HTTP front end ``serve_http`` runs in this test (None: not parametrized), set
+    through ``MCP_ACTORS_HTTP_FRONT_END`` so that servers started in subprocesses use it too."""
+    front_end: str | None = getattr(request, "param", None)
+    if front_end is not None:
+        monkeypatch.setenv("MCP_ACTORS_HTTP_FRONT_END", front_end)
+    return front_end
 
 
 @pytest.fixture

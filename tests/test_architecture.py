@@ -65,7 +65,7 @@ def test_runtime_sees_transports_only_through_their_interface() -> None:
 
 
 def test_importing_the_package_loads_no_heavy_transport() -> None:
-    heavy = ("hypercorn", "httpx", "trio_websocket", "mcp", "pytest", "jsonschema", "asyncio")
+    heavy = ("hypercorn", "h11", "httpx", "trio_websocket", "mcp", "pytest", "jsonschema", "asyncio")
     probe = f"import sys, mcp_actors; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     output = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
@@ -74,15 +74,17 @@ def test_importing_the_package_loads_no_heavy_transport() -> None:
 
 
 def test_network_transports_are_exported_lazily() -> None:
+    """``serve_http`` loads the lean front end (h11) when first named; hypercorn only
+    loads when it is the front end that serves."""
     probe = (
-        "import sys, mcp_actors; before = 'hypercorn' in sys.modules; "
+        "import sys, mcp_actors; before = 'h11' in sys.modules; "
         "from mcp_actors import serve_http, HttpConfig, open_streamable_http; "
-        "print(before, 'hypercorn' in sys.modules, serve_http.__module__)"
+        "print(before, 'h11' in sys.modules, 'hypercorn' in sys.modules, serve_http.__module__)"
     )
     output = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     )
-    assert output.stdout.split() == ["False", "True", "mcp_actors.server.serve_http"]
+    assert output.stdout.split() == ["False", "True", "False", "mcp_actors.server.serve_http"]
 
 
 def test_the_trio_thread_and_held_blocks_know_nothing_of_mcp() -> None:

@@ -84,7 +84,10 @@ class _FlakyBody(httpx.AsyncByteStream):
         await self._inner.aclose()
         with suppress(StopAsyncIteration, httpx.HTTPError, OSError):
             assert self._chunks is not None
-            await self._chunks.__anext__()  # finish the inner generators
+            # Finish the inner generators: what the connection had buffered, then its end
+            # (a server that writes a reply in few sends leaves more than one chunk).
+            for _ in range(10_000):
+                await self._chunks.__anext__()
         raise httpx.ReadError("connection cut by the test")
 
     async def aclose(self) -> None:

@@ -1,26 +1,34 @@
-"""Running a server over HTTP: Streamable HTTP (and legacy SSE) under hypercorn's trio worker.
+"""Running a server over HTTP: Streamable HTTP (and legacy SSE) on one of two HTTP servers.
 
 :func:`serve_http` opens a supervisor for the sessions, builds the ASGI
-application (:class:`~mcp_actors.transports.http_app.McpHttpApp`) and runs
-hypercorn inside the same nursery, so the HTTP server, the idle-session sweeper
+application (:class:`~mcp_actors.transports.http_app.McpHttpApp`) and runs an
+HTTP server inside the same nursery, so the HTTP server, the idle-session sweeper
 and every session actor are children of the caller's task: cancel it and all
 of them stop. Session actors live in the supervisor, not in the HTTP request
 tasks that created them; a client that disconnects does not end its session.
 
-Importing this module imports hypercorn; ``import mcp_actors`` does not.
+Two front ends serve the same application (``HttpConfig.front_end``):
+
+- ``"lean"`` (the default): HTTP/1.1 on trio + h11, one task per connection
+  (:mod:`~mcp_actors.transports.http_lean`) — a fraction of hypercorn's cost per
+  request;
+- ``"hypercorn"``: hypercorn's trio worker, for what the lean one does not do
+  (HTTP/2, TLS; to embed the application elsewhere, use ``McpHttpApp`` directly).
+
+Importing this module imports h11; hypercorn loads only when it serves.
+``import mcp_actors`` imports neither.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from functools import partial
 from typing import Any, Literal, cast
 
 import attrs
-import hypercorn.config
-import hypercorn.trio
 import trio
 
 from ..protocol.lifecycle import SessionState
@@ -29,6 +37,7 @@ from ..runtime.supervisor import Supervisor, open_supervisor
 from ..transports.abc import MessageStream
 from ..transports.http_app import McpHttpApp
 from ..transports.http_config import HttpConfig
+from ..transports.http_lean import LeanHttpServer, LeanLimits
 from ..transports.http_security import HostPolicy
 from ..transports.http_sessions import CloseSession
 from ..transports.streamable_http_modern import InputSchemaOf
@@ -47,6 +56,15 @@ class HttpServerHandle:
     config: HttpConfig
     app: McpHttpApp
     supervisor: Supervisor
+    #: Which HTTP server serves: "lean" or "hypercorn".
+    front_end: str
+    _shutdown: trio.Event
+
+    def shutdown(self) -> None:
+        """Shut down gracefully: stop accepting connections, close idle ones, let the
+        requests in progress finish (``HttpConfig.graceful_timeout`` at most); then
+        :func:`serve_http` returns."""
+        self._shutdown.set()
 
     @property
     def base_url(self) -> str:
@@ -100,15 +118,72 @@ def input_schema_lookup(server: Server) -> InputSchemaOf:
     return input_schema_of
 
 
-def _hypercorn_config(host: str, port: int, http: HttpConfig) -> hypercorn.config.Config:
+#: The environment variable naming the default front end ("lean" or "hypercorn").
+FRONT_END_VARIABLE = "MCP_ACTORS_HTTP_FRONT_END"
+FRONT_ENDS = ("lean", "hypercorn")
+
+
+def front_end_of(config: HttpConfig) -> str:
+    """The HTTP server ``config`` asks for: its ``front_end``, else the environment's
+    ``MCP_ACTORS_HTTP_FRONT_END``, else "lean". A value that is neither is an error."""
+    if config.front_end is not None:
+        return config.front_end
+    chosen = os.environ.get(FRONT_END_VARIABLE, "lean")
+    if chosen not in FRONT_ENDS:
+        raise ValueError(f"{FRONT_END_VARIABLE} must be 'lean' or 'hypercorn', not {chosen!r}")
+    return chosen
+
+
+async def _serve_lean(
+    app: McpHttpApp,
+    host: str,
+    port: int,
+    shutdown: trio.Event,
+    *,
+    task_status: trio.TaskStatus[list[tuple[str, int]]] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    http = app.config
+    limits = LeanLimits(
+        max_header_size=http.max_header_size,
+        header_timeout=http.header_timeout,
+        keep_alive_timeout=http.keep_alive_timeout,
+        graceful_timeout=http.graceful_timeout,
+    )
+    lean = LeanHttpServer(cast(Any, app), limits)
+    async with trio.open_nursery() as nursery:
+        task_status.started(await nursery.start(lean.serve, host, port))
+        await shutdown.wait()
+        await lean.shutdown()
+
+
+async def _serve_hypercorn(
+    app: McpHttpApp,
+    host: str,
+    port: int,
+    shutdown: trio.Event,
+    *,
+    task_status: trio.TaskStatus[list[tuple[str, int]]] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    import hypercorn.config
+    import hypercorn.trio
+
+    http = app.config
     config = hypercorn.config.Config()
     config.keep_alive_timeout = http.keep_alive_timeout
     config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
     config.accesslog = None
     config.errorlog = logging.getLogger("mcp_actors.http.hypercorn")
-    config.graceful_timeout = 1.0
+    config.graceful_timeout = http.graceful_timeout
     config.include_server_header = False
-    return config
+    serve = partial(hypercorn.trio.serve, cast(Any, app), config, shutdown_trigger=shutdown.wait)
+    async with trio.open_nursery() as nursery:
+        binds: list[str] = await nursery.start(serve)
+        task_status.started([_split(bind) for bind in binds])
+
+
+def _split(bind: str) -> tuple[str, int]:
+    host, _, port = bind.removeprefix("http://").rpartition(":")
+    return host.strip("[]"), int(port)
 
 
 async def serve_http(
@@ -152,17 +227,24 @@ async def serve_http(
     policy = HostPolicy.for_bind(
         host, allowed_hosts=config.allowed_hosts, allowed_origins=config.allowed_origins
     )
+    front_end = front_end_of(config)
+    serve = _serve_lean if front_end == "lean" else _serve_hypercorn
+    shutdown = trio.Event()
     async with open_supervisor() as supervisor, trio.open_nursery() as nursery:
         app = McpHttpApp(
             config, policy, session_starter(server, supervisor), input_schema_lookup(server)
         )
         await nursery.start(app.registry.run_expiry)
-        binds = await nursery.start(
-            hypercorn.trio.serve, cast(Any, app), _hypercorn_config(host, port, config)
-        )
-        bound_port = int(binds[0].rsplit(":", 1)[1])
-        log.info("serving %s on %s", server.name, binds[0] + config.path)
-        task_status.started(HttpServerHandle(host, bound_port, config, app, supervisor))
+        async with trio.open_nursery() as http_nursery:
+            bound = await http_nursery.start(serve, app, host, port, shutdown)
+            bound_port = bound[0][1]
+            log.info(
+                "serving %s on %s:%d%s (%s)", server.name, host, bound_port, config.path, front_end
+            )
+            task_status.started(
+                HttpServerHandle(host, bound_port, config, app, supervisor, front_end, shutdown)
+            )
+        nursery.cancel_scope.cancel()  # the HTTP server has shut down: so do the sessions
 
 
 def run_http(

@@ -75,9 +75,7 @@ def runs_as_task(
             return False
         asked = params.task is not UNSET
         if asked and tool.task in ("never", "deferred"):
-            raise McpError(
-                errors.METHOD_NOT_FOUND, f"tool {tool.name!r} does not run as a task"
-            )
+            raise McpError(errors.METHOD_NOT_FOUND, f"tool {tool.name!r} does not run as a task")
         if not asked and tool.task == "always":
             raise McpError(
                 errors.METHOD_NOT_FOUND,

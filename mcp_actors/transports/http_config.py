@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 
@@ -108,6 +108,24 @@ class HttpConfig:
     max_finished_streams: int = 256
     #: Seconds an idle HTTP/1.1 keep-alive connection stays open before the server closes it.
     keep_alive_timeout: float = attrs.field(
+        default=5.0, validator=[attrs.validators.instance_of((int, float)), _seconds]
+    )
+    #: The HTTP server: "lean" (HTTP/1.1 on trio + h11, one task per connection, see
+    #: :mod:`.http_lean`) or "hypercorn" (also HTTP/2 and TLS). None: the
+    #: ``MCP_ACTORS_HTTP_FRONT_END`` environment variable, else "lean".
+    front_end: Literal["lean", "hypercorn"] | None = attrs.field(
+        default=None, validator=attrs.validators.in_((None, "lean", "hypercorn"))
+    )
+    #: Lean front end: bytes of a request line plus headers (431 beyond).
+    max_header_size: int = attrs.field(
+        default=16 * 1024, validator=[attrs.validators.instance_of(int), _count]
+    )
+    #: Lean front end: seconds from a request's first byte until its headers are in (408).
+    header_timeout: float = attrs.field(
+        default=10.0, validator=[attrs.validators.instance_of((int, float)), _seconds]
+    )
+    #: Seconds a graceful shutdown lets requests in progress finish before cancelling them.
+    graceful_timeout: float = attrs.field(
         default=5.0, validator=[attrs.validators.instance_of((int, float)), _seconds]
     )
     #: ``Host`` values accepted (``"name"``, ``"name:port"``, ``"name:*"``; ``"*"``: any).
