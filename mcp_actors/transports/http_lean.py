@@ -38,9 +38,9 @@ from __future__ import annotations
 
 import logging
 import math
+import socket
 from collections.abc import Awaitable, Callable, MutableMapping
 from contextlib import suppress
-from functools import partial
 from typing import Any, Final
 from urllib.parse import unquote
 
@@ -98,6 +98,7 @@ class LeanHttpServer:
     _connections: set[_Connection] = attrs.field(init=False, factory=set)
     _listeners: list[trio.SocketListener] = attrs.field(init=False, factory=list)
     _closing: bool = attrs.field(init=False, default=False)
+    _accepting: trio.CancelScope = attrs.field(init=False, factory=trio.CancelScope)
     _shutdown: trio.Event = attrs.field(init=False, factory=trio.Event)
     _drained: trio.Event = attrs.field(init=False, factory=trio.Event)
 
@@ -106,26 +107,32 @@ class LeanHttpServer:
         host: str,
         port: int,
         *,
+        sock: socket.socket | None = None,
         task_status: trio.TaskStatus[list[tuple[str, int]]] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """Listen on ``host:port`` (0: a free port) until cancelled or shut down;
-        ``task_status.started`` reports the bound ``(host, port)`` addresses."""
-        self._listeners = await trio.open_tcp_listeners(port, host=host)
+        ``task_status.started`` reports the bound ``(host, port)`` addresses. ``sock``:
+        accept on this listening socket instead (a worker's share of a port)."""
+        if sock is None:
+            self._listeners = await trio.open_tcp_listeners(port, host=host)
+        else:
+            self._listeners = [trio.SocketListener(trio.socket.from_stdlib_socket(sock))]
         bound = [listener.socket.getsockname()[:2] for listener in self._listeners]
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(
-                partial(
-                    trio.serve_listeners,
-                    self._serve_connection,
-                    self._listeners,
-                    handler_nursery=nursery,
-                )
-            )
+            nursery.start_soon(self._accept, nursery)
             task_status.started([(str(host), int(port)) for host, port in bound])
             await self._shutdown.wait()
             with trio.move_on_after(self.limits.graceful_timeout):
                 await self._drained.wait()
             nursery.cancel_scope.cancel()
+
+    async def _accept(self, handlers: trio.Nursery) -> None:
+        """Accept connections until :meth:`shutdown` stops it (before it closes the
+        listeners: closing a socket a task waits on would raise in that task)."""
+        with self._accepting:
+            await trio.serve_listeners(
+                self._serve_connection, self._listeners, handler_nursery=handlers
+            )
 
     async def shutdown(self) -> None:
         """Stop accepting, close idle connections, let requests in progress finish
@@ -133,6 +140,7 @@ class LeanHttpServer:
         if self._closing:
             return
         self._closing = True
+        self._accepting.cancel()
         for listener in self._listeners:
             await listener.aclose()
         for connection in list(self._connections):
