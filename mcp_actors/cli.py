@@ -106,6 +106,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--path", default="/mcp", help="Streamable HTTP endpoint (default /mcp)")
     run.add_argument("--stateless", action="store_true", help="http: no sessions")
     run.add_argument(
+        "--workers",
+        type=_count,
+        default=1,
+        metavar="N",
+        help="http: serve from N processes sharing the port (default 1)",
+    )
+    run.add_argument(
         "--json-response", action="store_true", help="http: answer requests with JSON, not SSE"
     )
     limits = run.add_argument_group(
@@ -197,6 +204,13 @@ def _add_era_options(command: argparse.ArgumentParser) -> None:
     )
 
 
+def _count(text: str) -> int:
+    """A positive integer (nothing else)."""
+    if text.strip().isdecimal() and int(text) > 0:
+        return int(text)
+    raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+
+
 def _count_or_none(text: str) -> int | None:
     """A positive integer, or ``none`` for no limit (nothing else)."""
     if text.strip().lower() == "none":
@@ -227,6 +241,12 @@ def _run(options: argparse.Namespace) -> int:
             message = f"{flag} does not apply to --transport {options.transport}"
             print(f"mcp-actors: {message}", file=sys.stderr)
             return EXIT_FAILURE
+    if options.workers != 1 and options.transport not in ("http", "sse"):
+        print(
+            f"mcp-actors: --workers does not apply to --transport {options.transport}",
+            file=sys.stderr,
+        )
+        return EXIT_FAILURE
     server = load_server_or_plugin(options.server, config_file=options.config)
     if options.transport == "stdio":
         run_stdio(server)
@@ -258,6 +278,7 @@ def _run(options: argparse.Namespace) -> int:
             port=options.port,
             config=config,
             announce="sse" if options.transport == "sse" else "http",
+            workers=options.workers,
         )
     return 0
 

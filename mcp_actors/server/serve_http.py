@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import sys
 from collections.abc import Sequence
 from functools import partial
@@ -40,6 +41,7 @@ from ..transports.http_config import HttpConfig
 from ..transports.http_lean import LeanHttpServer, LeanLimits
 from ..transports.http_security import HostPolicy
 from ..transports.http_sessions import CloseSession
+from ..transports.listen_socket import listening_reuse_port_socket
 from ..transports.streamable_http_modern import InputSchemaOf
 from .app import Server
 from .serve import run_until_interrupted
@@ -139,6 +141,7 @@ async def _serve_lean(
     host: str,
     port: int,
     shutdown: trio.Event,
+    sock: socket.socket | None,
     *,
     task_status: trio.TaskStatus[list[tuple[str, int]]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
@@ -151,7 +154,7 @@ async def _serve_lean(
     )
     lean = LeanHttpServer(cast(Any, app), limits)
     async with trio.open_nursery() as nursery:
-        task_status.started(await nursery.start(lean.serve, host, port))
+        task_status.started(await nursery.start(partial(lean.serve, host, port, sock=sock)))
         await shutdown.wait()
         await lean.shutdown()
 
@@ -161,6 +164,7 @@ async def _serve_hypercorn(
     host: str,
     port: int,
     shutdown: trio.Event,
+    sock: socket.socket | None,
     *,
     task_status: trio.TaskStatus[list[tuple[str, int]]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
@@ -170,7 +174,10 @@ async def _serve_hypercorn(
     http = app.config
     config = hypercorn.config.Config()
     config.keep_alive_timeout = http.keep_alive_timeout
-    config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
+    if sock is not None:
+        config.bind = [f"fd://{sock.detach()}"]  # hypercorn owns the descriptor now
+    else:
+        config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
     config.accesslog = None
     config.errorlog = logging.getLogger("mcp_actors.http.hypercorn")
     config.graceful_timeout = http.graceful_timeout
@@ -197,6 +204,7 @@ async def serve_http(
     json_response: bool | None = None,
     allowed_origins: Sequence[str] | None = None,
     allowed_hosts: Sequence[str] | None = None,
+    reuse_port: bool = False,
     task_status: trio.TaskStatus[HttpServerHandle] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``server`` over HTTP until cancelled. ``port=0`` picks a free port.
@@ -208,6 +216,9 @@ async def serve_http(
     A ``host`` that is not a loopback address needs ``allowed_hosts`` (the ``Host``
     values clients may use, checked on every request): without it this raises
     :class:`~mcp_actors.transports.http_security.AllowedHostsRequired` before listening.
+
+    ``reuse_port``: listen with ``SO_REUSEPORT``, sharing ``host:port`` with other
+    processes (the workers of :func:`~mcp_actors.server.workers.run_workers`).
     """
     config = config or HttpConfig(path=path)
     overrides: dict[str, Any] = {}
@@ -236,7 +247,8 @@ async def serve_http(
         )
         await nursery.start(app.registry.run_expiry)
         async with trio.open_nursery() as http_nursery:
-            bound = await http_nursery.start(serve, app, host, port, shutdown)
+            sock = listening_reuse_port_socket(host, port) if reuse_port else None
+            bound = await http_nursery.start(serve, app, host, port, shutdown, sock)
             bound_port = bound[0][1]
             log.info(
                 "serving %s on %s:%d%s (%s)", server.name, host, bound_port, config.path, front_end
@@ -248,13 +260,24 @@ async def serve_http(
 
 
 def run_http(
-    server: Server, *, announce: Literal["http", "sse"] | None = None, **options: Any
+    server: Server,
+    *,
+    announce: Literal["http", "sse"] | None = None,
+    workers: int = 1,
+    **options: Any,
 ) -> None:
     """Blocking entry point: ``trio.run(serve_http, server, ...)``, quiet on Ctrl-C.
 
     ``announce`` prints the endpoint URL (Streamable HTTP or legacy SSE) to stderr
     once listening, which is how a caller learns the port picked for ``port=0``.
+    ``workers`` > 1 serves from that many processes sharing the port (see
+    :mod:`.workers`; SIGTERM or Ctrl-C stops them all gracefully).
     """
+    if workers != 1:
+        from .workers import WorkerPolicy, run_workers
+
+        run_workers(server, WorkerPolicy(workers), announce=announce, **options)
+        return
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
