@@ -7,8 +7,9 @@ import signal
 
 import trio
 
-from deployment import SCALE_OUT_SERVER, mcp_actors_run
 from mcp_actors import open_client
+
+from deployment import SCALE_OUT_SERVER, mcp_actors_run
 
 WORKERS = ("--transport", "http", "--port", "0", "--workers", "2")
 
