@@ -41,12 +41,14 @@ from ..protocol.fit import LACKING_REVISIONS, fit
 from ..protocol.jsonrpc import RequestId
 from ..protocol.lifecycle import Phase, SessionState
 from ..protocol.modern import ModernRequest
+from ..protocol.request_state import StateKeys
 from ..protocol.versions import ALL, LATEST, REVISIONS, Revision
 from ..runtime.bus import Bus, Change, MemoryBus
 from ..runtime.config import SessionConfig
 from ..runtime.request import InboundRequest
 from ..runtime.session import Session
 from ..runtime.subscription import HubStatistics, Subscription, SubscriptionHub
+from ..runtime.task_store import TaskStore
 from ..transports.abc import MessageStream
 from . import client_requests
 from .caching import CacheHint, check_cacheable
@@ -154,7 +156,37 @@ class Server:
         self._continuations = Continuations(self.mrtr)
         self._listens = ListenStreams(self.bus, self.max_listen_streams, self.listen_mailbox_size)
         self.bus.subscribe(self._deliver_to_sessions)
+        self.bus.subscribe(self._stop_tasks_cancelled_elsewhere)
         self.task_manager.on_change = lambda record: self.bus.publish(task_change(record))
+
+    def share_state(
+        self,
+        *,
+        bus: Bus | None = None,
+        task_store: TaskStore | None = None,
+        state_keys: StateKeys | None = None,
+    ) -> None:
+        """Share what clients may reach on any worker, before serving (see
+        :mod:`mcp_actors.shared`): a ``bus`` spanning workers (listen notifications,
+        task changes), a ``task_store`` they all read, the ``requestState`` keys they
+        all accept. What is not given stays as it is."""
+        if bus is not None:
+            self.bus = bus
+            self._listens = ListenStreams(bus, self.max_listen_streams, self.listen_mailbox_size)
+            bus.subscribe(self._deliver_to_sessions)
+            bus.subscribe(self._stop_tasks_cancelled_elsewhere)
+        if task_store is not None:
+            self.task_manager.store = task_store
+        if state_keys is not None:
+            self.mrtr = attrs.evolve(self.mrtr, state_keys=state_keys)
+            self._continuations.settings = self.mrtr
+
+    def _stop_tasks_cancelled_elsewhere(self, change: Change) -> int:
+        if change.method != "notifications/tasks" or change.subject is None:
+            return 0
+        if getattr(change.params, "status", None) != "cancelled":
+            return 0
+        return self.task_manager.cancelled_elsewhere(change.subject)
 
     def continuation_statistics(self) -> ContinuationStatistics:
         """Handlers parked waiting for an MRTR retry, and what became of them (see :mod:`.mrtr`)."""

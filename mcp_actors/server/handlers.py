@@ -92,14 +92,14 @@ async def call_tool(
     if runs_as_task(server_session, request, tool, params):
         manager = server_session.server.task_manager
         if request.modern is None:  # 2025-11-25: the task asks on the session, as any call
-            created = manager.start(
+            created = await manager.start(
                 tool.name,
                 lambda task: _run_tool(server_session, request, tool, params),
                 host_of(request),
                 ttl_ms=legacy_requested_ttl(params),
             )
             return legacy_created(created)
-        return manager.start(
+        return await manager.start(
             tool.name,
             lambda task: _run_tool(server_session.answered_by(task), request, tool, params),
             host_of(request),
