@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 import msgspec
 import trio
 
@@ -105,6 +106,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free)")
     run.add_argument("--path", default="/mcp", help="Streamable HTTP endpoint (default /mcp)")
     run.add_argument("--stateless", action="store_true", help="http: no sessions")
+    run.add_argument(
+        "--redis-url",
+        default=None,
+        metavar="URL",
+        help="http: share tasks, listen notifications and stored events through this Redis"
+        " (overrides [shared] redis_url; see README 'Deployment')",
+    )
     run.add_argument(
         "--workers",
         type=_count,
@@ -241,6 +249,12 @@ def _run(options: argparse.Namespace) -> int:
             message = f"{flag} does not apply to --transport {options.transport}"
             print(f"mcp-actors: {message}", file=sys.stderr)
             return EXIT_FAILURE
+    if options.redis_url is not None and options.transport not in ("http", "sse"):
+        print(
+            f"mcp-actors: --redis-url does not apply to --transport {options.transport}",
+            file=sys.stderr,
+        )
+        return EXIT_FAILURE
     if options.workers != 1 and options.transport not in ("http", "sse"):
         print(
             f"mcp-actors: --workers does not apply to --transport {options.transport}",
@@ -272,8 +286,14 @@ def _run(options: argparse.Namespace) -> int:
         except AllowedHostsRequired as error:
             print(f"mcp-actors: {error}", file=sys.stderr)
             return EXIT_FAILURE
+        from .shared.settings import load_shared_settings
+
+        shared = load_shared_settings(options.config)
+        if options.redis_url is not None:
+            shared = attrs.evolve(shared, redis_url=options.redis_url)
         run_http(
             server,
+            shared=shared,
             host=options.host,
             port=options.port,
             config=config,

@@ -25,7 +25,8 @@ import logging
 import os
 import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any, Literal, cast
 
@@ -35,6 +36,7 @@ import trio
 from ..protocol.lifecycle import SessionState
 from ..protocol.versions import ALL
 from ..runtime.supervisor import Supervisor, open_supervisor
+from ..shared.settings import SharedSettings
 from ..transports.abc import MessageStream
 from ..transports.http_app import McpHttpApp
 from ..transports.http_config import HttpConfig
@@ -205,6 +207,7 @@ async def serve_http(
     allowed_origins: Sequence[str] | None = None,
     allowed_hosts: Sequence[str] | None = None,
     reuse_port: bool = False,
+    shared: SharedSettings | None = None,
     task_status: trio.TaskStatus[HttpServerHandle] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``server`` over HTTP until cancelled. ``port=0`` picks a free port.
@@ -219,6 +222,9 @@ async def serve_http(
 
     ``reuse_port``: listen with ``SO_REUSEPORT``, sharing ``host:port`` with other
     processes (the workers of :func:`~mcp_actors.server.workers.run_workers`).
+    ``shared``: share tasks, listen notifications and ``requestState`` keys with the
+    other workers of a deployment (through Redis when it has a ``redis_url``; see
+    :mod:`mcp_actors.shared`).
     """
     config = config or HttpConfig(path=path)
     overrides: dict[str, Any] = {}
@@ -241,7 +247,11 @@ async def serve_http(
     front_end = front_end_of(config)
     serve = _serve_lean if front_end == "lean" else _serve_hypercorn
     shutdown = trio.Event()
-    async with open_supervisor() as supervisor, trio.open_nursery() as nursery:
+    async with (
+        sharing(server, shared),
+        open_supervisor() as supervisor,
+        trio.open_nursery() as nursery,
+    ):
         app = McpHttpApp(
             config, policy, session_starter(server, supervisor), input_schema_lookup(server)
         )
@@ -257,6 +267,24 @@ async def serve_http(
                 HttpServerHandle(host, bound_port, config, app, supervisor, front_end, shutdown)
             )
         nursery.cancel_scope.cancel()  # the HTTP server has shut down: so do the sessions
+
+
+@asynccontextmanager
+async def sharing(server: Server, settings: SharedSettings | None) -> AsyncIterator[None]:
+    """Share ``server``'s state as ``settings`` say for the duration of the block."""
+    if settings is None:
+        yield
+        return
+    keys = settings.request_state_keys()
+    if settings.redis_url is None:
+        server.share_state(state_keys=keys)
+        yield
+        return
+    from ..shared.state import open_shared_state  # imports redis-py
+
+    async with open_shared_state(settings, max_tasks=server.tasks.max_tasks) as state:
+        server.share_state(bus=state.bus, task_store=state.task_store, state_keys=keys)
+        yield
 
 
 def run_http(

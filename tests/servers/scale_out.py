@@ -1,7 +1,7 @@
 """A server for the scale-out tests: it says which worker process answered.
 
 ``whoami`` returns the worker's pid; ``touch(uri)`` publishes a resource update and
-``grow`` a tool-list change (on the change bus: other workers' listeners hear them
+``grow`` a tool-list change (it adds a tool) (on the change bus: other workers' listeners hear them
 when the bus is shared); ``slow(seconds)`` runs as a task when the client declares
 the extension; ``book(room)`` asks a question (an MRTR round in the modern era).
 """
@@ -40,9 +40,14 @@ async def touch(uri: str) -> int:
 
 @server.tool
 async def grow() -> int:
-    """Announce that the tool list changed; returns the pid that announced it."""
-    server.notify_tools_changed()
-    return os.getpid()
+    """Add a tool (the tool list changed: announced); returns the pid that added it."""
+    pid = os.getpid()
+
+    async def extra() -> str:
+        return f"added by {pid}"
+
+    server.tool(name=f"extra_{pid}")(extra)
+    return pid
 
 
 @server.tool(task="optional")
@@ -53,8 +58,14 @@ async def slow(seconds: Annotated[float, msgspec.Meta(ge=0, le=60)]) -> str:
 
 
 @server.tool
+async def tasks_running() -> int:
+    """How many task actors this worker runs now."""
+    return server.task_statistics().running
+
+
+@server.tool
 async def book(ctx: Context, room: str) -> str:
-    """Asks the user to confirm a booking; says which pid asked is not possible (replay)."""
+    """Asks the user to confirm a booking; the answer names the pid that finished it."""
     answer = await ctx.elicit(f"Book {room}?", CONFIRM, key="confirm")
     confirmed = answer.accepted and answer.content is not None and answer.content["ok"]
     return f"{room}: confirmed={confirmed} by {os.getpid()}"
