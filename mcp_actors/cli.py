@@ -107,6 +107,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--path", default="/mcp", help="Streamable HTTP endpoint (default /mcp)")
     run.add_argument("--stateless", action="store_true", help="http: no sessions")
     run.add_argument(
+        "--session-prefix",
+        default="",
+        metavar="TAG.",
+        help="http: start every session id with TAG. (which worker made it: see"
+        " deploy/nginx.conf)",
+    )
+    run.add_argument(
         "--redis-url",
         default=None,
         metavar="URL",
@@ -279,6 +286,7 @@ def _run(options: argparse.Namespace) -> int:
             path=options.path,
             stateless=options.stateless,
             json_response=options.json_response,
+            session_id_prefix=options.session_prefix,
             **given,
         )
         try:  # serve_http would raise this from inside trio.run; say it plainly instead

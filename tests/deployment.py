@@ -77,9 +77,7 @@ async def mcp_actors_run(
     Stopped with SIGTERM at the end (then killed if it lingers)."""
     command = [sys.executable, "-m", "mcp_actors.cli", "run", *arguments]
     environment = {**os.environ, **(env or {})}
-    process = await trio.lowlevel.open_process(
-        command, stderr=subprocess.PIPE, env=environment
-    )
+    process = await trio.lowlevel.open_process(command, stderr=subprocess.PIPE, env=environment)
     assert process.stderr is not None
     seen = b""
     try:
@@ -107,3 +105,52 @@ async def mcp_actors_run(
 async def _drain(stream: trio.abc.ReceiveStream) -> None:
     while await stream.receive_some():
         pass
+
+
+NGINX_CONF = Path(__file__).parent.parent / "deploy" / "nginx.conf"
+
+
+def render_nginx_conf(directory: Path, listen: int, workers: list[int]) -> Path:
+    """The shipped ``deploy/nginx.conf`` with test ports, as a whole nginx configuration
+    that keeps its files in ``directory``."""
+    shipped = NGINX_CONF.read_text()
+    assert len(workers) == 2, "deploy/nginx.conf names two workers"
+    site = shipped.replace("127.0.0.1:8080", f"127.0.0.1:{listen}")
+    site = site.replace("127.0.0.1:9001", f"127.0.0.1:{workers[0]}")
+    site = site.replace("127.0.0.1:9002", f"127.0.0.1:{workers[1]}")
+    temp = {name: directory / name for name in ("client", "proxy", "fastcgi", "uwsgi", "scgi")}
+    for path in temp.values():
+        path.mkdir(exist_ok=True)
+    paths = "\n".join(f"    {name}_temp_path {path};" for name, path in temp.items())
+    paths = paths.replace("    client_temp_path", "    client_body_temp_path")
+    whole = (
+        f"pid {directory}/nginx.pid;\nerror_log {directory}/error.log warn;\n"
+        "worker_processes 1;\nevents { worker_connections 256; }\n"
+        f"http {{\n    access_log off;\n{paths}\n{site}\n}}\n"
+    )
+    conf = directory / "nginx.conf"
+    conf.write_text(whole)
+    return conf
+
+
+@asynccontextmanager
+async def nginx(directory: Path, workers: list[int]) -> AsyncIterator[str]:
+    """nginx with the shipped configuration in front of ``workers`` (ports); yields its URL."""
+    listen = free_port()
+    conf = render_nginx_conf(directory, listen, workers)
+    command = [need("nginx"), "-p", str(directory), "-c", str(conf), "-g", "daemon off;"]
+    async with trio.open_nursery() as nursery:
+        process = await nursery.start(trio.run_process, command)
+        try:
+            with trio.fail_after(10):
+                while True:
+                    try:
+                        stream = await trio.open_tcp_stream("127.0.0.1", listen)
+                    except OSError:
+                        await trio.sleep(0.05)
+                        continue
+                    await stream.aclose()
+                    break
+            yield f"http://127.0.0.1:{listen}"
+        finally:
+            process.terminate()

@@ -325,7 +325,7 @@ class StreamableHttpEndpoint:
 
     async def _create_session(self, client: str | None) -> tuple[str, HttpSessionStream] | None:
         """A new session for ``client``, or None if the session table has no room for it."""
-        session_id = mint_session_id()
+        session_id = mint_session_id(self.config.session_id_prefix)
         config = self.config
         transport = HttpSessionStream(session_id, config, self._new_store(session_id))
         registry = self.registry
