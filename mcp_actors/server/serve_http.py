@@ -28,7 +28,7 @@ import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import attrs
 import trio
@@ -37,6 +37,9 @@ from ..protocol.lifecycle import SessionState
 from ..protocol.versions import ALL
 from ..runtime.supervisor import Supervisor, open_supervisor
 from ..shared.settings import SharedSettings
+
+if TYPE_CHECKING:
+    from ..shared.state import SharedState
 from ..transports.abc import MessageStream
 from ..transports.http_app import McpHttpApp
 from ..transports.http_config import HttpConfig
@@ -244,14 +247,27 @@ async def serve_http(
     policy = HostPolicy.for_bind(
         host, allowed_hosts=config.allowed_hosts, allowed_origins=config.allowed_origins
     )
+    async with sharing(server, shared) as state:
+        if state is not None and state.settings.share_events:
+            config = attrs.evolve(
+                config, event_store_factory=state.event_stores(), replay_unknown_sessions=True
+            )
+        await _serve(server, host, port, config, policy, reuse_port, task_status)
+
+
+async def _serve(
+    server: Server,
+    host: str,
+    port: int,
+    config: HttpConfig,
+    policy: HostPolicy,
+    reuse_port: bool,
+    task_status: trio.TaskStatus[HttpServerHandle],
+) -> None:
     front_end = front_end_of(config)
     serve = _serve_lean if front_end == "lean" else _serve_hypercorn
     shutdown = trio.Event()
-    async with (
-        sharing(server, shared),
-        open_supervisor() as supervisor,
-        trio.open_nursery() as nursery,
-    ):
+    async with open_supervisor() as supervisor, trio.open_nursery() as nursery:
         app = McpHttpApp(
             config, policy, session_starter(server, supervisor), input_schema_lookup(server)
         )
@@ -270,21 +286,24 @@ async def serve_http(
 
 
 @asynccontextmanager
-async def sharing(server: Server, settings: SharedSettings | None) -> AsyncIterator[None]:
-    """Share ``server``'s state as ``settings`` say for the duration of the block."""
+async def sharing(
+    server: Server, settings: SharedSettings | None
+) -> AsyncIterator[SharedState | None]:
+    """Share ``server``'s state as ``settings`` say for the duration of the block;
+    yields the Redis-backed state (None without a ``redis_url``)."""
     if settings is None:
-        yield
+        yield None
         return
     keys = settings.request_state_keys()
     if settings.redis_url is None:
         server.share_state(state_keys=keys)
-        yield
+        yield None
         return
     from ..shared.state import open_shared_state  # imports redis-py
 
     async with open_shared_state(settings, max_tasks=server.tasks.max_tasks) as state:
         server.share_state(bus=state.bus, task_store=state.task_store, state_keys=keys)
-        yield
+        yield state
 
 
 def run_http(

@@ -12,13 +12,15 @@ from __future__ import annotations
 import os
 import secrets
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import attrs
 import trio
 
+from ..transports.event_store import EventStore
 from .bus import RedisBus
+from .event_store import redis_event_stores
 from .redis_client import RedisClient
 from .settings import SharedSettings
 from .task_store import RedisTaskStore
@@ -38,6 +40,16 @@ class SharedState:
     redis: RedisClient
     bus: RedisBus
     task_store: RedisTaskStore
+
+    def event_stores(self) -> Callable[[str], EventStore]:
+        """An ``HttpConfig.event_store_factory`` keeping each session's events in Redis."""
+        settings = self.settings
+        return redis_event_stores(
+            self.redis,
+            settings.key_prefix,
+            max_events=settings.event_stream_max,
+            ttl=settings.event_ttl_seconds,
+        )
 
     async def healthy(self) -> bool:
         """Whether Redis answers now (a health endpoint's question)."""

@@ -136,6 +136,11 @@ class HttpConfig:
     header_timeout: float = attrs.field(
         default=10.0, validator=[attrs.validators.instance_of((int, float)), _seconds]
     )
+    #: A GET with ``Last-Event-ID`` for a session this server does not host replays what
+    #: the event store holds after that id, then ends (instead of 404): for workers that
+    #: share an ``event_store_factory`` (Redis), so a stream resumed on another worker
+    #: loses no stored event. Off by default (a private store has nothing to replay).
+    replay_unknown_sessions: bool = False
     #: Put before every session id this server mints (letters, digits, ``-``, ``_`` and
     #: a final ``.``; at most 32): names the worker, so that a load balancer sends a
     #: legacy session's requests back to it (``deploy/nginx.conf`` maps it to a worker).
