@@ -41,7 +41,7 @@ from ..shared.settings import SharedSettings
 if TYPE_CHECKING:
     from ..shared.state import SharedState
 from ..transports.abc import MessageStream
-from ..transports.http_app import McpHttpApp
+from ..transports.http_app import HealthCheck, McpHttpApp
 from ..transports.http_config import HttpConfig
 from ..transports.http_lean import LeanHttpServer, LeanLimits
 from ..transports.http_security import HostPolicy
@@ -70,7 +70,8 @@ class HttpServerHandle:
     def shutdown(self) -> None:
         """Shut down gracefully: stop accepting connections, close idle ones, let the
         requests in progress finish (``HttpConfig.graceful_timeout`` at most); then
-        :func:`serve_http` returns."""
+        :func:`serve_http` returns. The health endpoint says 503 from now on."""
+        self.app.draining = True
         self._shutdown.set()
 
     @property
@@ -252,7 +253,8 @@ async def serve_http(
             config = attrs.evolve(
                 config, event_store_factory=state.event_stores(), replay_unknown_sessions=True
             )
-        await _serve(server, host, port, config, policy, reuse_port, task_status)
+        health = None if state is None else state.unhealthy
+        await _serve(server, host, port, config, policy, reuse_port, health, task_status)
 
 
 async def _serve(
@@ -262,6 +264,7 @@ async def _serve(
     config: HttpConfig,
     policy: HostPolicy,
     reuse_port: bool,
+    health: HealthCheck | None,
     task_status: trio.TaskStatus[HttpServerHandle],
 ) -> None:
     front_end = front_end_of(config)
@@ -269,7 +272,11 @@ async def _serve(
     shutdown = trio.Event()
     async with open_supervisor() as supervisor, trio.open_nursery() as nursery:
         app = McpHttpApp(
-            config, policy, session_starter(server, supervisor), input_schema_lookup(server)
+            config,
+            policy,
+            session_starter(server, supervisor),
+            input_schema_lookup(server),
+            health_check=health,
         )
         await nursery.start(app.registry.run_expiry)
         async with trio.open_nursery() as http_nursery:

@@ -51,9 +51,11 @@ class SharedState:
             ttl=settings.event_ttl_seconds,
         )
 
-    async def healthy(self) -> bool:
-        """Whether Redis answers now (a health endpoint's question)."""
-        return await self.redis.ping()
+    async def unhealthy(self) -> str | None:
+        """Why this worker cannot serve now (None: it can): the health endpoint's question."""
+        if await self.redis.ping():
+            return None
+        return "the shared Redis does not answer"
 
 
 def worker_name() -> str:

@@ -2,16 +2,21 @@
 
 :class:`McpHttpApp` checks every request's ``Host`` and ``Origin`` (403 when
 refused, see :mod:`.http_security`), then routes it by path: the Streamable
-HTTP endpoint, the legacy ``/sse`` and ``/messages`` endpoints, or 404. It runs
+HTTP endpoint, the legacy ``/sse`` and ``/messages`` endpoints, the health
+endpoint for load balancers (``/healthz``: 200, or 503 while draining or when a
+shared store is unreachable), or 404. It runs
 under any ASGI server; :func:`mcp_actors.server.serve_http.serve_http` runs it
 under hypercorn's trio worker inside the server's nursery.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Awaitable, Callable
+
 import attrs
 
-from .asgi import Receive, Request, Scope, Send, lifespan, respond_error
+from .asgi import Receive, Request, Scope, Send, lifespan, respond, respond_error
 from .event_store import EventStoreStatistics
 from .http_config import HttpConfig
 from .http_security import HostPolicy
@@ -20,6 +25,9 @@ from .http_sse import LegacySseEndpoints
 from .streamable_http import VERSION_HEADER as VERSION
 from .streamable_http import StreamableHttpEndpoint
 from .streamable_http_modern import InputSchemaOf
+
+#: Asked by the health endpoint: None when healthy, else the reason it is not.
+HealthCheck = Callable[[], Awaitable[str | None]]
 
 
 def _normal(path: str) -> str:
@@ -35,6 +43,12 @@ class McpHttpApp:
     start_session: StartSession
     #: A tool's input schema by name (the 2026-07-28 ``Mcp-Param-*`` check; None: none).
     input_schema_of: InputSchemaOf | None = None
+    #: What the health endpoint asks besides "not draining": None when healthy, else
+    #: why not (say, the shared Redis does not answer). None: nothing to ask.
+    health_check: HealthCheck | None = None
+    #: Set once a graceful shutdown began: the health endpoint says 503 from then on,
+    #: so that a load balancer stops sending new work here.
+    draining: bool = attrs.field(init=False, default=False)
     registry: SessionRegistry = attrs.field(init=False)
     _streamable: StreamableHttpEndpoint = attrs.field(init=False)
     _legacy: LegacySseEndpoints = attrs.field(init=False)
@@ -53,6 +67,24 @@ class McpHttpApp:
         """The figures of the event memory all sessions share (None: a custom store)."""
         memory = self._streamable.event_memory
         return None if memory is None else memory.statistics()
+
+    async def _health(self, request: Request, send: Send) -> None:
+        """GET: 200 ``{"status": "ok", "sessions": N}`` when this server takes work, else
+        503 ``{"status": "unavailable", "reason": ...}`` (draining, or ``health_check``)."""
+        if request.method not in ("GET", "HEAD"):
+            await respond_error(send, 405, "Method Not Allowed", headers=[("allow", "GET")])
+            return
+        reason = "shutting down" if self.draining else None
+        if reason is None and self.health_check is not None:
+            reason = await self.health_check()
+        if reason is None:
+            body = {"status": "ok", "sessions": len(self.registry)}
+        else:
+            body = {"status": "unavailable", "reason": reason}
+        status = 200 if reason is None else 503
+        headers = [("cache-control", "no-store")]
+        payload = json.dumps(body).encode() if request.method == "GET" else b""
+        await respond(send, status, payload, content_type="application/json", headers=headers)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -75,6 +107,8 @@ class McpHttpApp:
         path = _normal(request.path[len(root) :] if request.path.startswith(root) else request.path)
         if path == _normal(config.path):
             await self._streamable(request, receive, send)
+        elif config.health_path is not None and path == _normal(config.health_path):
+            await self._health(request, send)
         elif config.sse_path is not None and path == _normal(config.sse_path):
             await self._legacy.stream(request, receive, send, root)
         elif config.sse_path is not None and path == _normal(config.messages_path):

@@ -136,6 +136,9 @@ class HttpConfig:
     header_timeout: float = attrs.field(
         default=10.0, validator=[attrs.validators.instance_of((int, float)), _seconds]
     )
+    #: The health endpoint for load balancers (GET: 200 or 503 with a JSON reason; see
+    #: :mod:`.http_app`). None: no such endpoint.
+    health_path: str | None = "/healthz"
     #: A GET with ``Last-Event-ID`` for a session this server does not host replays what
     #: the event store holds after that id, then ends (instead of 404): for workers that
     #: share an ``event_store_factory`` (Redis), so a stream resumed on another worker
