@@ -110,8 +110,7 @@ def _parser() -> argparse.ArgumentParser:
         "--session-prefix",
         default="",
         metavar="TAG.",
-        help="http: start every session id with TAG. (which worker made it: see"
-        " deploy/nginx.conf)",
+        help="http: start every session id with TAG. (which worker made it: see deploy/nginx.conf)",
     )
     run.add_argument(
         "--redis-url",

@@ -32,7 +32,11 @@ scenario                                what the client does
                                         exactly as listed
 ``sep-2322-client-request-state``       call every tool; the MRTR mock answers
                                         ``input_required`` and checks the retries
-``auth/*``                              exit 1 at once: OAuth is not implemented yet
+``auth/*``                              connect through an ``OAuthClient`` (headless user
+                                        agent; the context's ``client_id`` and
+                                        ``client_secret`` as a pre-registered client; the
+                                        suite's client metadata document URL), list
+                                        tools, call the first one
 anything else                           connect, list tools (if the server has any), call
                                         the first tool if any
 ======================================  ==================================================
@@ -43,25 +47,22 @@ stderr).
 
 from __future__ import annotations
 
+import json
 import os
 import sys
-
-if os.environ.get("MCP_CONFORMANCE_SCENARIO", "").startswith("auth/"):
-    # Fail fast, before the imports: the suite runs its scenarios in parallel, and the
-    # sse-retry scenario measures our reconnection delay to within 250 ms.
-    sys.exit("authorization (OAuth) is not implemented in this client yet")
-
-import json
 from typing import Any
 
 import trio
 from msgspec import UNSET
 
 from mcp_actors import Client, ClientHandlers, McpError, open_client, types
+from mcp_actors.auth.client import ClientRegistration, OAuthClient
 from mcp_actors.protocol.versions import MODERN, SUPPORTED
 from mcp_actors.runtime.groups import describe
 
 TIMEOUT = 25.0  # seconds; the harness gives a client 30 s
+#: The client metadata document URL the suite's auth/basic-cimd scenario expects.
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 
 
 def accept_with_defaults(params: types.ElicitParams) -> types.ElicitResult:
@@ -144,6 +145,19 @@ def pinned_version() -> str | None:
     return version if version in (*MODERN, *SUPPORTED) else None
 
 
+def oauth_client(scenario: str, context: dict[str, Any]) -> OAuthClient | None:
+    """The OAuth client of an ``auth/*`` scenario (None for the others)."""
+    if not scenario.startswith("auth/"):
+        return None
+    registration = ClientRegistration(
+        client_id=context.get("client_id"),
+        client_secret=context.get("client_secret"),
+        metadata_url=CLIENT_METADATA_URL,
+        client_name="mcp-actors-conformance",
+    )
+    return OAuthClient(registration=registration)
+
+
 async def main(url: str, scenario: str) -> None:
     handlers = ClientHandlers(elicitation=accept_with_defaults)
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
@@ -153,6 +167,7 @@ async def main(url: str, scenario: str) -> None:
             name="mcp-actors-conformance",
             handlers=handlers,
             protocol_version=pinned_version(),
+            auth=oauth_client(scenario, context),
         ) as client:
             server = client.server_info.name if client.server_info is not None else "a server"
             print(

@@ -13,7 +13,7 @@ connector.
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from functools import partial
 from pathlib import Path
@@ -28,6 +28,8 @@ from mcp_actors.testing.wire import Recorded, WireRecorder, assert_all_valid
 from mcp_actors.transports.abc import MessageStream
 from mcp_actors.transports.memory import memory_pair
 from mcp_actors.transports.stdio import open_stdio_process
+
+from servers.authorization_server import AuthorizationServer, start_authorization_server
 
 pytest_plugins = ["pytester"]
 
@@ -218,3 +220,13 @@ async def wait_for_event(path: Path, line: str, timeout: float = 10.0) -> None:
     with trio.fail_after(timeout):
         while line not in path.read_text().splitlines():
             await trio.sleep(0.01)
+
+
+@pytest.fixture(scope="session")
+def oauth() -> Iterator[AuthorizationServer]:
+    """A real OAuth authorization server (oidc-provider), one for the whole run."""
+    server = start_authorization_server()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -81,11 +81,30 @@ def test_shared_state_sits_beside_the_runtime() -> None:
             assert not shared, f"{layer}/{module} imports {shared}"
 
 
+def test_the_resource_server_sees_the_protocol_shared_auth_and_the_hook_contract() -> None:
+    """``auth/server/`` (the OAuth resource server) may import the shared ``auth/`` modules,
+    ``protocol/`` and the one transport module naming the HTTP auth hook; nothing of the
+    runtime, the server or the client (they call it, not the other way round)."""
+    allowed = ("mcp_actors.protocol", "mcp_actors.transports.http_auth", "mcp_actors.auth")
+    for module, imports in imports_of_layer("auth/server").items():
+        outside = {name for name in imports if not name.startswith(allowed)}
+        assert not outside, f"auth/server/{module} imports {outside}"
+        client = {name for name in imports if name.startswith("mcp_actors.auth.client")}
+        assert not client, f"auth/server/{module} imports {client}"
+
+
 def test_importing_the_package_loads_no_heavy_transport() -> None:
     heavy = (
-        "hypercorn", "h11", "httpx", "trio_websocket", "mcp", "pytest", "jsonschema", "asyncio",
+        "hypercorn",
+        "h11",
+        "httpx",
+        "trio_websocket",
+        "mcp",
+        "pytest",
+        "jsonschema",
+        "asyncio",
         "redis",
-    )  # fmt: skip
+    )
     probe = f"import sys, mcp_actors; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     output = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
@@ -111,3 +130,20 @@ def test_the_trio_thread_and_held_blocks_know_nothing_of_mcp() -> None:
     """The thread machinery under the asyncio and sync fronts is generic."""
     assert our_imports(PACKAGE / "trio_thread.py") == set()
     assert our_imports(PACKAGE / "held.py") == {"mcp_actors.trio_thread"}
+
+
+def test_auth_shared_modules_import_nothing_else_of_ours() -> None:
+    """``mcp_actors/auth/*.py`` (what a protected server and its client share) is sans-IO
+    and self-contained, like protocol/; its client half (auth/client/) may see only
+    auth/ itself; and no transport imports auth/ (they take an ``httpx.Auth``)."""
+    for module, imports in imports_of_layer("auth").items():
+        outside = {name for name in imports if not name.startswith("mcp_actors.auth")}
+        assert not outside, f"auth/{module} imports {outside}"
+        below = {name for name in imports if name.startswith("mcp_actors.auth.")}
+        assert not {name for name in below if name.startswith("mcp_actors.auth.client")}, module
+    for module, imports in imports_of_layer("auth/client").items():
+        outside = {name for name in imports if not name.startswith("mcp_actors.auth")}
+        assert not outside, f"auth/client/{module} imports {outside}"
+    for module, imports in imports_of_layer("transports").items():
+        auth = {name for name in imports if name.startswith("mcp_actors.auth")}
+        assert not auth, f"transports/{module} imports {auth}"

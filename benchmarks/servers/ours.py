@@ -11,7 +11,9 @@ Tools, identical in every reference server of ``benchmarks/servers/``:
   ``{"token": token, "observed": seconds or null}``.
 
 Run: ``python benchmarks/servers/ours.py`` (stdio) or ``... ours.py --http PORT``
-(Streamable HTTP on 127.0.0.1).
+(Streamable HTTP on 127.0.0.1; add ``--stateless`` for stateless JSON replies; the HTTP
+server is ``MCP_ACTORS_HTTP_FRONT_END``'s, lean by default; ``--max-sessions N`` raises
+the session cap, 1000 by default).
 """
 
 from __future__ import annotations
@@ -65,7 +67,21 @@ async def last_cancellation(token: str) -> dict[str, Any]:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--http"]:
         from mcp_actors.server.serve_http import run_http
+        from mcp_actors.transports.http_config import HttpConfig
 
-        run_http(server, host="127.0.0.1", port=int(sys.argv[2]))
+        stateless = "--stateless" in sys.argv
+        cap = (
+            int(sys.argv[sys.argv.index("--max-sessions") + 1])
+            if "--max-sessions" in sys.argv
+            else 1000
+        )
+        run_http(
+            server,
+            host="127.0.0.1",
+            port=int(sys.argv[2]),
+            config=HttpConfig(max_sessions=cap, max_sessions_per_client=None),
+            stateless=stateless,
+            json_response=stateless,
+        )
     else:
         run_stdio(server)

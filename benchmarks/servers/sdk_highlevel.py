@@ -2,7 +2,8 @@
 
 Same tools as ``ours.py`` (see there): ``add``, ``echo``, ``cancellation_probe``,
 ``last_cancellation``. Run: ``python benchmarks/servers/sdk_highlevel.py`` (stdio) or
-``... sdk_highlevel.py --http PORT`` (Streamable HTTP on 127.0.0.1, uvicorn).
+``... sdk_highlevel.py --http PORT`` (Streamable HTTP on 127.0.0.1, uvicorn; add
+``--stateless`` for stateless JSON replies).
 """
 
 from __future__ import annotations
@@ -53,6 +54,13 @@ async def last_cancellation(token: str) -> dict[str, Any]:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--http"]:
-        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+        stateless = "--stateless" in sys.argv
+        server.run(
+            "streamable-http",
+            host="127.0.0.1",
+            port=int(sys.argv[2]),
+            stateless_http=stateless,
+            json_response=stateless,
+        )
     else:
         server.run("stdio")

@@ -2,7 +2,8 @@
 
 Same tools as ``ours.py`` (see there): ``add``, ``echo``, ``cancellation_probe``,
 ``last_cancellation``. Run: ``python benchmarks/servers/sdk_lowlevel.py`` (stdio) or
-``... sdk_lowlevel.py --http PORT`` (Streamable HTTP on 127.0.0.1, uvicorn).
+``... sdk_lowlevel.py --http PORT`` (Streamable HTTP on 127.0.0.1, uvicorn; add
+``--stateless`` for stateless JSON replies).
 """
 
 from __future__ import annotations
@@ -103,7 +104,9 @@ if __name__ == "__main__":
         import uvicorn
 
         uvicorn.run(
-            server.streamable_http_app(),
+            server.streamable_http_app(
+                stateless_http="--stateless" in sys.argv, json_response="--stateless" in sys.argv
+            ),
             host="127.0.0.1",
             port=int(sys.argv[2]),
             log_level="warning",

@@ -31,7 +31,7 @@ import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import attrs
 import msgspec
@@ -61,8 +61,11 @@ from .handlers import (
 from .input_required import INPUT_REQUIRED_METHODS, call_with_input
 from .listen import Listener, ListenEvent
 from .listing import Listing
-from .targets import Target, connect
+from .targets import Target, connect, with_auth
 from .tasks import ToolTask, declares_tasks, start_tool_task
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "Client",
@@ -573,6 +576,7 @@ async def open_client(
     supported_versions: tuple[str, ...] = SUPPORTED,
     initialize_timeout: float = 30.0,
     discover_timeout: float = 10.0,
+    auth: httpx.Auth | None = None,
 ) -> AsyncIterator[Client]:
     """Connect to ``target``, find out which era the server speaks, and yield a :class:`Client`.
 
@@ -590,10 +594,22 @@ async def open_client(
     HTTP+SSE transport there is only the legacy era. ``supported_versions`` are the
     legacy versions accepted in the server's ``initialize`` answer.
 
+    ``auth`` authorizes every HTTP request to a URL target: pass an
+    :class:`mcp_actors.auth.client.OAuthClient` to call a server protected by OAuth
+    (it discovers the authorization server on the first ``401``, obtains a token and
+    sends the request again), or any other ``httpx.Auth``. With ``auth``, the first
+    request may wait for a person to log in: ``discover_timeout`` and
+    ``initialize_timeout`` then do not apply (the OAuth client bounds each of its
+    own steps).
+
     Leaving the block closes the session and shuts the server down (a launched
     process: stdin closed, then SIGTERM, then SIGKILL).
     """
     choice = EraChoice.of(era, protocol_version, supported_versions)
+    handshake_timeouts: tuple[float | None, float | None] = (discover_timeout, initialize_timeout)
+    if auth is not None:
+        target = with_auth(target, auth)
+        handshake_timeouts = (None, None)
     handlers = handlers or ClientHandlers()
     capabilities = merge_capabilities(handlers.capabilities(), capabilities)
     client_info = t.Implementation(name=name, version=version)
@@ -610,7 +626,7 @@ async def open_client(
                     modern = ModernRequests(choice.modern_version, capabilities, client_info)
                     may_fall_back = choice.legacy_version is not None
                     discovered = await probe(
-                        session, modern, discover_timeout, may_fall_back=may_fall_back
+                        session, modern, handshake_timeouts[0], may_fall_back=may_fall_back
                     )
                     if discovered is not None:
                         state.peer_capabilities = discovered.capabilities
@@ -624,7 +640,7 @@ async def open_client(
                             "era='modern', but this transport speaks only the legacy era",
                         )
                     client = await _initialize(
-                        session, state, choice.legacy_version, client_info, initialize_timeout
+                        session, state, choice.legacy_version, client_info, handshake_timeouts[1]
                     )
                 yield client
             finally:
@@ -637,7 +653,7 @@ async def _initialize(
     state: SessionState,
     protocol_version: str,
     client_info: t.Implementation,
-    timeout: float,
+    timeout: float | None,
 ) -> Client:
     """The legacy era's handshake: ``initialize``, then ``notifications/initialized``."""
     params = t.InitializeParams(

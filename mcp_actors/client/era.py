@@ -172,7 +172,7 @@ def check_result_type(method: str, result: Any) -> None:
 
 
 async def probe(
-    session: Session, modern: ModernRequests, timeout: float, *, may_fall_back: bool
+    session: Session, modern: ModernRequests, timeout: float | None, *, may_fall_back: bool
 ) -> Discovered | None:
     """Send ``server/discover``: its result if the server is modern, None if legacy.
 

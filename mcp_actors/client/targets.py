@@ -27,7 +27,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 import trio
@@ -36,6 +36,9 @@ from ..server.app import Server
 from ..transports.abc import MessageStream
 from ..transports.memory import memory_pair
 from ..transports.stdio import open_stdio_process
+
+if TYPE_CHECKING:
+    import httpx
 
 
 @attrs.frozen
@@ -59,6 +62,9 @@ class UrlTarget:
     transport: Literal["auto", "streamable", "sse", "websocket"] = "auto"
     #: Extra headers on every HTTP request or on the WebSocket handshake.
     headers: Mapping[str, str] | None = None
+    #: Runs on every HTTP request (e.g. :class:`mcp_actors.auth.client.OAuthClient`);
+    #: Streamable HTTP and legacy SSE only.
+    auth: httpx.Auth | None = None
 
     @classmethod
     def from_url(cls, url: str) -> UrlTarget:
@@ -73,6 +79,15 @@ Target = MessageStream | Server | StdioTarget | UrlTarget | str
 
 class TargetError(ValueError):
     """A target spec that cannot be understood or loaded."""
+
+
+def with_auth(target: Target, auth: httpx.Auth) -> UrlTarget:
+    """``target`` (a URL) with ``auth`` run on its every HTTP request."""
+    if isinstance(target, str) and target.startswith(("http://", "https://", "ws://", "wss://")):
+        target = UrlTarget.from_url(target)
+    if not isinstance(target, UrlTarget):
+        raise TargetError("auth= needs a server URL (http:// or https://) as the target")
+    return attrs.evolve(target, auth=auth)
 
 
 def parse_target(target: str) -> StdioTarget | UrlTarget | Server:
@@ -221,6 +236,8 @@ async def connect(target: Target, nursery: trio.Nursery) -> AsyncIterator[Messag
 
 @asynccontextmanager
 async def _open_url(target: UrlTarget) -> AsyncIterator[MessageStream]:
+    if target.transport == "websocket" and target.auth is not None:
+        raise TargetError("auth= works over HTTP (Streamable HTTP or SSE), not WebSocket yet")
     if target.transport == "websocket":
         from ..transports.websocket import open_websocket_client
 
@@ -229,12 +246,15 @@ async def _open_url(target: UrlTarget) -> AsyncIterator[MessageStream]:
     elif target.transport == "sse":
         from ..transports.http_sse_client import open_sse_client
 
-        async with open_sse_client(target.url, headers=target.headers) as sse:
+        async with open_sse_client(target.url, headers=target.headers, auth=target.auth) as sse:
             yield sse
     else:
         from ..transports.streamable_http_client import open_streamable_http
 
         async with open_streamable_http(
-            target.url, headers=target.headers, legacy_fallback=target.transport == "auto"
+            target.url,
+            headers=target.headers,
+            auth=target.auth,
+            legacy_fallback=target.transport == "auto",
         ) as http:
             yield http

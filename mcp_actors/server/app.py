@@ -25,7 +25,7 @@ level. ``server/discover`` tells modern clients what the server offers.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Container, Mapping
+from collections.abc import Awaitable, Callable, Container, Iterable, Mapping
 from typing import Any, Literal, TypeVar, overload
 
 import attrs
@@ -50,7 +50,8 @@ from ..runtime.session import Session
 from ..runtime.subscription import HubStatistics, Subscription, SubscriptionHub
 from ..runtime.task_store import TaskStore
 from ..transports.abc import MessageStream
-from . import client_requests
+from ..transports.http_auth import Principal
+from . import authorization, client_requests
 from .caching import CacheHint, check_cacheable
 from .completion import CompleterLike, CompletionKey, CompletionRegistry
 from .context import LOG_SEVERITY, Context
@@ -209,6 +210,7 @@ class Server:
         meta: dict[str, Any] | None = None,
         inline: bool = False,
         task: TaskMode = "never",
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -223,6 +225,7 @@ class Server:
         meta: dict[str, Any] | None = None,
         inline: bool = False,
         task: TaskMode = "never",
+        scopes: Iterable[str] = (),
     ) -> F | Callable[[F], F]:
         """Register a function as a tool; usable bare (``@server.tool``) or with options.
 
@@ -234,6 +237,8 @@ class Server:
         :class:`~.tools.RegisteredTool`). ``task`` says whether a call may run as a
         task of the tasks extension: ``"never"``, ``"optional"`` (when the request
         declares the extension), ``"always"`` or ``"deferred"`` (see :mod:`.tasks`).
+        ``scopes`` are the OAuth scopes a caller's token must carry to call it, on a
+        server protected by a resource server (see :mod:`.authorization`).
         """
 
         def register(function: F) -> F:
@@ -251,7 +256,9 @@ class Server:
                 ),
                 meta=_unset(meta),
             )
-            self.add_tool(RegisteredTool(definition, function, signature, inline, task))
+            self.add_tool(
+                RegisteredTool(definition, function, signature, inline, task, scopes=scopes)
+            )
             return function
 
         return register(function) if function is not None else register
@@ -290,6 +297,7 @@ class Server:
         meta: dict[str, Any] | None = None,
         complete: Mapping[str, CompleterLike] | None = None,
         cache: CacheHint | None = None,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]:
         """Register a function as a resource (fixed ``uri``) or a template (``uri`` has ``{vars}``).
 
@@ -299,6 +307,8 @@ class Server:
         choices or a function; see :mod:`.completion`). ``size`` applies to a
         fixed resource only. ``cache`` is the caching hint of its ``resources/read``
         results in the modern era (default: the server's, see :meth:`set_cache_hint`).
+        ``scopes``: the OAuth scopes needed to read (or subscribe to) it (see
+        :mod:`.authorization`).
         """
         template = UriTemplate.parse(uri)
         if size is not None and template.is_template:
@@ -320,7 +330,9 @@ class Server:
                 definition = t.ResourceTemplate(uri_template=uri, **common)
             else:
                 definition = t.Resource(uri=uri, size=_unset(size), **common)
-            registered = RegisteredResource(definition, template, function, signature, cache)
+            registered = RegisteredResource(
+                definition, template, function, signature, cache, scopes=scopes
+            )
             for variable in template.variables:
                 choices = argument_choices(signature, variable)
                 if choices is not None:
@@ -359,6 +371,19 @@ class Server:
         """
         params = t.ResourceUpdatedParams(uri=uri, meta=_unset(meta))
         return self.bus.publish(Change("notifications/resources/updated", uri, params))
+
+    def scopes_needed(self, method: str, target: str | None) -> frozenset[str]:
+        """The OAuth scopes a request needs: ``method`` acting on ``target`` (a tool or
+        prompt name, a resource URI), as declared with ``scopes=`` on the decorators."""
+        return authorization.scopes_needed(self, method, target)
+
+    def resource_scopes(self, uri: str) -> frozenset[str]:
+        """The scopes reading ``uri`` needs (empty for a URI no resource serves)."""
+        try:
+            resource, _ = self._resources.resolve(uri)
+        except McpError:
+            return frozenset()
+        return resource.scopes
 
     def subscription_statistics(self) -> HubStatistics:
         """Subscriptions alive now, and updates published / delivered / coalesced so far."""
@@ -410,6 +435,7 @@ class Server:
         icons: list[t.Icon] | None = None,
         meta: dict[str, Any] | None = None,
         complete: Mapping[str, CompleterLike] | None = None,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]: ...
 
     def prompt(
@@ -422,11 +448,13 @@ class Server:
         icons: list[t.Icon] | None = None,
         meta: dict[str, Any] | None = None,
         complete: Mapping[str, CompleterLike] | None = None,
+        scopes: Iterable[str] = (),
     ) -> F | Callable[[F], F]:
         """Register a function as a prompt; usable bare (``@server.prompt``) or with options.
 
         Its parameters are the prompt's arguments (see :mod:`.prompts`);
-        ``complete`` maps argument names to completers.
+        ``complete`` maps argument names to completers; ``scopes``: the OAuth scopes
+        needed to get it (see :mod:`.authorization`).
         """
 
         def register(function: F) -> F:
@@ -451,7 +479,7 @@ class Server:
                         f"complete: prompt {prompt_name!r} has no argument {argument!r}"
                     )
                 self._completions.add(("prompt", prompt_name, argument), completer)
-            self.add_prompt(RegisteredPrompt(definition, function, signature))
+            self.add_prompt(RegisteredPrompt(definition, function, signature, scopes=scopes))
             return function
 
         return register(function) if function is not None else register
@@ -694,6 +722,11 @@ class ServerSession:
     @property
     def state(self) -> SessionState:
         return self._own_state or self.session.state
+
+    @property
+    def principal(self) -> Principal | None:
+        """Who is calling, as the transport authenticated them (None: it does not)."""
+        return self.session.transport.principal
 
     def for_request(self, modern: ModernRequest) -> ServerSession:
         """The server's side of one modern request: same server and connection, the

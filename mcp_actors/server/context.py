@@ -23,6 +23,7 @@ from msgspec import UNSET, UnsetType
 from ..protocol import types as t
 from ..protocol.jsonrpc import RequestId
 from ..runtime.request import InboundRequest
+from ..transports.http_auth import Principal
 from . import client_requests
 from .client_requests import Question
 from .elicitation import ElicitationResult
@@ -60,6 +61,12 @@ class Context:
     def session(self) -> ServerSession:
         """The server's view of this client session (client info, capabilities, revision)."""
         return self._session
+
+    @property
+    def principal(self) -> Principal | None:
+        """Who called, as their access token says: ``subject``, ``scopes``, ``client_id``,
+        ``claims`` (None on a transport that authenticates nobody, e.g. stdio)."""
+        return self._session.principal
 
     @property
     def cancel_called(self) -> bool:

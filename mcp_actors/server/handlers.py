@@ -19,6 +19,7 @@ from ..protocol import types as t
 from ..protocol.errors import McpError
 from ..protocol.versions import Revision, modern_versions
 from ..runtime.request import InboundRequest
+from .authorization import require_scopes
 from .completion import Completer
 from .mrtr import host_of
 from .pagination import paginate
@@ -89,6 +90,7 @@ async def call_tool(
     tool = server_session.server._tools.get(params.name)
     if tool is None:
         raise McpError(errors.INVALID_PARAMS, f"Unknown tool: {params.name}", {"tool": params.name})
+    require_scopes(server_session.principal, tool.scopes, f"tool {tool.name!r}")
     if runs_as_task(server_session, request, tool, params):
         manager = server_session.server.task_manager
         if request.modern is None:  # 2025-11-25: the task asks on the session, as any call
@@ -159,6 +161,7 @@ async def read_resource(
     server_session: ServerSession, request: InboundRequest, params: t.ReadResourceParams
 ) -> t.ReadResourceResult:
     resource, variables = server_session.server._resources.resolve(params.uri)
+    require_scopes(server_session.principal, resource.scopes, f"resource {params.uri!r}")
     contents = await resource.read(params.uri, variables, server_session.context(request))
     result = t.ReadResourceResult(contents=contents)
     if resource.cache is not None and server_session.state.revision.result_type:
@@ -172,7 +175,8 @@ async def subscribe(
     _needs_a_session(
         server_session, "resources/subscribe", "subscriptions need a session to deliver updates"
     )
-    server_session.server._resources.resolve(params.uri)  # -32002 for an unknown URI
+    resource, _ = server_session.server._resources.resolve(params.uri)  # -32002 if unknown
+    require_scopes(server_session.principal, resource.scopes, f"resource {params.uri!r}")
     server_session.subscribe(params.uri)
     return t.EmptyResult()
 
@@ -212,6 +216,7 @@ async def get_prompt(
         raise McpError(
             errors.INVALID_PARAMS, f"Unknown prompt: {params.name}", {"prompt": params.name}
         )
+    require_scopes(server_session.principal, prompt.scopes, f"prompt {params.name!r}")
     arguments = None if params.arguments is UNSET else params.arguments
     result = await prompt.render(arguments, server_session.context(request))
     check_content(

@@ -39,6 +39,7 @@ from msgspec import UNSET
 
 from ..protocol import errors
 from ..protocol import types as t
+from .authorization import scope_set
 from .calling import call, is_async
 from .signature import ToolSignature
 
@@ -57,6 +58,8 @@ class RegisteredPrompt:
     definition: t.Prompt
     function: Callable[..., Any]
     signature: ToolSignature
+    #: OAuth scopes a caller's token must carry to use it (see :mod:`.authorization`).
+    scopes: frozenset[str] = attrs.field(default=frozenset(), converter=scope_set, kw_only=True)
     is_async: bool = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:

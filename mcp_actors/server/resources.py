@@ -40,6 +40,7 @@ from msgspec import UNSET
 from ..protocol import errors
 from ..protocol import types as t
 from ..protocol.errors import McpError
+from .authorization import scope_set
 from .caching import CacheHint
 from .calling import call, is_async
 from .signature import ToolSignature
@@ -71,6 +72,8 @@ class RegisteredResource:
     signature: ToolSignature
     #: The caching hint of its ``resources/read`` results (modern era); None: the server's.
     cache: CacheHint | None = None
+    #: OAuth scopes a caller's token must carry to use it (see :mod:`.authorization`).
+    scopes: frozenset[str] = attrs.field(default=frozenset(), converter=scope_set, kw_only=True)
     is_async: bool = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:

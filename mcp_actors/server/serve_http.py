@@ -51,6 +51,9 @@ from ..transports.streamable_http_modern import InputSchemaOf
 from .app import Server
 from .serve import run_until_interrupted
 
+if TYPE_CHECKING:
+    from ..auth.server import ResourceServer
+
 log = logging.getLogger("mcp_actors.http")
 
 
@@ -212,6 +215,7 @@ async def serve_http(
     allowed_hosts: Sequence[str] | None = None,
     reuse_port: bool = False,
     shared: SharedSettings | None = None,
+    auth: ResourceServer | None = None,
     task_status: trio.TaskStatus[HttpServerHandle] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``server`` over HTTP until cancelled. ``port=0`` picks a free port.
@@ -229,6 +233,10 @@ async def serve_http(
     ``shared``: share tasks, listen notifications and ``requestState`` keys with the
     other workers of a deployment (through Redis when it has a ``redis_url``; see
     :mod:`mcp_actors.shared`).
+    ``auth`` protects the server with OAuth (a
+    :class:`~mcp_actors.auth.server.ResourceServer`): every request needs an access
+    token, and the scopes declared on tools, resources and prompts are enforced. Its
+    ``resource`` defaults to the endpoint URL.
     """
     config = config or HttpConfig(path=path)
     overrides: dict[str, Any] = {}
@@ -254,7 +262,7 @@ async def serve_http(
                 config, event_store_factory=state.event_stores(), replay_unknown_sessions=True
             )
         health = None if state is None else state.unhealthy
-        await _serve(server, host, port, config, policy, reuse_port, health, task_status)
+        await _serve(server, host, port, config, policy, reuse_port, health, auth, task_status)
 
 
 async def _serve(
@@ -265,6 +273,7 @@ async def _serve(
     policy: HostPolicy,
     reuse_port: bool,
     health: HealthCheck | None,
+    auth: ResourceServer | None,
     task_status: trio.TaskStatus[HttpServerHandle],
 ) -> None:
     front_end = front_end_of(config)
@@ -276,6 +285,7 @@ async def _serve(
             policy,
             session_starter(server, supervisor),
             input_schema_lookup(server),
+            auth,
             health_check=health,
         )
         await nursery.start(app.registry.run_expiry)
@@ -286,9 +296,12 @@ async def _serve(
             log.info(
                 "serving %s on %s:%d%s (%s)", server.name, host, bound_port, config.path, front_end
             )
-            task_status.started(
-                HttpServerHandle(host, bound_port, config, app, supervisor, front_end, shutdown)
+            handle = HttpServerHandle(
+                host, bound_port, config, app, supervisor, front_end, shutdown
             )
+            if auth is not None:
+                auth.protect(server.scopes_needed, handle.url)
+            task_status.started(handle)
         nursery.cancel_scope.cancel()  # the HTTP server has shut down: so do the sessions
 
 

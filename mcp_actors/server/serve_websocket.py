@@ -14,7 +14,7 @@ import logging
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
@@ -32,6 +32,9 @@ from ..transports.http_sessions import (
 from ..transports.websocket import accept_mcp_websocket
 from .app import Server
 from .serve import run_until_interrupted
+
+if TYPE_CHECKING:
+    from ..auth.server import ResourceServer
 
 log = logging.getLogger("mcp_actors.websocket")
 
@@ -62,6 +65,7 @@ async def serve_websocket(
     allowed_origins: Sequence[str] | None = None,
     max_sessions: int | None = 1000,
     max_sessions_per_client: int | None = 100,
+    auth: ResourceServer | None = None,
     task_status: trio.TaskStatus[WebSocketServerHandle] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``server`` over WebSocket until cancelled. ``port=0`` picks a free port.
@@ -71,6 +75,13 @@ async def serve_websocket(
     close the connection with code 1009. At most ``max_sessions`` connections
     at once, ``max_sessions_per_client`` from one IP address (None: no cap);
     beyond them the handshake is refused with 503 and ``Retry-After``.
+
+    ``auth`` protects the server with OAuth (a
+    :class:`~mcp_actors.auth.server.ResourceServer`): the upgrade request must carry an
+    access token (else the handshake is refused with its ``401``); the connection's
+    caller is the token's, and the scopes declared on tools, resources and prompts are
+    enforced on each call (a JSON-RPC error, there being no HTTP status per message).
+    ``resource`` defaults to the ``ws://`` URL.
     """
     policy = HostPolicy.origins_for_bind(host, allowed_origins=allowed_origins)
     limit = max_message_size or server.config.max_message_size
@@ -89,7 +100,7 @@ async def serve_websocket(
                 )
                 return
             try:
-                stream = await accept_mcp_websocket(request, policy)
+                stream = await accept_mcp_websocket(request, policy, auth)
                 if stream is None:
                     return
                 session = server.create_session(stream)
@@ -107,8 +118,11 @@ async def serve_websocket(
 
         listeners = await trio.open_tcp_listeners(port, host=host)
         bound_port = listeners[0].socket.getsockname()[1]
+        listening = WebSocketServerHandle(host, bound_port, supervisor)
+        if auth is not None:
+            auth.protect(server.scopes_needed, listening.url)
         await nursery.start(partial(trio.serve_listeners, connection, listeners))
-        task_status.started(WebSocketServerHandle(host, bound_port, supervisor))
+        task_status.started(listening)
 
 
 def _peer_address(request: trio_websocket.WebSocketRequest) -> str | None:

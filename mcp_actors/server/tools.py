@@ -24,6 +24,7 @@ from ..protocol import types as t
 from ..protocol.errors import INVALID_PARAMS, McpError
 from ..protocol.jsonrpc import UNDECODABLE, invalid_payload
 from ..runtime.groups import describe
+from .authorization import scope_set
 from .calling import call as call_function
 from .calling import is_async
 from .signature import ToolSignature
@@ -67,6 +68,8 @@ class RegisteredTool:
     #: "optional" (when the request declares the extension), "always", or "deferred"
     #: (the handler asks first, then hands its work to a task with ``start_task``).
     task: TaskMode = attrs.field(default="never", validator=attrs.validators.in_(TASK_MODES))
+    #: OAuth scopes a caller's token must carry to use it (see :mod:`.authorization`).
+    scopes: frozenset[str] = attrs.field(default=frozenset(), converter=scope_set, kw_only=True)
     is_async: bool = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:

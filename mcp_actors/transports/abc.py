@@ -18,6 +18,7 @@ import attrs
 
 if TYPE_CHECKING:
     from ..protocol.routing_headers import ToolHeaders
+    from .http_auth import Principal
 
 RequestId = int | str
 
@@ -79,6 +80,12 @@ class MessageStream(abc.ABC):
     #: the 2026-07-28 era, ``x-mcp-header``): the client teaches it each tool listing,
     #: and drops from the listing the tools whose annotations are invalid.
     tool_headers: ToolHeaders | None = None
+
+    #: Who is calling, as the access token of the latest request on this stream says
+    #: (set by an HTTP front end with an auth hook, see :mod:`.http_auth`; None: the
+    #: transport does not authenticate). A session is bound to one caller: the front
+    #: end refuses a request from another one, and a new token may change the scopes.
+    principal: Principal | None = None
 
     def input_ready(self) -> bool:
         """Whether :meth:`receive` has a message at hand, without waiting.

@@ -19,6 +19,7 @@ import trio
 from ..protocol.errors import INVALID_REQUEST, McpError
 from ..protocol.jsonrpc import RequestId, encode_error
 from ..protocol.versions import http_revision
+from .http_auth import HttpAnswer, Principal
 from .http_sessions import RETRY_AFTER
 
 Scope = MutableMapping[str, Any]
@@ -57,6 +58,10 @@ class Request:
     client: str | None = None
     #: Names (lower-cased) of the headers that came more than once.
     repeated: frozenset[str] = frozenset()
+    #: The raw query string (no ``?``).
+    query_string: str = ""
+    #: Who is calling, once the auth hook admitted the request (None: no auth).
+    principal: Principal | None = None
 
     @classmethod
     def from_scope(cls, scope: Scope) -> Request:
@@ -70,7 +75,8 @@ class Request:
                 repeated.add(name)
             else:
                 headers[name] = value
-        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        query_string = scope.get("query_string", b"").decode("latin-1")
+        query = parse_qs(query_string)
         peer = scope.get("client")
         return cls(
             scope["method"],
@@ -80,6 +86,7 @@ class Request:
             scope.get("scheme", "http"),
             None if not peer else str(peer[0]),
             frozenset(repeated),
+            query_string,
         )
 
     def header(self, name: str) -> str | None:
@@ -146,6 +153,11 @@ async def respond(
         {"type": "http.response.start", "status": status, "headers": _header_list(all_headers)}
     )
     await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+async def respond_answer(send: Send, answer: HttpAnswer) -> None:
+    """Write an answer the auth hook gave instead of serving the request."""
+    await respond(send, answer.status, answer.body, headers=answer.headers)
 
 
 async def respond_error(

@@ -4,7 +4,9 @@
 refused, see :mod:`.http_security`), then routes it by path: the Streamable
 HTTP endpoint, the legacy ``/sse`` and ``/messages`` endpoints, the health
 endpoint for load balancers (``/healthz``: 200, or 503 while draining or when a
-shared store is unreachable), or 404. It runs
+shared store is unreachable), or 404. With an ``auth`` hook, every request that
+passes that check is then admitted by the hook (``401``/``403``, or the
+protected-resource metadata it serves; see :mod:`.http_auth`). It runs
 under any ASGI server; :func:`mcp_actors.server.serve_http.serve_http` runs it
 under hypercorn's trio worker inside the server's nursery.
 """
@@ -16,8 +18,18 @@ from collections.abc import Awaitable, Callable
 
 import attrs
 
-from .asgi import Receive, Request, Scope, Send, lifespan, respond, respond_error
+from .asgi import (
+    Receive,
+    Request,
+    Scope,
+    Send,
+    lifespan,
+    respond,
+    respond_answer,
+    respond_error,
+)
 from .event_store import EventStoreStatistics
+from .http_auth import HttpAnswer, HttpAuthHook
 from .http_config import HttpConfig
 from .http_security import HostPolicy
 from .http_sessions import SessionRegistry, StartSession
@@ -43,6 +55,8 @@ class McpHttpApp:
     start_session: StartSession
     #: A tool's input schema by name (the 2026-07-28 ``Mcp-Param-*`` check; None: none).
     input_schema_of: InputSchemaOf | None = None
+    #: Who may call (OAuth resource server, see :mod:`.http_auth`; None: anyone).
+    auth: HttpAuthHook | None = None
     #: What the health endpoint asks besides "not draining": None when healthy, else
     #: why not (say, the shared Redis does not answer). None: nothing to ask.
     health_check: HealthCheck | None = None
@@ -59,9 +73,9 @@ class McpHttpApp:
             config.max_sessions, config.session_idle_timeout, config.max_sessions_per_client
         )
         self._streamable = StreamableHttpEndpoint(
-            config, self.registry, self.start_session, self.input_schema_of
+            config, self.registry, self.start_session, self.input_schema_of, self.auth
         )
-        self._legacy = LegacySseEndpoints(config, self.registry, self.start_session)
+        self._legacy = LegacySseEndpoints(config, self.registry, self.start_session, self.auth)
 
     def event_store_statistics(self) -> EventStoreStatistics | None:
         """The figures of the event memory all sessions share (None: a custom store)."""
@@ -105,10 +119,19 @@ class McpHttpApp:
         config = self.config
         root = scope.get("root_path", "")
         path = _normal(request.path[len(root) :] if request.path.startswith(root) else request.path)
+        if config.health_path is not None and path == _normal(config.health_path):
+            await self._health(request, send)  # load balancers have no token
+            return
+        if self.auth is not None:
+            admitted = await self.auth.check_request(
+                request.method, request.path, request.headers, request.query_string
+            )
+            if isinstance(admitted, HttpAnswer):
+                await respond_answer(send, admitted)
+                return
+            request = attrs.evolve(request, principal=admitted)
         if path == _normal(config.path):
             await self._streamable(request, receive, send)
-        elif config.health_path is not None and path == _normal(config.health_path):
-            await self._health(request, send)
         elif config.sse_path is not None and path == _normal(config.sse_path):
             await self._legacy.stream(request, receive, send, root)
         elif config.sse_path is not None and path == _normal(config.messages_path):

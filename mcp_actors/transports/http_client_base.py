@@ -108,14 +108,29 @@ async def read_events(chunks: ResponseChunks, decoder: SSEDecoder) -> list[Serve
 
 
 class RequestBody:
-    """A request body that says when httpx has written it (an iterator, not a generator:
-    an abandoned generator would draw trio's warning)."""
+    """A request body that says when httpx has written it.
+
+    It can be sent more than once: an ``httpx.Auth`` flow (OAuth) resends the
+    request after a ``401``, and each pass yields the payload again. Each pass is
+    an iterator, not a generator: an abandoned generator would draw trio's warning.
+    """
+
+    def __init__(self, payload: bytes, on_written: Callable[[], None]) -> None:
+        self._payload = payload
+        self._on_written = on_written
+
+    def __aiter__(self) -> _BodyPass:
+        return _BodyPass(self._payload, self._on_written)
+
+
+class _BodyPass:
+    """One pass over a :class:`RequestBody`: the payload, then ``on_written``."""
 
     def __init__(self, payload: bytes, on_written: Callable[[], None]) -> None:
         self._payload: bytes | None = payload
         self._on_written = on_written
 
-    def __aiter__(self) -> RequestBody:
+    def __aiter__(self) -> _BodyPass:
         return self
 
     async def __anext__(self) -> bytes:
@@ -134,11 +149,16 @@ def merge_headers(*parts: Mapping[str, str] | None) -> dict[str, str]:
     return merged
 
 
-def new_http_client(timeout: float = 30.0) -> httpx.AsyncClient:
+def new_http_client(timeout: float = 30.0, auth: httpx.Auth | None = None) -> httpx.AsyncClient:
     """An ``httpx`` client fit for MCP: no read timeout (event streams are long and quiet;
     the session times requests out itself) and no cap on connections (each open response
-    stream holds one; the session bounds how many requests are in flight)."""
+    stream holds one; the session bounds how many requests are in flight).
+
+    ``auth`` runs on every request the client sends — e.g. an OAuth client
+    (:class:`mcp_actors.auth.client.OAuthClient`) that adds the access token and, on a
+    ``401``/``403``, obtains one and sends the request again."""
     return httpx.AsyncClient(
+        auth=auth,
         timeout=httpx.Timeout(timeout, read=None),
         limits=httpx.Limits(max_connections=None, max_keepalive_connections=32),
         follow_redirects=False,

@@ -17,8 +17,8 @@ does the rest in one task per connection:
   socket is not read until the reply is done) and are answered in order.
 - **Limits.** The request line and headers together are at most
   :attr:`LeanLimits.max_header_size` bytes (431) and must arrive within
-  :attr:`LeanLimits.header_timeout` seconds of the request's first byte (408, and
-  the connection closes). An idle keep-alive connection closes after
+  :attr:`LeanLimits.header_timeout` seconds of the request's first byte (else the
+  connection closes: there is no request to answer yet). An idle keep-alive connection closes after
   :attr:`LeanLimits.keep_alive_timeout`. Body size and body timeout are the
   application's to enforce (it reads the body), as under hypercorn.
 - **Expect: 100-continue.** ``100 Continue`` goes out when the application first
@@ -74,7 +74,8 @@ class LeanLimits:
     #: Request line plus headers, in bytes; beyond it the answer is 431 and the
     #: connection closes.
     max_header_size: int = attrs.field(default=16 * 1024, validator=_positive)
-    #: Seconds from a request's first byte until its headers are complete (408 beyond).
+    #: Seconds from a request's first byte until its headers are complete; beyond it the
+    #: connection closes.
     header_timeout: float = attrs.field(default=10.0, validator=_positive)
     #: Seconds an idle keep-alive connection waits for its next request before closing.
     keep_alive_timeout: float = attrs.field(default=5.0, validator=_positive)
@@ -98,9 +99,9 @@ class LeanHttpServer:
     _connections: set[_Connection] = attrs.field(init=False, factory=set)
     _listeners: list[trio.SocketListener] = attrs.field(init=False, factory=list)
     _closing: bool = attrs.field(init=False, default=False)
-    _accepting: trio.CancelScope = attrs.field(init=False, factory=trio.CancelScope)
     _shutdown: trio.Event = attrs.field(init=False, factory=trio.Event)
     _drained: trio.Event = attrs.field(init=False, factory=trio.Event)
+    _accepting: trio.CancelScope = attrs.field(init=False, factory=trio.CancelScope)
 
     async def serve(
         self,
@@ -126,12 +127,11 @@ class LeanHttpServer:
                 await self._drained.wait()
             nursery.cancel_scope.cancel()
 
-    async def _accept(self, handlers: trio.Nursery) -> None:
-        """Accept connections until :meth:`shutdown` stops it (before it closes the
-        listeners: closing a socket a task waits on would raise in that task)."""
+    async def _accept(self, connections: trio.Nursery) -> None:
+        """Accept connections until shutdown, each served in ``connections``."""
         with self._accepting:
             await trio.serve_listeners(
-                self._serve_connection, self._listeners, handler_nursery=handlers
+                self._serve_connection, self._listeners, handler_nursery=connections
             )
 
     async def shutdown(self) -> None:
@@ -169,6 +169,12 @@ class LeanHttpServer:
     @property
     def closing(self) -> bool:
         return self._closing
+
+
+def _head_size(request: h11.Request) -> int:
+    """The size of a request's head as sent (h11 bounds only a head still incomplete)."""
+    line = len(request.method) + len(request.target) + 12
+    return line + sum(len(name) + len(value) + 4 for name, value in request.headers)
 
 
 def _peer(stream: trio.SocketStream, side: str) -> tuple[str, int] | None:
@@ -229,6 +235,9 @@ class _Connection:
         while True:
             event = self.parser.next_event()
             if isinstance(event, h11.Request):
+                if _head_size(event) > limits.max_header_size:
+                    await self.refuse(431, "request header fields too large")
+                    return None
                 return event
             if isinstance(event, h11.ConnectionClosed):
                 return None
@@ -240,8 +249,7 @@ class _Connection:
                 with trio.move_on_at(deadline):
                     await self.feed()
                     continue
-                await self.refuse(408, "request headers did not arrive in time")
-                return None
+                return None  # too slow: nothing to answer yet (h11 has no request)
             with trio.move_on_after(limits.keep_alive_timeout) as self._idle_scope:
                 await self.feed()
                 started = trio.current_time()

@@ -40,6 +40,7 @@ from .asgi import (
     media_types,
     read_body,
     respond,
+    respond_answer,
     respond_body_timeout,
     respond_error,
     respond_too_many_sessions,
@@ -47,6 +48,7 @@ from .asgi import (
     start_event_stream,
     watch_disconnect,
 )
+from .http_auth import HttpAuthHook, same_caller
 from .http_config import HttpConfig
 from .http_sessions import SessionRegistry, StartSession, mint_session_id
 from .sse import encode_comment, encode_event
@@ -113,6 +115,8 @@ class LegacySseEndpoints:
     config: HttpConfig
     registry: SessionRegistry
     start_session: StartSession
+    #: Admits each POSTed message by what it asks (scopes), see :mod:`.http_auth`.
+    auth: HttpAuthHook | None = None
 
     async def stream(self, request: Request, receive: Receive, send: Send, root_path: str) -> None:
         """GET: a new session, its ``endpoint`` event, then its messages until disconnect."""
@@ -121,6 +125,7 @@ class LegacySseEndpoints:
             return
         session_id = mint_session_id(self.config.session_id_prefix)
         transport = LegacySseStream(self.config)
+        transport.principal = request.principal
         if not self.registry.admit(session_id, transport, request.client):
             await respond_too_many_sessions(send)
             return
@@ -173,7 +178,9 @@ class LegacySseEndpoints:
             return
         entry = self.registry.get(ids[0])
         transport = None if entry is None else entry.transport
-        if not isinstance(transport, LegacySseStream):
+        if not isinstance(transport, LegacySseStream) or not same_caller(
+            transport.principal, request.principal
+        ):
             await respond_error(send, 404, "Not Found: unknown session")
             return
         if JSON not in media_types(request.header("content-type")):
@@ -189,6 +196,12 @@ class LegacySseEndpoints:
             return
         except ClientGone:
             return
+        if self.auth is not None and request.principal is not None:
+            refused = self.auth.check_body(request.principal, body)
+            if refused is not None:
+                await respond_answer(send, refused)
+                return
+            transport.principal = request.principal  # a new token may carry new scopes
         try:
             check_message(body)
         except InvalidMessage as invalid:

@@ -161,10 +161,12 @@ async def open_sse_client(
     headers: Mapping[str, str] | None = None,
     http_client: httpx.AsyncClient | None = None,
     timeout: float = 30.0,
+    auth: httpx.Auth | None = None,
     max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
 ) -> AsyncIterator[SseClientStream]:
     """Connect to a legacy (2024-11-05) SSE endpoint such as ``http://host:port/sse``.
 
+    ``auth`` (an ``httpx.Auth``, e.g. an OAuth client) runs on every request.
     Raises :class:`LegacySseError` if the server opens no session. Leaving the
     block closes the event stream, which ends the session on the server.
     """
@@ -172,7 +174,7 @@ async def open_sse_client(
     async with AsyncExitStack() as stack:
         client = http_client
         if client is None:
-            client = await stack.enter_async_context(new_http_client(timeout))
+            client = await stack.enter_async_context(new_http_client(timeout, auth))
         nursery = await stack.enter_async_context(trio.open_nursery())
         connection = LegacySseConnection(
             client, url, Inbox(), headers=headers, max_event_size=max_event_size

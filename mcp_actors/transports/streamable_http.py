@@ -65,6 +65,7 @@ from .asgi import (
     media_types,
     read_body,
     respond,
+    respond_answer,
     respond_body_timeout,
     respond_error,
     respond_too_many_sessions,
@@ -74,6 +75,7 @@ from .asgi import (
     watch_disconnect,
 )
 from .event_store import EventMemory, EventStore, InMemoryEventStore
+from .http_auth import HttpAuthHook, same_caller
 from .http_config import HttpConfig
 from .http_sessions import SessionRegistry, StartSession, mint_session_id
 from .sse import encode_event
@@ -130,6 +132,8 @@ class StreamableHttpEndpoint:
     #: The input schema of a tool by name, for the ``Mcp-Param-*`` check of the
     #: 2026-07-28 era (None: the headers are not checked).
     input_schema_of: InputSchemaOf | None = None
+    #: Admits each POST body by what it asks (scopes), see :mod:`.http_auth`.
+    auth: HttpAuthHook | None = None
     #: The memory the sessions' in-memory event stores share (None: a custom factory).
     event_memory: EventMemory | None = attrs.field(init=False)
     _new_store: Callable[[str], EventStore] = attrs.field(init=False)
@@ -208,6 +212,11 @@ class StreamableHttpEndpoint:
             return
         except ClientGone:
             return
+        if self.auth is not None and request.principal is not None:
+            refused = self.auth.check_body(request.principal, body)
+            if refused is not None:
+                await respond_answer(send, refused)
+                return
         json_mode = not sse_ok or (config.json_response and json_ok)
         post = None
         if not _modern_header(request):
@@ -253,6 +262,7 @@ class StreamableHttpEndpoint:
                 await respond_too_many_sessions(send, request.header(VERSION_HEADER))
                 return
             session_id, transport = created
+            transport.principal = request.principal
         else:
             found = await self._session(request, send, session_id)
             if found is None:
@@ -304,6 +314,7 @@ class StreamableHttpEndpoint:
             stateless=True,
             version=version,
         )
+        transport.principal = request.principal
         if not await self._admissible(transport, request, post, send):
             return
         close = await self.start_session(transport, version)
@@ -590,7 +601,11 @@ class StreamableHttpEndpoint:
         """The session a request names, or None once the error has been answered."""
         entry = self.registry.get(session_id)
         transport = None if entry is None else entry.transport
-        if not isinstance(transport, HttpSessionStream) or transport.closed.is_set():
+        if not isinstance(transport, HttpSessionStream) or not same_caller(
+            transport.principal, request.principal
+        ):
+            transport = None  # another caller's session is not theirs to know of
+        if transport is None or transport.closed.is_set():
             await respond_error(
                 send,
                 404,
@@ -607,6 +622,8 @@ class StreamableHttpEndpoint:
                 version=request.header(VERSION_HEADER),
             )
             return None
+        if request.principal is not None:
+            transport.principal = request.principal  # a new token may carry new scopes
         return transport
 
 

@@ -558,6 +558,7 @@ async def open_streamable_http(
     headers: Mapping[str, str] | None = None,
     http_client: httpx.AsyncClient | None = None,
     timeout: float = 30.0,
+    auth: httpx.Auth | None = None,
     legacy_fallback: bool = True,
     terminate_on_close: bool = True,
     max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
@@ -566,8 +567,10 @@ async def open_streamable_http(
 ) -> AsyncIterator[StreamableHttpClientStream]:
     """Connect to a Streamable HTTP endpoint such as ``http://127.0.0.1:8000/mcp``.
 
-    ``headers`` go on every request (e.g. ``Authorization``); ``http_client`` lets
-    you bring your own ``httpx.AsyncClient`` (kept open on exit). Leaving the block
+    ``headers`` go on every request (e.g. ``Authorization``); ``auth`` (an
+    ``httpx.Auth``, such as :class:`mcp_actors.auth.client.OAuthClient`) runs on every
+    request; ``http_client`` lets you bring your own ``httpx.AsyncClient`` (kept open
+    on exit; give it its ``auth`` yourself). Leaving the block
     DELETEs the session (``terminate_on_close``) and stops every background read.
     With ``renew_expired_sessions``, a session the server forgot (HTTP 404) is
     replaced by a new one (a fresh ``initialize``) and the request sent again.
@@ -575,7 +578,7 @@ async def open_streamable_http(
     async with AsyncExitStack() as stack:
         client = http_client
         if client is None:
-            client = await stack.enter_async_context(new_http_client(timeout))
+            client = await stack.enter_async_context(new_http_client(timeout, auth))
         nursery = await stack.enter_async_context(trio.open_nursery())
         stream = StreamableHttpClientStream(
             url,

@@ -209,6 +209,7 @@ class ModernPostHandler:
             await _respond_error(send, request_id, refusal, status=406)
             return
         exchange = ModernExchange(body, request_id, self.config.outbound_queue_size)
+        exchange.principal = request.principal
         exchange.streaming = listen or not json_only
         stream_only = stream_only or listen
         del body, post

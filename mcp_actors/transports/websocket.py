@@ -30,6 +30,7 @@ from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketReque
 
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE
 from .abc import MessageStream, Outgoing, TransportClosed
+from .http_auth import HttpAnswer, HttpAuthHook
 from .http_security import HostPolicy
 
 log = logging.getLogger("mcp_actors.websocket")
@@ -85,10 +86,17 @@ async def _close(connection: WebSocketConnection, code: int, reason: str | None 
 
 
 async def accept_mcp_websocket(
-    request: WebSocketRequest, policy: HostPolicy
+    request: WebSocketRequest, policy: HostPolicy, auth: HttpAuthHook | None = None
 ) -> WebSocketStream | None:
-    """Accept a WebSocket handshake as an MCP connection, or refuse it (returns None)."""
-    headers = {name.decode().lower(): value.decode() for name, value in request.headers}
+    """Accept a WebSocket handshake as an MCP connection, or refuse it (returns None).
+
+    With an ``auth`` hook the upgrade request is admitted like any HTTP request (the
+    token in its ``Authorization`` header); the stream's principal is its caller.
+    """
+    headers: dict[str, str] = {}
+    for raw_name, raw_value in request.headers:
+        name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
+        headers[name] = f"{headers[name]}, {value}" if name in headers else value
     # trio_websocket does not show the Host header; browsers, the only DNS-rebinding
     # vector, always send Origin on a WebSocket handshake, so Origin is what we check
     # (``policy`` is an Origin-only one: see HostPolicy.origins_for_bind).
@@ -96,18 +104,41 @@ async def accept_mcp_websocket(
     if refused is not None:
         await request.reject(403, body=f"Forbidden: {refused}".encode())
         return None
+    principal = None
+    if auth is not None:
+        path, _, query = request.path.partition("?")
+        admitted = await auth.check_request("GET", path, headers, query)
+        if isinstance(admitted, HttpAnswer):
+            extra = [
+                (name.encode("latin-1"), value.encode("latin-1"))
+                for name, value in admitted.headers
+            ]
+            await request.reject(admitted.status, extra_headers=extra, body=admitted.body)
+            return None
+        principal = admitted
     if SUBPROTOCOL not in request.proposed_subprotocols:
         await request.reject(400, body=b"Bad Request: the 'mcp' subprotocol is required")
         return None
-    return WebSocketStream(await request.accept(subprotocol=SUBPROTOCOL))
+    stream = WebSocketStream(await request.accept(subprotocol=SUBPROTOCOL))
+    stream.principal = principal
+    return stream
 
 
 class WebSocketRefused(TransportClosed):
-    """The server refused the WebSocket handshake (``status_code``: its HTTP answer)."""
+    """The server refused the WebSocket handshake (``status_code``: its HTTP answer;
+    ``headers``: the answer's headers, names lower-cased — a ``401`` names its
+    ``WWW-Authenticate`` challenge there)."""
 
-    def __init__(self, url: str, status_code: int | None, detail: str) -> None:
+    def __init__(
+        self,
+        url: str,
+        status_code: int | None,
+        detail: str,
+        headers: Sequence[tuple[str, str]] = (),
+    ) -> None:
         super().__init__(f"{url}: WebSocket handshake refused: {detail}")
         self.status_code = status_code
+        self.headers = tuple(headers)
 
 
 @asynccontextmanager
@@ -168,7 +199,13 @@ async def open_websocket(
         error = group.exceptions[0]
         while isinstance(error, BaseExceptionGroup):
             error = error.exceptions[0]
-        refused = WebSocketRefused(url, getattr(error, "status_code", None), repr(error))
+        answered = getattr(error, "headers", None) or ()
+        refused = WebSocketRefused(
+            url,
+            getattr(error, "status_code", None),
+            repr(error),
+            [(name.decode("latin-1").lower(), value.decode("latin-1")) for name, value in answered],
+        )
     finally:
         with trio.CancelScope(shield=True):
             await stream.aclose()

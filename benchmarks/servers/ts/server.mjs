@@ -5,7 +5,9 @@
 // time.monotonic()).
 // Install once: npm install --prefix benchmarks/servers/ts
 // Run: node benchmarks/servers/ts/server.mjs (stdio) or ... server.mjs --http PORT
-// (stateful Streamable HTTP on 127.0.0.1; one McpServer per session, as the SDK requires).
+// (stateful Streamable HTTP on 127.0.0.1; one McpServer per session, as the SDK requires;
+// add --stateless for stateless JSON replies: a server and transport per request, as the
+// SDK's stateless example does).
 import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -87,6 +89,28 @@ function makeServer() {
 const httpAt = process.argv.indexOf("--http");
 if (httpAt < 0) {
   await makeServer().connect(new StdioServerTransport());
+} else if (process.argv.includes("--stateless")) {
+  const http = createServer(async (req, res) => {
+    try {
+      const chunks = [];
+      for await (const chunk of req) chunks.push(chunk);
+      const body = chunks.length ? JSON.parse(Buffer.concat(chunks)) : undefined;
+      const server = makeServer();
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+      });
+      res.on("close", () => {
+        transport.close();
+        server.close();
+      });
+      await server.connect(transport);
+      await transport.handleRequest(req, res, body);
+    } catch (error) {
+      if (!res.headersSent) res.writeHead(500).end(String(error));
+    }
+  });
+  http.listen(Number(process.argv[httpAt + 1]), "127.0.0.1");
 } else {
   const transports = new Map(); // session id -> transport
   const readBody = (req) =>

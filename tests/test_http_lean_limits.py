@@ -1,0 +1,145 @@
+"""The lean HTTP/1.1 server's own limits, against :class:`LeanHttpServer` directly.
+
+Header size and time, keep-alive timeout, bad input and a failing application, a
+client leaving mid-stream; the behaviour both front ends share is in ``test_http_lean.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+import trio
+
+from mcp_actors.transports.http_config import HttpConfig
+from mcp_actors.transports.http_lean import LeanHttpServer, LeanLimits
+
+
+async def _read_until(stream: trio.SocketStream, count: int, marker: bytes) -> bytes:
+    """What the server sends until ``marker`` was seen ``count`` times, or EOF."""
+    data = b""
+    with trio.fail_after(10):
+        while data.count(marker) < count:
+            chunk = await stream.receive_some(65536)
+            if not chunk:
+                break
+            data += chunk
+    return data
+
+
+async def _read_to_eof(stream: trio.SocketStream) -> bytes:
+    data = b""
+    with trio.fail_after(10):
+        while chunk := await stream.receive_some(65536):
+            data += chunk
+    return data
+
+
+async def _fixed_reply(scope: Any, receive: Any, send: Any) -> None:
+    while (await receive()).get("more_body"):
+        pass
+    headers = [(b"content-length", b"2")]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": b"ok"})
+
+
+async def _failing(scope: Any, receive: Any, send: Any) -> None:
+    if scope["path"] == "/fail":
+        raise RuntimeError("the application broke")
+    await _fixed_reply(scope, receive, send)
+
+
+@asynccontextmanager
+async def _lean(app: Any, limits: LeanLimits) -> AsyncIterator[int]:
+    async with trio.open_nursery() as nursery:
+        server = LeanHttpServer(app, limits)
+        bound = await nursery.start(server.serve, "127.0.0.1", 0)
+        yield bound[0][1]
+        nursery.cancel_scope.cancel()
+
+
+GET = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"
+
+
+async def test_headers_over_the_limit_get_431() -> None:
+    async with (
+        _lean(_fixed_reply, LeanLimits(max_header_size=1024)) as port,
+        await trio.open_tcp_stream("127.0.0.1", port) as stream,
+    ):
+        await stream.send_all(b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 4096 + b"\r\n\r\n")
+        data = await _read_to_eof(stream)
+    assert data.startswith(b"HTTP/1.1 431")
+
+
+async def test_headers_that_do_not_arrive_in_time_close_the_connection() -> None:
+    async with (
+        _lean(_fixed_reply, LeanLimits(header_timeout=0.5)) as port,
+        await trio.open_tcp_stream("127.0.0.1", port) as stream,
+    ):
+        await stream.send_all(b"GET / HTTP/1.1\r\nHost: x\r\n")  # never finished
+        started = trio.current_time()
+        data = await _read_to_eof(stream)
+        waited = trio.current_time() - started
+    assert data == b""  # no request yet, so nothing to answer: h11 holds no request
+    assert 0.4 < waited < 3
+
+
+async def test_an_idle_keep_alive_connection_closes_after_its_timeout() -> None:
+    async with (
+        _lean(_fixed_reply, LeanLimits(keep_alive_timeout=0.5)) as port,
+        await trio.open_tcp_stream("127.0.0.1", port) as stream,
+    ):
+        await stream.send_all(GET)
+        first = await _read_until(stream, 1, b"ok")
+        started = trio.current_time()
+        rest = await _read_to_eof(stream)
+        waited = trio.current_time() - started
+    assert first.startswith(b"HTTP/1.1 200")
+    assert rest == b""
+    assert 0.4 < waited < 3
+
+
+async def test_garbage_gets_400_and_a_failing_app_500_and_the_server_lives_on() -> None:
+    async with (
+        _lean(_failing, LeanLimits()) as port,
+        await trio.open_tcp_stream("127.0.0.1", port) as garbage,
+    ):
+        await garbage.send_all(b"NOT HTTP AT ALL\r\n\r\n")
+        assert (await _read_to_eof(garbage)).startswith(b"HTTP/1.1 400")
+        async with await trio.open_tcp_stream("127.0.0.1", port) as failing:
+            await failing.send_all(b"GET /fail HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert (await _read_to_eof(failing)).startswith(b"HTTP/1.1 500")
+        async with await trio.open_tcp_stream("127.0.0.1", port) as fine:
+            await fine.send_all(GET)
+            assert (await _read_until(fine, 1, b"ok")).startswith(b"HTTP/1.1 200")
+
+
+async def test_a_client_that_leaves_mid_stream_is_seen_as_a_disconnect() -> None:
+    seen: list[str] = []
+
+    async def streaming(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"first", "more_body": True})
+        seen.append((await receive())["type"])
+
+    async with (
+        _lean(streaming, LeanLimits()) as port,
+        await trio.open_tcp_stream("127.0.0.1", port) as stream,
+    ):
+        await stream.send_all(GET)
+        await _read_until(stream, 1, b"first")
+        await stream.aclose()  # the client leaves
+        with trio.fail_after(5):
+            while not seen:
+                await trio.sleep(0.01)
+    assert seen == ["http.disconnect"]
+
+
+def test_limits_are_checked() -> None:
+    with pytest.raises(ValueError, match="header_timeout"):
+        LeanLimits(header_timeout=0)
+    with pytest.raises(ValueError, match="front_end"):
+        HttpConfig(front_end="nginx")  # type: ignore[arg-type]
