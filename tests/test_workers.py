@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 
 import trio
 
@@ -78,3 +79,20 @@ async def test_a_killed_worker_is_replaced() -> None:
                     break
                 await trio.sleep(0.2)
         assert running.process.returncode is None
+
+
+async def test_bad_shared_settings_and_an_unreachable_redis_are_one_line_each() -> None:
+    command = [sys.executable, "-m", "mcp_actors.cli", "run", SCALE_OUT_SERVER, *WORKERS]
+    bad_keys = {**os.environ, "MCP_ACTORS_SHARED_STATE_KEYS": '["ab"]'}
+    refused = await trio.run_process(command, capture_stderr=True, check=False, env=bad_keys)
+    assert refused.returncode == 2
+    assert refused.stderr.decode().strip() == (
+        "mcp-actors: bad settings for plugin 'shared': state_keys: each key is 64 hex digits"
+        " (32 bytes)"
+    )
+    no_redis = [*command[:-2], "--redis-url", "redis://127.0.0.1:1/0"]  # one worker
+    gone = await trio.run_process(no_redis, capture_stderr=True, check=False)
+    assert gone.returncode == 2
+    assert (
+        gone.stderr.decode().strip() == "mcp-actors: Redis does not answer at redis://127.0.0.1:1/0"
+    )

@@ -33,6 +33,10 @@ from ..config import load_settings
 from ..protocol.request_state import KEY_BYTES, StateKeys
 
 
+class SharedStateUnavailable(Exception):
+    """The shared store (Redis) did not answer when the worker started."""
+
+
 def _positive(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
     if not value > 0:
         raise ValueError(f"{attribute.name} must be positive, not {value!r}")

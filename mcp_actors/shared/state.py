@@ -22,12 +22,8 @@ from ..transports.event_store import EventStore
 from .bus import RedisBus
 from .event_store import redis_event_stores
 from .redis_client import RedisClient
-from .settings import SharedSettings
+from .settings import SharedSettings, SharedStateUnavailable
 from .task_store import RedisTaskStore
-
-
-class SharedStateUnavailable(Exception):
-    """Redis did not answer when the worker started."""
 
 
 @attrs.frozen
