@@ -13,11 +13,11 @@ under hypercorn's trio worker inside the server's nursery.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 
 import attrs
 
+from ..protocol.health import health_document
 from .asgi import (
     Receive,
     Request,
@@ -91,13 +91,10 @@ class McpHttpApp:
         reason = "shutting down" if self.draining else None
         if reason is None and self.health_check is not None:
             reason = await self.health_check()
-        if reason is None:
-            body = {"status": "ok", "sessions": len(self.registry)}
-        else:
-            body = {"status": "unavailable", "reason": reason}
         status = 200 if reason is None else 503
         headers = [("cache-control", "no-store")]
-        payload = json.dumps(body).encode() if request.method == "GET" else b""
+        body = health_document(reason=reason, sessions=len(self.registry))
+        payload = body if request.method == "GET" else b""
         await respond(send, status, payload, content_type="application/json", headers=headers)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
