@@ -91,7 +91,7 @@ class TaskStore(Protocol):
 
     def live(self) -> int:
         """How many records the store holds (finished ones included, until they expire);
-        a shared store counts those this process added."""
+        a shared store counts only the unfinished ones this process added."""
 
     def running(self) -> int:
         """How many of them are not finished."""
