@@ -279,7 +279,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("-d", "--duration", type=float, default=2.0)
     parser.add_argument("--max-calls", type=int, default=1_000_000)
-    parser.add_argument("--warmup", type=float, default=0.3)
+    parser.add_argument(
+        "--warmup", type=float, default=3.0, help="unmeasured seconds first (V8 takes seconds)"
+    )
     parser.add_argument("--no-install", action="store_true", help="never run npm install")
     parser.add_argument(
         "--json", type=Path, default=None, help="write every run and the medians here"

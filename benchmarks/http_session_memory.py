@@ -203,10 +203,16 @@ def main(argv: list[str] | None = None) -> int:
     if options.traced:
         pieces = trio.run(traced, options.traced)
         total = sum(size for _, size in pieces)
-        print(f"Python memory per idle session, {options.traced:,} sessions (tracemalloc):")
+        groups: collections.Counter[str] = collections.Counter()
         for name, size in pieces:
+            groups[name.split("  [", 1)[0]] += size
+        print(f"Python memory per idle session, {options.traced:,} sessions (tracemalloc):")
+        for name, size in groups.most_common():
             print(f"  {size:8.0f} B  {name}")
         print(f"  {total:8.0f} B  total ({total / 1024:.1f} KiB)")
+        print("the largest single lines (where ours asked for the memory):")
+        for name, size in pieces[:15]:
+            print(f"  {size:8.0f} B  {name}")
     if options.sessions:
         per = measure_rss(options.sessions)
         print(f"RSS per idle session, {options.sessions:,} sessions: {per:.1f} KiB")

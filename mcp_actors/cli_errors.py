@@ -45,7 +45,13 @@ EXIT_CODES = (
 )
 
 #: Optional dependencies, by top-level module name: the extra that installs them.
-EXTRAS = {"hypercorn": "http", "httpx": "http", "trio_websocket": "ws", "redis": "redis"}
+EXTRAS = {
+    "h11": "http",
+    "hypercorn": "http",
+    "httpx": "http",
+    "trio_websocket": "ws",
+    "redis": "redis",
+}
 _LISTEN_ERRORS = {errno.EADDRINUSE: "address already in use", errno.EACCES: "permission denied"}
 
 

@@ -191,6 +191,7 @@ async def _serve_hypercorn(
     config.errorlog = logging.getLogger("mcp_actors.http.hypercorn")
     config.graceful_timeout = http.graceful_timeout
     config.include_server_header = False
+    config.h11_max_incomplete_size = http.max_header_size
     serve = partial(hypercorn.trio.serve, cast(Any, app), config, shutdown_trigger=shutdown.wait)
     async with trio.open_nursery() as nursery:
         binds: list[str] = await nursery.start(serve)

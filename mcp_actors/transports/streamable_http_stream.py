@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import logging
 import math
-from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 
 import trio
@@ -43,6 +42,7 @@ from ..protocol.versions import LATEST, REVISIONS
 from .abc import MessageStream, Outgoing, TransportClosed
 from .event_store import EventStore, StoredEvent
 from .http_config import HttpConfig
+from .inbox import Inbox, InboxClosed
 from .sse import encode_comment, encode_event, encode_event_parts
 
 log = logging.getLogger("mcp_actors.http")
@@ -149,14 +149,14 @@ class HttpSessionStream(MessageStream):
         self.closed = trio.Event()
         #: Called once when the session ends (the registry forgets it).
         self.on_close: Callable[[], None] | None = None
-        self._inbox_send, self._inbox_receive = trio.open_memory_channel[bytes](
-            config.inbound_queue_size
-        )
+        self._inbox: Inbox[bytes] = Inbox(config.inbound_queue_size)
         self._owners: dict[RequestId, ResponseStream] = {}
         self._streams: dict[str, ResponseStream] = {}
-        self._finished: deque[str] = deque()
+        # Lists, not deques: an empty deque costs ~600 bytes, and an idle session keeps
+        # these empty (bounded by max_finished_streams, so pop(0) stays cheap).
+        self._finished: list[str] = []
         #: Streams written out to their end: (when their events go, stream key).
-        self._written: deque[tuple[float, str]] = deque()
+        self._written: list[tuple[float, str]] = []
         self._next_stream = 0
         self._live = 0
         self.standalone = self._add(ResponseStream(STANDALONE))
@@ -224,7 +224,7 @@ class HttpSessionStream(MessageStream):
     async def _drop_written_streams(self) -> None:
         now = trio.current_time()
         while self._written and self._written[0][0] <= now:
-            _, key = self._written.popleft()
+            _, key = self._written.pop(0)
             await self.store.discard(key)
 
     async def prime(self, stream: ResponseStream) -> None:
@@ -240,8 +240,8 @@ class HttpSessionStream(MessageStream):
         """
         self.last_activity = trio.current_time()
         try:
-            await self._inbox_send.send(body)
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            await self._inbox.put(body)
+        except InboxClosed:
             raise TransportClosed("the session has ended") from None
 
     def cancelled(self, request_id: RequestId) -> None:
@@ -262,8 +262,8 @@ class HttpSessionStream(MessageStream):
         for request_id in list(stream.pending):
             self.cancelled(request_id)
             try:
-                await self._inbox_send.send(_cancellation(request_id))
-            except (trio.ClosedResourceError, trio.BrokenResourceError):
+                await self._inbox.put(_cancellation(request_id))
+            except InboxClosed:
                 return  # the session has ended: its requests with it
 
     async def wait_taken_over(self, stream: ResponseStream) -> None:
@@ -273,7 +273,7 @@ class HttpSessionStream(MessageStream):
 
     def end_input(self) -> None:
         """No more requests will come (stateless): the session ends once it has answered."""
-        self._inbox_send.close()
+        self._inbox.end()
 
     async def pump(
         self, stream: ResponseStream, write: Write, after: str | None, last: Write | None = None
@@ -349,12 +349,12 @@ class HttpSessionStream(MessageStream):
     # -- the session's side (MessageStream) --------------------------------------------
 
     def input_ready(self) -> bool:
-        return self._inbox_receive.statistics().current_buffer_used > 0
+        return len(self._inbox) > 0
 
     async def receive(self) -> bytes:
         try:
-            return await self._inbox_receive.receive()
-        except (trio.EndOfChannel, trio.ClosedResourceError):
+            return await self._inbox.get()
+        except InboxClosed:
             raise TransportClosed("the HTTP session has ended") from None
 
     async def send_all(self, messages: Sequence[Outgoing]) -> None:
@@ -429,8 +429,8 @@ class HttpSessionStream(MessageStream):
             f"{method}: server-to-client requests are not available over stateless HTTP",
         )
         try:
-            self._inbox_send.send_nowait(encode_error(request_id, refusal, REVISIONS[LATEST]))
-        except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
+            self._inbox.put_nowait(encode_error(request_id, refusal, REVISIONS[LATEST]))
+        except (trio.WouldBlock, InboxClosed):
             log.debug("stateless HTTP: could not refuse %s in time", method)
         return True
 
@@ -448,14 +448,13 @@ class HttpSessionStream(MessageStream):
         stream.notify()
         self._finished.append(stream.key)
         while len(self._finished) > self.config.max_finished_streams:
-            self._streams.pop(self._finished.popleft(), None)
+            self._streams.pop(self._finished.pop(0), None)
 
     async def aclose(self) -> None:
         if self.closed.is_set():
             return
         self.closed.set()
-        self._inbox_send.close()
-        self._inbox_receive.close()
+        self._inbox.close()
         for stream in self._streams.values():
             stream.notify()
         if self.on_close is not None:
