@@ -24,7 +24,7 @@ from mcp_actors.transports.streamable_http_client import open_streamable_http
 
 from deployment import SCALE_OUT_SERVER, STATE_KEYS, Running, mcp_actors_run, redis_server
 
-WITH_TASKS = t.ClientCapabilities(extensions={t.TASKS_EXTENSION: {}})
+WITH_TASKS = t.ClientCapabilities(elicitation={}, extensions={t.TASKS_EXTENSION: {}})
 MODERN = "2026-07-28"
 
 
@@ -96,6 +96,23 @@ async def test_a_task_cancelled_on_one_worker_stops_on_the_worker_running_it() -
         with trio.fail_after(10):  # A's actor stops too, not merely the record
             while text(await on_a.call_tool("tasks_running")) != "0":
                 await trio.sleep(0.1)
+
+
+async def test_a_task_answered_on_another_worker_resumes_where_it_runs() -> None:
+    async with two_workers() as (a, b), connect(a) as on_a, connect(b) as on_b:
+        started = await on_a.start_tool_task("approve", {"change": "v2"})
+        assert started.task_id is not None
+        task = on_b.tool_task(started.task_id)
+        with trio.fail_after(10):
+            while (status := await task.status()).status != "input_required":
+                await trio.sleep(0.1)
+        assert isinstance(status.input_requests, dict) and "approve" in status.input_requests
+        await task.answer({"approve": {"action": "accept", "content": {"ok": True}}})
+        with trio.fail_after(10):
+            while (status := await task.status()).status != "completed":
+                await trio.sleep(0.1)
+        assert status.result is not None
+        assert status.result["content"][0]["text"] == f"v2: approved=True in {a.process.pid}"
 
 
 async def test_the_tasks_of_a_killed_worker_are_reported_failed() -> None:

@@ -69,6 +69,10 @@ from .tasks import RunningTask, TaskManager, TaskSettings, TaskStatistics
 from .tools import RegisteredTool, TaskMode, serves_inline
 from .uri_template import UriTemplate
 
+#: The bus carries ``tasks/update`` answers to the worker running the task under this name
+#: (between workers only: no client is ever sent it).
+TASK_ANSWERS = "mcp-actors/tasks/answers"
+
 log = logging.getLogger("mcp_actors.server")
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -148,6 +152,7 @@ class Server:
     _listens: ListenStreams = attrs.field(init=False)
     _roots_changed: list[RootsChangedHandler] = attrs.field(init=False, factory=list)
     _cache_hints: dict[str, CacheHint] = attrs.field(init=False, factory=dict)
+    _forwarded: int = attrs.field(init=False, default=0)
     _continuations: Continuations = attrs.field(init=False)
     #: The Trio run serving this server's sessions (set when one initializes), so that
     #: other threads can reach it (see :class:`.log_bridge.McpLogHandler`).
@@ -157,8 +162,9 @@ class Server:
         self._continuations = Continuations(self.mrtr)
         self._listens = ListenStreams(self.bus, self.max_listen_streams, self.listen_mailbox_size)
         self.bus.subscribe(self._deliver_to_sessions)
-        self.bus.subscribe(self._stop_tasks_cancelled_elsewhere)
+        self.bus.subscribe(self._tasks_elsewhere)
         self.task_manager.on_change = lambda record: self.bus.publish(task_change(record))
+        self.task_manager.forward_answers = self._forward_task_answers
 
     def share_state(
         self,
@@ -175,19 +181,30 @@ class Server:
             self.bus = bus
             self._listens = ListenStreams(bus, self.max_listen_streams, self.listen_mailbox_size)
             bus.subscribe(self._deliver_to_sessions)
-            bus.subscribe(self._stop_tasks_cancelled_elsewhere)
+            bus.subscribe(self._tasks_elsewhere)
         if task_store is not None:
             self.task_manager.store = task_store
         if state_keys is not None:
             self.mrtr = attrs.evolve(self.mrtr, state_keys=state_keys)
             self._continuations.settings = self.mrtr
 
-    def _stop_tasks_cancelled_elsewhere(self, change: Change) -> int:
-        if change.method != "notifications/tasks" or change.subject is None:
+    def _forward_task_answers(self, task_id: str, responses: dict[str, Any]) -> None:
+        # Each forwarding is its own change (a unique subject): none replaces another.
+        self._forwarded += 1
+        self.bus.publish(Change(TASK_ANSWERS, f"{task_id} {self._forwarded}", responses))
+
+    def _tasks_elsewhere(self, change: Change) -> int:
+        """The bus's receiver for what other workers did to the tasks this one runs:
+        cancelled them, or received ``tasks/update`` answers for them."""
+        if change.subject is None:
             return 0
-        if getattr(change.params, "status", None) != "cancelled":
-            return 0
-        return self.task_manager.cancelled_elsewhere(change.subject)
+        if change.method == TASK_ANSWERS and isinstance(change.params, dict):
+            task_id = change.subject.split(" ", 1)[0]
+            return self.task_manager.answered_elsewhere(task_id, change.params)
+        cancelled = getattr(change.params, "status", None) == "cancelled"
+        if change.method == "notifications/tasks" and cancelled:
+            return self.task_manager.cancelled_elsewhere(change.subject)
+        return 0
 
     def continuation_statistics(self) -> ContinuationStatistics:
         """Handlers parked waiting for an MRTR retry, and what became of them (see :mod:`.mrtr`)."""

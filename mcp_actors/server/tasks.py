@@ -146,6 +146,8 @@ class RunningTask:
     _arrived: trio.Event = attrs.field(init=False, factory=trio.Event)
     _counters: dict[str, int] = attrs.field(init=False, factory=dict)
     _keys_used: set[str] = attrs.field(init=False, factory=set)
+    #: Answers came through another worker: the record still shows them outstanding.
+    _record_stale: bool = attrs.field(init=False, default=False)
     #: Set when the actor has ended (whatever its status).
     ended: trio.Event = attrs.field(init=False, factory=trio.Event)
 
@@ -164,6 +166,9 @@ class RunningTask:
         await self._manager.publish_input(self.task_id, self._outstanding)
         while not all(key in self._answers for key in keys):
             await self._arrived.wait()
+        if self._record_stale:  # answered on another worker: record what is left here
+            self._record_stale = False
+            await self._manager.publish_input(self.task_id, self._outstanding or None)
         return [
             _decode_answer(key, question.method, self._answers.pop(key))
             for key, question in zip(keys, questions, strict=True)
@@ -172,15 +177,29 @@ class RunningTask:
     async def answer(self, responses: Mapping[str, Any]) -> None:
         """Take the responses to outstanding keys (others are ignored) and wake the
         askers; the task is ``working`` again once none is outstanding."""
+        if self.take(responses):
+            await self._manager.publish_input(self.task_id, self._outstanding or None)
+
+    def take(self, responses: Mapping[str, Any]) -> bool:
+        """:meth:`answer` without recording the task's new state (never blocks): for
+        answers another worker received; the woken asker records it. Whether any
+        response was to an outstanding key."""
         taken = {key: value for key, value in responses.items() if key in self._outstanding}
         if not taken:
-            return
+            return False
         for key, response in taken.items():
             del self._outstanding[key]
             self._answers[key] = response
         self._arrived.set()
         self._arrived = trio.Event()
-        await self._manager.publish_input(self.task_id, self._outstanding or None)
+        return True
+
+    def take_from_elsewhere(self, responses: Mapping[str, Any]) -> bool:
+        """:meth:`take`, for answers another worker received (the record is then
+        updated here, by the asker it wakes)."""
+        taken = self.take(responses)
+        self._record_stale = self._record_stale or taken
+        return taken
 
     def _next_key(self, method: str) -> str:
         prefix = method.split("/")[0]
@@ -213,6 +232,9 @@ class TaskManager:
     #: Told each task's new state (``notifications/tasks`` on listen streams: the
     #: server publishes it on its change bus).
     on_change: Callable[[TaskRecord], object] | None = None
+    #: Sends ``tasks/update`` answers for a task run by another worker (the server
+    #: publishes them on its change bus; None: they are ignored).
+    forward_answers: Callable[[str, dict[str, Any]], object] | None = None
     _running: dict[str, RunningTask] = attrs.field(init=False, factory=dict)
     _started: int = attrs.field(init=False, default=0)
     _refused: int = attrs.field(init=False, default=0)
@@ -302,12 +324,25 @@ class TaskManager:
         return record
 
     async def update(self, task_id: str, responses: Mapping[str, Any]) -> None:
-        """Deliver ``tasks/update`` answers to the task's actor (unknown keys ignored).
-        Only the worker running the task can: elsewhere they are ignored."""
+        """Deliver ``tasks/update`` answers to the task's actor (unknown keys ignored);
+        to a task another worker runs, through ``forward_answers`` (the shared bus)."""
         record = await self.find(task_id)
+        if record.status != "input_required":
+            return
         running = self._running.get(record.task_id)
-        if running is not None and record.status == "input_required":
+        if running is not None:
             await running.answer(responses)
+        elif self.forward_answers is not None:
+            self.forward_answers(task_id, dict(responses))
+
+    def answered_elsewhere(self, task_id: str, responses: Mapping[str, Any]) -> int:
+        """``tasks/update`` answers another worker received for a task this process
+        may run: hand them to it. Returns 1 if it runs here, else 0."""
+        running = self._running.get(task_id)
+        if running is None:
+            return 0
+        running.take_from_elsewhere(responses)
+        return 1
 
     async def cancel(self, task_id: str) -> None:
         """Cancel a task (nothing for a finished one): its record says ``cancelled``

@@ -133,7 +133,7 @@ class RedisBus:
         try:
             wire = _decode(data)
             spec = METHODS.get(wire.method)
-            params = None if wire.params is None or spec is None else wire.params
+            params = wire.params  # JSON builtins for a change that is no MCP notification
             if params is not None and spec is not None:
                 params = msgspec.convert(params, spec.params)
         except (msgspec.DecodeError, msgspec.ValidationError) as error:

@@ -57,6 +57,14 @@ async def slow(seconds: Annotated[float, msgspec.Meta(ge=0, le=60)]) -> str:
     return f"slept {seconds:g}s in {os.getpid()}"
 
 
+@server.tool(task="optional")
+async def approve(ctx: Context, change: str) -> str:
+    """As a task: asks for approval (the task is input_required until answered)."""
+    answer = await ctx.elicit(f"Approve {change}?", CONFIRM, key="approve")
+    approved = answer.accepted and answer.content is not None and answer.content["ok"]
+    return f"{change}: approved={approved} in {os.getpid()}"
+
+
 @server.tool
 async def tasks_running() -> int:
     """How many task actors this worker runs now."""
