@@ -97,8 +97,10 @@ def _network(kind: str, front_end: str = "lean") -> Connector:
                 options = {
                     "json_response": kind == "http-json",
                     "stateless": kind == "http-stateless",
+                    # The plain kinds leave the choice to MCP_ACTORS_HTTP_FRONT_END (lean
+                    # unless a module's ``http_front_end`` parameter says otherwise).
                     "config": HttpConfig(
-                        front_end="hypercorn" if front_end == "hypercorn" else "lean"
+                        front_end="hypercorn" if front_end == "hypercorn" else None
                     ),
                 }
                 http = await nursery.start(partial(serve_http, server, port=0, **options))

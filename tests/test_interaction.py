@@ -27,7 +27,7 @@ async def test_initialize_reports_server_and_capabilities(transport: str) -> Non
         assert client.protocol_version == SUPPORTED[0]
         assert client.instructions == "The test suite's server."
         # Stateless HTTP has no channel for list changes, so it does not promise them.
-        list_changed = True if transport != "http-stateless" else UNSET
+        list_changed = UNSET if transport.startswith("http-stateless") else True
         assert client.server_capabilities.tools == types.ToolsCapability(list_changed=list_changed)
 
 

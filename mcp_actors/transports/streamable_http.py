@@ -427,17 +427,7 @@ class StreamableHttpEndpoint:
     async def _wait_finished(
         self, transport: HttpSessionStream, stream: ResponseStream, receive: Receive
     ) -> bool:
-        """Wait until every request of the POST is answered; False if the client or session left.
-
-        Most replies come within :data:`QUICK_REPLY` seconds: those are awaited without a
-        disconnect watcher (a task and a nursery per POST, 8-15 % of a small call). A
-        reply still pending then is awaited with one, so a client that left is noticed
-        (and its requests cancelled) at most ``QUICK_REPLY`` late.
-        """
-        with trio.move_on_after(QUICK_REPLY):
-            while not stream.finished and not transport.closed.is_set():
-                await stream.changed.wait()
-            return stream.finished
+        """Wait until every request of the POST is answered; False if the client or session left."""
         async with trio.open_nursery() as nursery:
             nursery.start_soon(watch_disconnect, receive, nursery.cancel_scope)
             while not stream.finished and not transport.closed.is_set():
@@ -636,9 +626,6 @@ class StreamableHttpEndpoint:
             transport.principal = request.principal  # a new token may carry new scopes
         return transport
 
-
-#: Seconds a POST waits for its JSON reply before it watches for the client leaving.
-QUICK_REPLY = 0.05
 
 #: The longest ``Last-Event-ID`` we look up; ours are a few characters.
 MAX_EVENT_ID_LENGTH = 128
