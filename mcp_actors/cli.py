@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 import msgspec
 import trio
 
@@ -111,6 +112,26 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free)")
     run.add_argument("--path", default="/mcp", help="Streamable HTTP endpoint (default /mcp)")
     run.add_argument("--stateless", action="store_true", help="http: no sessions")
+    run.add_argument(
+        "--session-prefix",
+        default="",
+        metavar="TAG.",
+        help="http: start every session id with TAG. (which worker made it: see deploy/nginx.conf)",
+    )
+    run.add_argument(
+        "--redis-url",
+        default=None,
+        metavar="URL",
+        help="http: share tasks, listen notifications and stored events through this Redis"
+        " (overrides [shared] redis_url; see README 'Deployment')",
+    )
+    run.add_argument(
+        "--workers",
+        type=_count,
+        default=1,
+        metavar="N",
+        help="http: serve from N processes sharing the port (default 1)",
+    )
     run.add_argument(
         "--json-response", action="store_true", help="http: answer requests with JSON, not SSE"
     )
@@ -205,6 +226,13 @@ def _add_era_options(command: argparse.ArgumentParser) -> None:
     )
 
 
+def _count(text: str) -> int:
+    """A positive integer (nothing else)."""
+    if text.strip().isdecimal() and int(text) > 0:
+        return int(text)
+    raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+
+
 def _count_or_none(text: str) -> int | None:
     """A positive integer, or ``none`` for no limit (nothing else)."""
     if text.strip().lower() == "none":
@@ -235,6 +263,18 @@ def _run(options: argparse.Namespace) -> int:
             message = f"{flag} does not apply to --transport {options.transport}"
             print(f"mcp-actors: {message}", file=sys.stderr)
             return EXIT_FAILURE
+    if options.redis_url is not None and options.transport not in ("http", "sse"):
+        print(
+            f"mcp-actors: --redis-url does not apply to --transport {options.transport}",
+            file=sys.stderr,
+        )
+        return EXIT_FAILURE
+    if options.workers != 1 and options.transport not in ("http", "sse"):
+        print(
+            f"mcp-actors: --workers does not apply to --transport {options.transport}",
+            file=sys.stderr,
+        )
+        return EXIT_FAILURE
     if options.server.endswith(".toml"):
         from .gateway.config import load_gateway
 
@@ -258,6 +298,7 @@ def _run(options: argparse.Namespace) -> int:
             path=options.path,
             stateless=options.stateless,
             json_response=options.json_response,
+            session_id_prefix=options.session_prefix,
             **given,
         )
         try:  # serve_http would raise this from inside trio.run; say it plainly instead
@@ -265,12 +306,19 @@ def _run(options: argparse.Namespace) -> int:
         except AllowedHostsRequired as error:
             print(f"mcp-actors: {error}", file=sys.stderr)
             return EXIT_FAILURE
+        from .shared.settings import load_shared_settings
+
+        shared = load_shared_settings(options.config)
+        if options.redis_url is not None:
+            shared = attrs.evolve(shared, redis_url=options.redis_url)
         run_http(
             server,
+            shared=shared,
             host=options.host,
             port=options.port,
             config=config,
             announce="sse" if options.transport == "sse" else "http",
+            workers=options.workers,
         )
     return 0
 

@@ -26,8 +26,11 @@ import errno
 from typing import Any
 
 from .client.targets import TargetError
+from .config import SettingsError
 from .plugins import PluginError
 from .runtime.groups import sole_exception
+from .server.workers import WorkersFailed
+from .shared.settings import SharedStateUnavailable
 
 EXIT_OK = 0
 EXIT_TOOL_ERROR = 1
@@ -42,7 +45,13 @@ EXIT_CODES = (
 )
 
 #: Optional dependencies, by top-level module name: the extra that installs them.
-EXTRAS = {"h11": "http", "hypercorn": "http", "httpx": "http", "trio_websocket": "ws"}
+EXTRAS = {
+    "h11": "http",
+    "hypercorn": "http",
+    "httpx": "http",
+    "trio_websocket": "ws",
+    "redis": "redis",
+}
 _LISTEN_ERRORS = {errno.EADDRINUSE: "address already in use", errno.EACCES: "permission denied"}
 
 
@@ -63,7 +72,8 @@ def explain(error: BaseException, options: Any) -> tuple[int, str] | None:
     error = sole_exception(error)
     if isinstance(error, CliFailure):
         return error.code, str(error)
-    if isinstance(error, (TargetError, PluginError)):
+    failures = (TargetError, PluginError, SettingsError, WorkersFailed, SharedStateUnavailable)
+    if isinstance(error, failures):
         return EXIT_FAILURE, str(error)
     if isinstance(error, KeyboardInterrupt):
         return EXIT_INTERRUPTED, "interrupted"

@@ -89,8 +89,12 @@ def load_settings(
     *,
     config_file: Path | None = None,
     environ: Mapping[str, str] | None = None,
+    table: str | None = None,
 ) -> T:
     """Build ``settings_class`` for ``plugin`` from defaults, a TOML file and the environment.
+
+    ``table``: read the TOML file's top-level ``[table]`` instead of ``[plugins.<plugin>]``
+    (settings of mcp_actors itself, such as ``[shared]``).
 
     Raises :class:`SettingsError` listing every bad value (see the module docstring
     for the forms accepted).
@@ -100,8 +104,9 @@ def load_settings(
     problems: list[str] = []
 
     if config_file is not None:
-        for key, value in _file_table(config_file, plugin).items():
-            source = f"{config_file} [plugins.{plugin}] {key}"
+        where = f"plugins.{plugin}" if table is None else table
+        for key, value in _file_table(config_file, plugin, table).items():
+            source = f"{config_file} [{where}] {key}"
             if key not in fields or not fields[key].init:
                 known = ", ".join(name for name, field in fields.items() if field.init)
                 problems.append(f"unknown setting {key!r} (from {source}; known: {known})")
@@ -253,11 +258,16 @@ def _type_name(field_type: Any) -> str:
     return field_type.__name__ if isinstance(field_type, type) else str(field_type)
 
 
-def _file_table(config_file: Path, plugin: str) -> dict[str, Any]:
+def _file_table(config_file: Path, plugin: str, table: str | None) -> dict[str, Any]:
     try:
         document = tomllib.loads(config_file.read_text())
     except (OSError, ValueError) as error:  # unreadable, not UTF-8, not TOML, huge numbers
         raise SettingsError(plugin, [f"cannot read {config_file}: {error}"]) from None
+    if table is not None:
+        found = document.get(table, {})
+        if not isinstance(found, dict):
+            raise SettingsError(plugin, [f"{config_file}: [{table}] must be a table"])
+        return found
     plugins = document.get("plugins", {})
     table = plugins.get(plugin, {}) if isinstance(plugins, dict) else None
     if not isinstance(table, dict):

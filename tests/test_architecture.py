@@ -64,6 +64,23 @@ def test_runtime_sees_transports_only_through_their_interface() -> None:
         assert not upward, f"runtime/{module} imports {upward}"
 
 
+def test_shared_state_sits_beside_the_runtime() -> None:
+    """shared/ implements runtime and transport interfaces on Redis: it may see
+    protocol/, runtime/, transports/ and the settings parser, never server/ or client/;
+    only server/ (serving) uses it."""
+    allowed = (
+        "mcp_actors.protocol", "mcp_actors.runtime", "mcp_actors.transports",
+        "mcp_actors.config", "mcp_actors.shared",
+    )  # fmt: skip
+    for module, imports in imports_of_layer("shared").items():
+        outside = {name for name in imports if not name.startswith(allowed)}
+        assert not outside, f"shared/{module} imports {outside}"
+    for layer in ("protocol", "runtime", "transports", "client"):
+        for module, imports in imports_of_layer(layer).items():
+            shared = {name for name in imports if name.startswith("mcp_actors.shared")}
+            assert not shared, f"{layer}/{module} imports {shared}"
+
+
 def test_the_resource_server_sees_the_protocol_shared_auth_and_the_hook_contract() -> None:
     """``auth/server/`` (the OAuth resource server) may import the shared ``auth/`` modules,
     ``protocol/`` and the one transport module naming the HTTP auth hook; nothing of the
@@ -87,6 +104,7 @@ def test_importing_the_package_loads_no_heavy_transport() -> None:
         "jsonschema",
         "asyncio",
         "opentelemetry",
+        "redis",
     )
     probe = f"import sys, mcp_actors; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     output = subprocess.run(

@@ -289,24 +289,24 @@ async def test_a_task_survives_its_client_over_http() -> None:
         nursery.cancel_scope.cancel()
 
 
-def test_the_store_is_bounded_and_drops_the_oldest_finished_task() -> None:
+async def test_the_store_is_bounded_and_drops_the_oldest_finished_task() -> None:
     now = [1000.0]
     store = MemoryTaskStore(max_tasks=2, clock=lambda: now[0])
 
     def record(task_id: str) -> TaskRecord:
         return TaskRecord(task_id, now[0], ttl_ms=1000, poll_interval_ms=10, tool="x")
 
-    store.add(record("a"))
-    store.add(record("b"))
+    await store.add(record("a"))
+    await store.add(record("b"))
     with pytest.raises(TaskStoreFull):
-        store.add(record("c"))  # both are running
-    store.update("a", status="completed")
-    assert store.update("a", status="working") is not None
-    assert store.get("a").status == "completed"  # type: ignore[union-attr]  # finished stays
-    store.add(record("c"))  # evicts finished "a"
-    assert store.get("a") is None and store.live() == 2 and store.running() == 2
+        await store.add(record("c"))  # both are running
+    await store.update("a", status="completed")
+    assert await store.update("a", status="working") is not None
+    assert (await store.get("a")).status == "completed"  # type: ignore[union-attr]  # finished stays
+    await store.add(record("c"))  # evicts finished "a"
+    assert await store.get("a") is None and store.live() == 2 and store.running() == 2
     now[0] += 1.0  # b and c expire
-    assert store.get("b") is None
+    assert await store.get("b") is None
     assert store.purge_expired() == ["c"]
     with pytest.raises(ValueError):
         MemoryTaskStore(max_tasks=0)

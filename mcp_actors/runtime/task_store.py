@@ -6,8 +6,9 @@ connection. What it polls is a :class:`TaskRecord` — plain data (status, times
 the result or error, the outstanding input requests), nothing that runs. The actor
 that runs the task lives elsewhere (:mod:`mcp_actors.server.tasks`) and writes its
 progress here. Keeping records behind :class:`TaskStore` lets a shared store
-(Redis, for several workers) replace :class:`MemoryTaskStore` without touching the
-actors.
+(:class:`~mcp_actors.shared.task_store.RedisTaskStore`, for several workers) replace
+:class:`MemoryTaskStore` without touching the actors; that is why its reads and
+writes are awaited (a shared store does I/O; the memory store never blocks).
 
 Bounds and expiry:
 
@@ -54,6 +55,9 @@ class TaskRecord:
     poll_interval_ms: int
     #: The tool it runs (for logs and statistics).
     tool: str
+    #: The worker process that runs it (None: this process; a shared store sets it,
+    #: and reports the task failed once that worker is gone).
+    owner: str | None = None
     status: str = "working"
     updated: float = attrs.field(default=attrs.Factory(lambda self: self.created, takes_self=True))
     status_message: str | None = None
@@ -75,18 +79,19 @@ class TaskStore(Protocol):
     def now(self) -> float:
         """The store's clock (seconds since the epoch): what ``created`` and expiry use."""
 
-    def add(self, record: TaskRecord) -> None:
+    async def add(self, record: TaskRecord) -> None:
         """Keep ``record``; raises :class:`TaskStoreFull` when there is no room."""
 
-    def get(self, task_id: str) -> TaskRecord | None:
+    async def get(self, task_id: str) -> TaskRecord | None:
         """The record of ``task_id``, or None if unknown or expired."""
 
-    def update(self, task_id: str, **changes: Any) -> TaskRecord | None:
+    async def update(self, task_id: str, **changes: Any) -> TaskRecord | None:
         """Apply ``changes`` to a task that is not finished yet; returns the record as
         it is now (unchanged if it was finished already), None if unknown or expired."""
 
     def live(self) -> int:
-        """How many records the store holds (finished ones included, until they expire)."""
+        """How many records the store holds (finished ones included, until they expire);
+        a shared store counts only the unfinished ones this process added."""
 
     def running(self) -> int:
         """How many of them are not finished."""
@@ -107,7 +112,7 @@ class MemoryTaskStore:
     def now(self) -> float:
         return self.clock()
 
-    def add(self, record: TaskRecord) -> None:
+    async def add(self, record: TaskRecord) -> None:
         if len(self._records) >= self.max_tasks:
             self.purge_expired()
         if len(self._records) >= self.max_tasks:
@@ -119,15 +124,18 @@ class MemoryTaskStore:
             del self._records[min(finished, key=lambda r: r.updated).task_id]
         self._records[record.task_id] = record
 
-    def get(self, task_id: str) -> TaskRecord | None:
+    async def get(self, task_id: str) -> TaskRecord | None:
+        return self._get(task_id)
+
+    def _get(self, task_id: str) -> TaskRecord | None:
         record = self._records.get(task_id)
         if record is not None and record.expired(self.clock()):
             del self._records[task_id]
             return None
         return record
 
-    def update(self, task_id: str, **changes: Any) -> TaskRecord | None:
-        record = self.get(task_id)
+    async def update(self, task_id: str, **changes: Any) -> TaskRecord | None:
+        record = self._get(task_id)
         if record is None or record.terminal:
             return record
         for name, value in changes.items():

@@ -44,6 +44,7 @@ from ..protocol.fit import LACKING_REVISIONS, fit
 from ..protocol.jsonrpc import RequestId
 from ..protocol.lifecycle import Phase, SessionState
 from ..protocol.modern import ModernRequest
+from ..protocol.request_state import StateKeys
 from ..protocol.versions import ALL, LATEST, REVISIONS, Revision
 from ..runtime.bus import Bus, Change, MemoryBus
 from ..runtime.config import SessionConfig
@@ -51,6 +52,7 @@ from ..runtime.middleware import Call, Middleware, check_middleware, run_notific
 from ..runtime.request import InboundRequest
 from ..runtime.session import Session
 from ..runtime.subscription import HubStatistics, Subscription, SubscriptionHub
+from ..runtime.task_store import TaskStore
 from ..transports.abc import MessageStream
 from ..transports.http_auth import Principal
 from . import authorization, client_requests
@@ -72,6 +74,10 @@ from .task_methods import task_change
 from .tasks import RunningTask, TaskManager, TaskSettings, TaskStatistics
 from .tools import RegisteredTool, TaskMode, serves_inline
 from .uri_template import UriTemplate
+
+#: The bus carries ``tasks/update`` answers to the worker running the task under this name
+#: (between workers only: no client is ever sent it).
+TASK_ANSWERS = "mcp-actors/tasks/answers"
 
 log = logging.getLogger("mcp_actors.server")
 
@@ -153,6 +159,7 @@ class Server:
     _listens: ListenStreams = attrs.field(init=False)
     _roots_changed: list[RootsChangedHandler] = attrs.field(init=False, factory=list)
     _cache_hints: dict[str, CacheHint] = attrs.field(init=False, factory=dict)
+    _forwarded: int = attrs.field(init=False, default=0)
     _continuations: Continuations = attrs.field(init=False)
     #: The servers mounted in this one (see :mod:`.mount`).
     mounts: Mounts = attrs.field(init=False, factory=Mounts)
@@ -169,7 +176,49 @@ class Server:
         self._continuations = Continuations(self.mrtr)
         self._listens = ListenStreams(self.bus, self.max_listen_streams, self.listen_mailbox_size)
         self.bus.subscribe(self._deliver_to_sessions)
+        self.bus.subscribe(self._tasks_elsewhere)
         self.task_manager.on_change = lambda record: self.bus.publish(task_change(record))
+        self.task_manager.forward_answers = self._forward_task_answers
+
+    def share_state(
+        self,
+        *,
+        bus: Bus | None = None,
+        task_store: TaskStore | None = None,
+        state_keys: StateKeys | None = None,
+    ) -> None:
+        """Share what clients may reach on any worker, before serving (see
+        :mod:`mcp_actors.shared`): a ``bus`` spanning workers (listen notifications,
+        task changes), a ``task_store`` they all read, the ``requestState`` keys they
+        all accept. What is not given stays as it is."""
+        if bus is not None:
+            self.bus = bus
+            self._listens = ListenStreams(bus, self.max_listen_streams, self.listen_mailbox_size)
+            bus.subscribe(self._deliver_to_sessions)
+            bus.subscribe(self._tasks_elsewhere)
+        if task_store is not None:
+            self.task_manager.store = task_store
+        if state_keys is not None:
+            self.mrtr = attrs.evolve(self.mrtr, state_keys=state_keys)
+            self._continuations.settings = self.mrtr
+
+    def _forward_task_answers(self, task_id: str, responses: dict[str, Any]) -> None:
+        # Each forwarding is its own change (a unique subject): none replaces another.
+        self._forwarded += 1
+        self.bus.publish(Change(TASK_ANSWERS, f"{task_id} {self._forwarded}", responses))
+
+    def _tasks_elsewhere(self, change: Change) -> int:
+        """The bus's receiver for what other workers did to the tasks this one runs:
+        cancelled them, or received ``tasks/update`` answers for them."""
+        if change.subject is None:
+            return 0
+        if change.method == TASK_ANSWERS and isinstance(change.params, dict):
+            task_id = change.subject.split(" ", 1)[0]
+            return self.task_manager.answered_elsewhere(task_id, change.params)
+        cancelled = getattr(change.params, "status", None) == "cancelled"
+        if change.method == "notifications/tasks" and cancelled:
+            return self.task_manager.cancelled_elsewhere(change.subject)
+        return 0
 
     def add_middleware(self, middleware: Middleware) -> None:
         """Add ``middleware`` inside those already there (it runs after them, nearer the

@@ -106,11 +106,11 @@ async def call_tool(
     if (tool.task != "never" or params.task is not UNSET) and runs_as_task(
         server_session, request, tool, params
     ):
-        return _start_task(server_session, request, tool, params)
+        return await _start_task(server_session, request, tool, params)
     return await _run_tool(server_session, request, tool, params)
 
 
-def _start_task(
+async def _start_task(
     server_session: ServerSession,
     request: InboundRequest,
     tool: RegisteredTool,
@@ -123,14 +123,14 @@ def _start_task(
     """
     manager = server_session.server.task_manager
     if request.modern is None:  # 2025-11-25: the task asks on the session, as any call
-        created = manager.start(
+        created = await manager.start(
             tool.name,
             lambda task: _run_tool(server_session, request, tool, params),
             host_of(request),
             ttl_ms=legacy_requested_ttl(params),
         )
         return legacy_created(created)
-    return manager.start(
+    return await manager.start(
         tool.name,
         lambda task: _run_tool(server_session.answered_by(task), request, tool, params),
         host_of(request),

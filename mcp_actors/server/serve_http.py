@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -34,12 +36,17 @@ import trio
 from ..protocol.lifecycle import SessionState
 from ..protocol.versions import ALL
 from ..runtime.supervisor import Supervisor, open_supervisor
+from ..shared.settings import SharedSettings
+
+if TYPE_CHECKING:
+    from ..shared.state import SharedState
 from ..transports.abc import MessageStream
-from ..transports.http_app import McpHttpApp
+from ..transports.http_app import HealthCheck, McpHttpApp
 from ..transports.http_config import HttpConfig
 from ..transports.http_lean import LeanHttpServer, LeanLimits
 from ..transports.http_security import HostPolicy
 from ..transports.http_sessions import CloseSession
+from ..transports.listen_socket import listening_reuse_port_socket
 from ..transports.streamable_http_modern import InputSchemaOf
 from .app import Server
 from .serve import run_until_interrupted
@@ -66,7 +73,8 @@ class HttpServerHandle:
     def shutdown(self) -> None:
         """Shut down gracefully: stop accepting connections, close idle ones, let the
         requests in progress finish (``HttpConfig.graceful_timeout`` at most); then
-        :func:`serve_http` returns."""
+        :func:`serve_http` returns. The health endpoint says 503 from now on."""
+        self.app.draining = True
         self._shutdown.set()
 
     @property
@@ -143,6 +151,7 @@ async def _serve_lean(
     host: str,
     port: int,
     shutdown: trio.Event,
+    sock: socket.socket | None,
     *,
     task_status: trio.TaskStatus[list[tuple[str, int]]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
@@ -155,7 +164,7 @@ async def _serve_lean(
     )
     lean = LeanHttpServer(cast(Any, app), limits)
     async with trio.open_nursery() as nursery:
-        task_status.started(await nursery.start(lean.serve, host, port))
+        task_status.started(await nursery.start(partial(lean.serve, host, port, sock=sock)))
         await shutdown.wait()
         await lean.shutdown()
 
@@ -165,6 +174,7 @@ async def _serve_hypercorn(
     host: str,
     port: int,
     shutdown: trio.Event,
+    sock: socket.socket | None,
     *,
     task_status: trio.TaskStatus[list[tuple[str, int]]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
@@ -174,7 +184,10 @@ async def _serve_hypercorn(
     http = app.config
     config = hypercorn.config.Config()
     config.keep_alive_timeout = http.keep_alive_timeout
-    config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
+    if sock is not None:
+        config.bind = [f"fd://{sock.detach()}"]  # hypercorn owns the descriptor now
+    else:
+        config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
     config.accesslog = None
     config.errorlog = logging.getLogger("mcp_actors.http.hypercorn")
     config.graceful_timeout = http.graceful_timeout
@@ -202,6 +215,8 @@ async def serve_http(
     json_response: bool | None = None,
     allowed_origins: Sequence[str] | None = None,
     allowed_hosts: Sequence[str] | None = None,
+    reuse_port: bool = False,
+    shared: SharedSettings | None = None,
     auth: ResourceServer | None = None,
     task_status: trio.TaskStatus[HttpServerHandle] = trio.TASK_STATUS_IGNORED,
 ) -> None:
@@ -215,6 +230,11 @@ async def serve_http(
     values clients may use, checked on every request): without it this raises
     :class:`~mcp_actors.transports.http_security.AllowedHostsRequired` before listening.
 
+    ``reuse_port``: listen with ``SO_REUSEPORT``, sharing ``host:port`` with other
+    processes (the workers of :func:`~mcp_actors.server.workers.run_workers`).
+    ``shared``: share tasks, listen notifications and ``requestState`` keys with the
+    other workers of a deployment (through Redis when it has a ``redis_url``; see
+    :mod:`mcp_actors.shared`).
     ``auth`` protects the server with OAuth (a
     :class:`~mcp_actors.auth.server.ResourceServer`): every request needs an access
     token, and the scopes declared on tools, resources and prompts are enforced. Its
@@ -238,16 +258,42 @@ async def serve_http(
     policy = HostPolicy.for_bind(
         host, allowed_hosts=config.allowed_hosts, allowed_origins=config.allowed_origins
     )
+    async with sharing(server, shared) as state:
+        if state is not None and state.settings.share_events:
+            config = attrs.evolve(
+                config, event_store_factory=state.event_stores(), replay_unknown_sessions=True
+            )
+        health = None if state is None else state.unhealthy
+        await _serve(server, host, port, config, policy, reuse_port, health, auth, task_status)
+
+
+async def _serve(
+    server: Server,
+    host: str,
+    port: int,
+    config: HttpConfig,
+    policy: HostPolicy,
+    reuse_port: bool,
+    health: HealthCheck | None,
+    auth: ResourceServer | None,
+    task_status: trio.TaskStatus[HttpServerHandle],
+) -> None:
     front_end = front_end_of(config)
     serve = _serve_lean if front_end == "lean" else _serve_hypercorn
     shutdown = trio.Event()
     async with open_supervisor() as supervisor, trio.open_nursery() as nursery:
         app = McpHttpApp(
-            config, policy, session_starter(server, supervisor), input_schema_lookup(server), auth
+            config,
+            policy,
+            session_starter(server, supervisor),
+            input_schema_lookup(server),
+            auth,
+            health_check=health,
         )
         await nursery.start(app.registry.run_expiry)
         async with trio.open_nursery() as http_nursery:
-            bound = await http_nursery.start(serve, app, host, port, shutdown)
+            sock = listening_reuse_port_socket(host, port) if reuse_port else None
+            bound = await http_nursery.start(serve, app, host, port, shutdown, sock)
             bound_port = bound[0][1]
             log.info(
                 "serving %s on %s:%d%s (%s)", server.name, host, bound_port, config.path, front_end
@@ -261,14 +307,46 @@ async def serve_http(
         nursery.cancel_scope.cancel()  # the HTTP server has shut down: so do the sessions
 
 
+@asynccontextmanager
+async def sharing(
+    server: Server, settings: SharedSettings | None
+) -> AsyncIterator[SharedState | None]:
+    """Share ``server``'s state as ``settings`` say for the duration of the block;
+    yields the Redis-backed state (None without a ``redis_url``)."""
+    if settings is None:
+        yield None
+        return
+    keys = settings.request_state_keys()
+    if settings.redis_url is None:
+        server.share_state(state_keys=keys)
+        yield None
+        return
+    from ..shared.state import open_shared_state  # imports redis-py
+
+    async with open_shared_state(settings, max_tasks=server.tasks.max_tasks) as state:
+        server.share_state(bus=state.bus, task_store=state.task_store, state_keys=keys)
+        yield state
+
+
 def run_http(
-    server: Server, *, announce: Literal["http", "sse"] | None = None, **options: Any
+    server: Server,
+    *,
+    announce: Literal["http", "sse"] | None = None,
+    workers: int = 1,
+    **options: Any,
 ) -> None:
     """Blocking entry point: ``trio.run(serve_http, server, ...)``, quiet on Ctrl-C.
 
     ``announce`` prints the endpoint URL (Streamable HTTP or legacy SSE) to stderr
     once listening, which is how a caller learns the port picked for ``port=0``.
+    ``workers`` > 1 serves from that many processes sharing the port (see
+    :mod:`.workers`; SIGTERM or Ctrl-C stops them all gracefully).
     """
+    if workers != 1:
+        from .workers import WorkerPolicy, run_workers
+
+        run_workers(server, WorkerPolicy(workers), announce=announce, **options)
+        return
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:

@@ -137,7 +137,7 @@ async def get_task(
     server_session: ServerSession, request: InboundRequest, params: t.TaskIdParams
 ) -> t.DetailedTask | t.GetTaskResult:
     _check_declared(server_session, request)
-    record = server_session.server.task_manager.find(params.task_id)
+    record = await server_session.server.task_manager.find(params.task_id)
     if request.modern is None:
         return t.GetTaskResult(**_legacy_fields(record))
     return detailed_task(record)
@@ -147,7 +147,7 @@ async def update_task(
     server_session: ServerSession, request: InboundRequest, params: t.UpdateTaskParams
 ) -> t.EmptyResult:
     _check_declared(server_session, request)
-    server_session.server.task_manager.update(params.task_id, params.input_responses)
+    await server_session.server.task_manager.update(params.task_id, params.input_responses)
     return t.EmptyResult()
 
 
@@ -157,15 +157,15 @@ async def cancel_task(
     _check_declared(server_session, request)
     manager = server_session.server.task_manager
     if request.modern is None:
-        if manager.find(params.task_id).terminal:
+        if (await manager.find(params.task_id)).terminal:
             raise McpError(
                 errors.INVALID_PARAMS,
                 f"Invalid params: task {params.task_id!r} has finished; it cannot be cancelled",
                 {"taskId": params.task_id},
             )
-        manager.cancel(params.task_id)
-        return t.CancelTaskResult(**_legacy_fields(manager.find(params.task_id)))
-    manager.cancel(params.task_id)
+        await manager.cancel(params.task_id)
+        return t.CancelTaskResult(**_legacy_fields(await manager.find(params.task_id)))
+    await manager.cancel(params.task_id)
     return t.EmptyResult()
 
 

@@ -16,7 +16,7 @@ per call, from what the tool declares::
     @server.tool(task="deferred")  # asks first (MRTR), then hands the work to a task
     async def deploy(ctx: Context) -> t.CreatedTask:
         answer = await ctx.elicit("Which region?", REGION_FORM, key="region")
-        return start_task(ctx, lambda: roll_out(answer.content))
+        return await start_task(ctx, lambda: roll_out(answer.content))
 
 ``task="never"`` (the default) keeps the call synchronous. ``"deferred"`` needs the
 extension like ``"always"``, but the handler runs as a plain call — its questions are
@@ -74,6 +74,8 @@ if TYPE_CHECKING:
     from .context import Context
 
 log = logging.getLogger("mcp_actors.tasks")
+#: Seconds a stopping task gets to record that it stopped.
+_LAST_WORD_SECONDS = 2.0
 
 
 #: What a task runs: the tool call, given the task it runs as (its input exchange).
@@ -144,6 +146,8 @@ class RunningTask:
     _arrived: trio.Event = attrs.field(init=False, factory=trio.Event)
     _counters: dict[str, int] = attrs.field(init=False, factory=dict)
     _keys_used: set[str] = attrs.field(init=False, factory=set)
+    #: Answers came through another worker: the record still shows them outstanding.
+    _record_stale: bool = attrs.field(init=False, default=False)
     #: Set when the actor has ended (whatever its status).
     ended: trio.Event = attrs.field(init=False, factory=trio.Event)
 
@@ -159,26 +163,43 @@ class RunningTask:
         self._keys_used.update(keys)
         for key, question in zip(keys, questions, strict=True):
             self._outstanding[key] = t.InputRequest(method=question.method, params=question.params)
-        self._manager.publish_input(self.task_id, self._outstanding)
+        await self._manager.publish_input(self.task_id, self._outstanding)
         while not all(key in self._answers for key in keys):
             await self._arrived.wait()
+        if self._record_stale:  # answered on another worker: record what is left here
+            self._record_stale = False
+            await self._manager.publish_input(self.task_id, self._outstanding or None)
         return [
             _decode_answer(key, question.method, self._answers.pop(key))
             for key, question in zip(keys, questions, strict=True)
         ]
 
-    def answer(self, responses: Mapping[str, Any]) -> None:
+    async def answer(self, responses: Mapping[str, Any]) -> None:
         """Take the responses to outstanding keys (others are ignored) and wake the
         askers; the task is ``working`` again once none is outstanding."""
+        if self.take(responses):
+            await self._manager.publish_input(self.task_id, self._outstanding or None)
+
+    def take(self, responses: Mapping[str, Any]) -> bool:
+        """:meth:`answer` without recording the task's new state (never blocks): for
+        answers another worker received; the woken asker records it. Whether any
+        response was to an outstanding key."""
         taken = {key: value for key, value in responses.items() if key in self._outstanding}
         if not taken:
-            return
+            return False
         for key, response in taken.items():
             del self._outstanding[key]
             self._answers[key] = response
         self._arrived.set()
         self._arrived = trio.Event()
-        self._manager.publish_input(self.task_id, self._outstanding or None)
+        return True
+
+    def take_from_elsewhere(self, responses: Mapping[str, Any]) -> bool:
+        """:meth:`take`, for answers another worker received (the record is then
+        updated here, by the asker it wakes)."""
+        taken = self.take(responses)
+        self._record_stale = self._record_stale or taken
+        return taken
 
     def _next_key(self, method: str) -> str:
         prefix = method.split("/")[0]
@@ -211,11 +232,14 @@ class TaskManager:
     #: Told each task's new state (``notifications/tasks`` on listen streams: the
     #: server publishes it on its change bus).
     on_change: Callable[[TaskRecord], object] | None = None
+    #: Sends ``tasks/update`` answers for a task run by another worker (the server
+    #: publishes them on its change bus; None: they are ignored).
+    forward_answers: Callable[[str, dict[str, Any]], object] | None = None
     _running: dict[str, RunningTask] = attrs.field(init=False, factory=dict)
     _started: int = attrs.field(init=False, default=0)
     _refused: int = attrs.field(init=False, default=0)
 
-    def start(
+    async def start(
         self, tool: str, work: Work, host: ActorHost, *, ttl_ms: int | None = None
     ) -> t.CreatedTask:
         """Record a new task and start its actor, running ``work(task)`` in ``host``;
@@ -235,7 +259,7 @@ class TaskManager:
             tool=tool,
         )
         try:
-            self.store.add(record)
+            await self.store.add(record)
         except TaskStoreFull as full:
             self._refused += 1
             detail = f"The server cannot take more tasks now: {full}"
@@ -253,41 +277,43 @@ class TaskManager:
                 result = await work(running)
                 if isinstance(result, t.CreatedTask):
                     raise McpError(errors.INTERNAL_ERROR, "a task cannot start another task")
-                self._update(task_id, status="completed", result=_builtins(result))
+                await self._update(task_id, status="completed", result=_builtins(result))
             if running.scope.cancelled_caught:
-                self._update(task_id, status="cancelled")
+                await self._update(task_id, status="cancelled")
         except McpError as error:
-            self._update(task_id, status="failed", error=_error_object(error))
+            await self._update(task_id, status="failed", error=_error_object(error))
         except trio.Cancelled:
-            self._update(task_id, status="cancelled", status_message="the server stopped")
+            # The server is stopping: record it (shielded, briefly: a shared store does I/O).
+            with trio.move_on_after(_LAST_WORD_SECONDS, shield=True):
+                await self._update(task_id, status="cancelled", status_message="the server stopped")
             raise
         except Exception:
             internal_errors.report(log, "task %s failed", task_id)
             failure = McpError(errors.INTERNAL_ERROR, "Internal error")
-            self._update(task_id, status="failed", error=_error_object(failure))
+            await self._update(task_id, status="failed", error=_error_object(failure))
         finally:
             self._running.pop(task_id, None)
             running.ended.set()
 
-    def _update(self, task_id: str, **changes: Any) -> None:
+    async def _update(self, task_id: str, **changes: Any) -> None:
         """Change a task's record (not once finished), and tell ``on_change``."""
-        before = self.store.get(task_id)
+        before = await self.store.get(task_id)
         if before is None or before.terminal:
             return
-        record = self.store.update(task_id, **changes)
+        record = await self.store.update(task_id, **changes)
         if record is not None and self.on_change is not None:
             self.on_change(record)
 
-    def publish_input(self, task_id: str, outstanding: Mapping[str, Any] | None) -> None:
+    async def publish_input(self, task_id: str, outstanding: Mapping[str, Any] | None) -> None:
         """Record the questions a task waits on (None: it is working again)."""
         if outstanding:
-            self._update(task_id, status="input_required", input_requests=dict(outstanding))
+            await self._update(task_id, status="input_required", input_requests=dict(outstanding))
         else:
-            self._update(task_id, status="working", input_requests=None)
+            await self._update(task_id, status="working", input_requests=None)
 
-    def find(self, task_id: str) -> TaskRecord:
+    async def find(self, task_id: str) -> TaskRecord:
         """The record of ``task_id``, or -32602 (unknown or expired)."""
-        record = self.store.get(task_id)
+        record = await self.store.get(task_id)
         if record is None:
             self._forget(task_id)
             raise McpError(
@@ -297,29 +323,53 @@ class TaskManager:
             )
         return record
 
-    def update(self, task_id: str, responses: Mapping[str, Any]) -> None:
-        """Deliver ``tasks/update`` answers to the task's actor (unknown keys ignored)."""
-        record = self.find(task_id)
+    async def update(self, task_id: str, responses: Mapping[str, Any]) -> None:
+        """Deliver ``tasks/update`` answers to the task's actor (unknown keys ignored);
+        to a task another worker runs, through ``forward_answers`` (the shared bus)."""
+        record = await self.find(task_id)
+        if record.status != "input_required":
+            return
         running = self._running.get(record.task_id)
-        if running is not None and record.status == "input_required":
-            running.answer(responses)
+        if running is not None:
+            await running.answer(responses)
+        elif self.forward_answers is not None:
+            self.forward_answers(task_id, dict(responses))
 
-    def cancel(self, task_id: str) -> None:
+    def answered_elsewhere(self, task_id: str, responses: Mapping[str, Any]) -> int:
+        """``tasks/update`` answers another worker received for a task this process
+        may run: hand them to it. Returns 1 if it runs here, else 0."""
+        running = self._running.get(task_id)
+        if running is None:
+            return 0
+        running.take_from_elsewhere(responses)
+        return 1
+
+    async def cancel(self, task_id: str) -> None:
         """Cancel a task (nothing for a finished one): its record says ``cancelled``
-        and its actor's scope is cancelled."""
-        record = self.find(task_id)
+        and its actor's scope is cancelled — on another worker, when that worker hears
+        the change on a shared bus (:meth:`cancelled_elsewhere`)."""
+        record = await self.find(task_id)
         if record.terminal:
             return
-        self._update(task_id, status="cancelled")
+        await self._update(task_id, status="cancelled")
         running = self._running.get(task_id)
         if running is not None:
             running.scope.cancel()
+
+    def cancelled_elsewhere(self, task_id: str) -> int:
+        """Another worker cancelled ``task_id`` (its change reached us on the bus): if
+        this process runs it, cancel its actor. Returns 1 if it did, else 0."""
+        running = self._running.get(task_id)
+        if running is None:
+            return 0
+        running.scope.cancel()
+        return 1
 
     async def wait_finished(self, task_id: str) -> TaskRecord:
         """The record of ``task_id`` once the task has finished (-32602 if it is
         unknown or expires meanwhile)."""
         while True:
-            record = self.find(task_id)
+            record = await self.find(task_id)
             if record.terminal:
                 return record
             running = self._running.get(task_id)
@@ -342,7 +392,7 @@ class TaskManager:
         )
 
 
-def start_task(ctx: Context, work: Callable[[], Awaitable[Any]]) -> t.CreatedTask:
+async def start_task(ctx: Context, work: Callable[[], Awaitable[Any]]) -> t.CreatedTask:
     """Run ``work()`` as a task of the call ``ctx`` serves; return what the tool
     returns (a ``task="deferred"`` tool: see the module docstring).
 
@@ -355,7 +405,8 @@ def start_task(ctx: Context, work: Callable[[], Awaitable[Any]]) -> t.CreatedTas
         raise missing_extension("this tool hands its work to a task")
     session = view.session
     manager = view.server.task_manager
-    return manager.start("deferred", lambda task: _tool_result(work), session.host or session)
+    host = session.host or session
+    return await manager.start("deferred", lambda task: _tool_result(work), host)
 
 
 async def _tool_result(work: Callable[[], Awaitable[Any]]) -> t.CallToolResult:

@@ -2,18 +2,32 @@
 
 :class:`McpHttpApp` checks every request's ``Host`` and ``Origin`` (403 when
 refused, see :mod:`.http_security`), then routes it by path: the Streamable
-HTTP endpoint, the legacy ``/sse`` and ``/messages`` endpoints, or 404. With an
-``auth`` hook, every request that passes that check is then admitted by the hook
-(``401``/``403``, or the protected-resource metadata it serves; see :mod:`.http_auth`). It runs
+HTTP endpoint, the legacy ``/sse`` and ``/messages`` endpoints, the health
+endpoint for load balancers (``/healthz``: 200, or 503 while draining or when a
+shared store is unreachable), or 404. With an ``auth`` hook, every request that
+passes that check is then admitted by the hook (``401``/``403``, or the
+protected-resource metadata it serves; see :mod:`.http_auth`). It runs
 under any ASGI server; :func:`mcp_actors.server.serve_http.serve_http` runs it
 under hypercorn's trio worker inside the server's nursery.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 import attrs
 
-from .asgi import Receive, Request, Scope, Send, lifespan, respond_answer, respond_error
+from ..protocol.health import health_document
+from .asgi import (
+    Receive,
+    Request,
+    Scope,
+    Send,
+    lifespan,
+    respond,
+    respond_answer,
+    respond_error,
+)
 from .event_store import EventStoreStatistics
 from .http_auth import HttpAnswer, HttpAuthHook
 from .http_config import HttpConfig
@@ -23,6 +37,9 @@ from .http_sse import LegacySseEndpoints
 from .streamable_http import VERSION_HEADER as VERSION
 from .streamable_http import StreamableHttpEndpoint
 from .streamable_http_modern import InputSchemaOf
+
+#: Asked by the health endpoint: None when healthy, else the reason it is not.
+HealthCheck = Callable[[], Awaitable[str | None]]
 
 
 def _normal(path: str) -> str:
@@ -40,6 +57,12 @@ class McpHttpApp:
     input_schema_of: InputSchemaOf | None = None
     #: Who may call (OAuth resource server, see :mod:`.http_auth`; None: anyone).
     auth: HttpAuthHook | None = None
+    #: What the health endpoint asks besides "not draining": None when healthy, else
+    #: why not (say, the shared Redis does not answer). None: nothing to ask.
+    health_check: HealthCheck | None = None
+    #: Set once a graceful shutdown began: the health endpoint says 503 from then on,
+    #: so that a load balancer stops sending new work here.
+    draining: bool = attrs.field(init=False, default=False)
     registry: SessionRegistry = attrs.field(init=False)
     _streamable: StreamableHttpEndpoint = attrs.field(init=False)
     _legacy: LegacySseEndpoints = attrs.field(init=False)
@@ -59,6 +82,21 @@ class McpHttpApp:
         memory = self._streamable.event_memory
         return None if memory is None else memory.statistics()
 
+    async def _health(self, request: Request, send: Send) -> None:
+        """GET: 200 ``{"status": "ok", "sessions": N}`` when this server takes work, else
+        503 ``{"status": "unavailable", "reason": ...}`` (draining, or ``health_check``)."""
+        if request.method not in ("GET", "HEAD"):
+            await respond_error(send, 405, "Method Not Allowed", headers=[("allow", "GET")])
+            return
+        reason = "shutting down" if self.draining else None
+        if reason is None and self.health_check is not None:
+            reason = await self.health_check()
+        status = 200 if reason is None else 503
+        headers = [("cache-control", "no-store")]
+        body = health_document(reason=reason, sessions=len(self.registry))
+        payload = body if request.method == "GET" else b""
+        await respond(send, status, payload, content_type="application/json", headers=headers)
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "lifespan":
@@ -75,6 +113,12 @@ class McpHttpApp:
         if refused is not None:
             await respond_error(send, 403, f"Forbidden: {refused}", version=request.header(VERSION))
             return
+        config = self.config
+        root = scope.get("root_path", "")
+        path = _normal(request.path[len(root) :] if request.path.startswith(root) else request.path)
+        if config.health_path is not None and path == _normal(config.health_path):
+            await self._health(request, send)  # load balancers have no token
+            return
         if self.auth is not None:
             admitted = await self.auth.check_request(
                 request.method, request.path, request.headers, request.query_string
@@ -83,9 +127,6 @@ class McpHttpApp:
                 await respond_answer(send, admitted)
                 return
             request = attrs.evolve(request, principal=admitted)
-        config = self.config
-        root = scope.get("root_path", "")
-        path = _normal(request.path[len(root) :] if request.path.startswith(root) else request.path)
         if path == _normal(config.path):
             await self._streamable(request, receive, send)
         elif config.sse_path is not None and path == _normal(config.sse_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -18,6 +19,17 @@ def _count(instance: Any, attribute: attrs.Attribute[Any], value: object) -> Non
     if value is None or (isinstance(value, int) and not isinstance(value, bool) and value > 0):
         return
     raise ValueError(f"HttpConfig.{attribute.name} must be a positive integer or None: {value!r}")
+
+
+_PREFIX = re.compile(r"[A-Za-z0-9_-]{0,31}\.?")
+
+
+def _session_id_prefix(instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, str) or not _PREFIX.fullmatch(value):
+        raise ValueError(
+            "session_id_prefix: at most 32 letters, digits, '-' or '_', optionally ending"
+            f" with '.'; not {value!r}"
+        )
 
 
 def _seconds(instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -124,6 +136,18 @@ class HttpConfig:
     header_timeout: float = attrs.field(
         default=10.0, validator=[attrs.validators.instance_of((int, float)), _seconds]
     )
+    #: The health endpoint for load balancers (GET: 200 or 503 with a JSON reason; see
+    #: :mod:`.http_app`). None: no such endpoint.
+    health_path: str | None = "/healthz"
+    #: A GET with ``Last-Event-ID`` for a session this server does not host replays what
+    #: the event store holds after that id, then ends (instead of 404): for workers that
+    #: share an ``event_store_factory`` (Redis), so a stream resumed on another worker
+    #: loses no stored event. Off by default (a private store has nothing to replay).
+    replay_unknown_sessions: bool = False
+    #: Put before every session id this server mints (letters, digits, ``-``, ``_`` and
+    #: a final ``.``; at most 32): names the worker, so that a load balancer sends a
+    #: legacy session's requests back to it (``deploy/nginx.conf`` maps it to a worker).
+    session_id_prefix: str = attrs.field(default="", validator=_session_id_prefix)
     #: Seconds a graceful shutdown lets requests in progress finish before cancelling them.
     graceful_timeout: float = attrs.field(
         default=5.0, validator=[attrs.validators.instance_of((int, float)), _seconds]

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import logging
 import math
+import socket
 from collections.abc import Awaitable, Callable, MutableMapping
 from contextlib import suppress
 from typing import Any, Final
@@ -107,11 +108,16 @@ class LeanHttpServer:
         host: str,
         port: int,
         *,
+        sock: socket.socket | None = None,
         task_status: trio.TaskStatus[list[tuple[str, int]]] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """Listen on ``host:port`` (0: a free port) until cancelled or shut down;
-        ``task_status.started`` reports the bound ``(host, port)`` addresses."""
-        self._listeners = await trio.open_tcp_listeners(port, host=host)
+        ``task_status.started`` reports the bound ``(host, port)`` addresses. ``sock``:
+        accept on this listening socket instead (a worker's share of a port)."""
+        if sock is None:
+            self._listeners = await trio.open_tcp_listeners(port, host=host)
+        else:
+            self._listeners = [trio.SocketListener(trio.socket.from_stdlib_socket(sock))]
         bound = [listener.socket.getsockname()[:2] for listener in self._listeners]
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._accept, nursery)

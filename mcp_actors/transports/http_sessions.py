@@ -76,9 +76,11 @@ class ConnectionBound:
     evictable: bool = False
 
 
-def mint_session_id() -> str:
-    """A fresh, unguessable id of visible ASCII (URL-safe base64 of 24 random bytes)."""
-    return secrets.token_urlsafe(24)
+def mint_session_id(prefix: str = "") -> str:
+    """A fresh, unguessable id of visible ASCII (URL-safe base64 of 24 random bytes),
+    after ``prefix`` (``HttpConfig.session_id_prefix``: which worker made it, for a
+    load balancer routing a session's requests back to it)."""
+    return prefix + secrets.token_urlsafe(24)
 
 
 @attrs.define(eq=False)

@@ -123,7 +123,7 @@ class LegacySseEndpoints:
         if request.method != "GET":
             await respond_error(send, 405, "Method Not Allowed", headers=[("allow", "GET")])
             return
-        session_id = mint_session_id()
+        session_id = mint_session_id(self.config.session_id_prefix)
         transport = LegacySseStream(self.config)
         transport.principal = request.principal
         if not self.registry.admit(session_id, transport, request.client):

@@ -78,6 +78,7 @@ from .event_store import EventMemory, EventStore, InMemoryEventStore
 from .http_auth import HttpAuthHook, same_caller
 from .http_config import HttpConfig
 from .http_sessions import SessionRegistry, StartSession, mint_session_id
+from .sse import encode_event
 from .streamable_http_modern import InputSchemaOf, ModernPostHandler
 from .streamable_http_stream import HttpSessionStream, ResponseStream
 
@@ -336,7 +337,7 @@ class StreamableHttpEndpoint:
 
     async def _create_session(self, client: str | None) -> tuple[str, HttpSessionStream] | None:
         """A new session for ``client``, or None if the session table has no room for it."""
-        session_id = mint_session_id()
+        session_id = mint_session_id(self.config.session_id_prefix)
         config = self.config
         transport = HttpSessionStream(session_id, config, self._new_store(session_id))
         registry = self.registry
@@ -510,10 +511,18 @@ class StreamableHttpEndpoint:
                 version=request.header(VERSION_HEADER),
             )
             return
+        last_event_id = request.header("last-event-id")
+        if (
+            last_event_id
+            and self.config.replay_unknown_sessions
+            and self.registry.get(session_id) is None
+            and _event_id_shape(last_event_id)
+        ):
+            await self._replay_stored(request, send, session_id, last_event_id)
+            return
         transport = await self._session(request, send, session_id)
         if transport is None:
             return
-        last_event_id = request.header("last-event-id")
         if last_event_id:
             stream = (
                 transport.find_stream(last_event_id) if _event_id_shape(last_event_id) else None
@@ -542,6 +551,25 @@ class StreamableHttpEndpoint:
             await transport.prime(stream)
         await start_event_stream(send, [(SESSION_HEADER, session_id)])
         await self._carry(transport, stream, after, receive, send)
+
+    async def _replay_stored(
+        self, request: Request, send: Send, session_id: str, last_event_id: str
+    ) -> None:
+        """A resumption for a session this server does not host (``replay_unknown_sessions``):
+        the session lives, or lived, on another worker sharing the event store. Replay
+        what the store holds after ``last_event_id`` on that stream, then end the
+        response; the session's next POST here gets 404 and the client starts anew.
+        An id the store does not know gets the same 404 as an unknown session."""
+        store = self._new_store(session_id)
+        stream = store.stream_of(last_event_id)
+        if stream is None:
+            await self._session(request, send, session_id)  # answers 404
+            return
+        events = await store.read(stream, last_event_id)
+        await start_event_stream(send, [(SESSION_HEADER, session_id)])
+        for event in events:
+            await send_chunk(send, encode_event(event.payload, id=event.id))
+        await _send_last_shielded(send, b"")
 
     async def _delete(self, request: Request, send: Send) -> None:
         if self.config.stateless:

@@ -87,7 +87,7 @@ def build(settings: TaskSettings) -> Server:
             await trio.sleep(0.05)
             return f"deployed to {region}"
 
-        return start_task(ctx, roll_out)
+        return await start_task(ctx, roll_out)
 
     return server
 

@@ -870,4 +870,4 @@ def _task_tools(server: Server, settings: Settings) -> None:
             await trio.sleep(0.1)
             return f"Hello, {name}! (from a task)"
 
-        return start_task(ctx, greet_later)
+        return await start_task(ctx, greet_later)

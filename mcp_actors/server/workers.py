@@ -1,0 +1,230 @@
+"""Several worker processes serving one HTTP port: ``--workers N``.
+
+A Python process runs one Trio loop on one core. To use more cores, the
+*supervising* process (the one you start) forks ``N`` workers; each runs its own
+:func:`~mcp_actors.server.serve_http.serve_http` with its own supervisor of sessions,
+and listens on the same ``host:port`` with ``SO_REUSEPORT``
+(:mod:`~mcp_actors.transports.listen_socket`): the kernel spreads connections over
+the workers, whichever HTTP front end serves. The supervisor itself serves nothing:
+
+- it reserves the port first (so ``port=0`` picks one port for all), starts the
+  workers, and announces the URL once every worker listens;
+- a worker that dies is started again (at most ``max_restarts`` times in
+  ``restart_window`` seconds; beyond that the supervisor stops everything and
+  exits with an error rather than crash-loop);
+- SIGTERM or SIGINT stops it gracefully: each worker gets SIGTERM, stops accepting,
+  lets its requests in progress finish (``HttpConfig.graceful_timeout``), and exits;
+  a worker still alive ``stop_timeout`` seconds later is killed.
+
+Workers share nothing in memory. What a client may reach on any worker — task
+records, listen notifications, ``requestState`` keys, stored SSE events — must be
+shared through Redis (:mod:`mcp_actors.shared`, ``--redis-url``); legacy sessions
+stay on the worker that made them (route them there with the nginx configuration in
+``deploy/nginx.conf``, or let the client re-initialize on 404).
+
+Workers are forked (``os.fork``), so the server object built in the supervising
+process is the one each worker serves; nothing of it needs pickling. POSIX only.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import multiprocessing.connection
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable
+from contextlib import suppress
+from functools import partial
+from typing import Any, Literal
+
+import attrs
+import trio
+
+from ..transports.listen_socket import reuse_port_socket
+from .app import Server
+
+log = logging.getLogger("mcp_actors.workers")
+
+#: Seconds to wait for every worker to listen.
+START_TIMEOUT = 30.0
+
+
+class WorkersFailed(Exception):
+    """The workers could not start, or kept dying."""
+
+
+@attrs.frozen
+class WorkerPolicy:
+    """How the supervising process treats its workers (see the module docstring)."""
+
+    workers: int = attrs.field(validator=attrs.validators.ge(1))
+    #: Seconds a stopping worker gets before it is killed.
+    stop_timeout: float = 10.0
+    #: At most this many restarts within ``restart_window`` seconds.
+    max_restarts: int = 5
+    restart_window: float = 60.0
+
+
+def run_workers(
+    server: Server,
+    policy: WorkerPolicy,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    announce: Literal["http", "sse"] | None = None,
+    **options: Any,
+) -> None:
+    """Serve ``server`` over HTTP from ``policy.workers`` processes on one port until
+    SIGTERM/SIGINT; blocking. ``options`` are :func:`serve_http`'s. Raises
+    :class:`WorkersFailed` when the workers cannot start or keep dying."""
+    reserved = reuse_port_socket(host, port)  # holds the port; takes no connections
+    try:
+        bound_port = reserved.getsockname()[1]
+        worker = partial(_worker_main, server, host=host, port=bound_port, **options)
+        _Supervisor(policy, worker).run(_announcement(server, host, bound_port, announce, options))
+    finally:
+        reserved.close()
+
+
+def _announcement(
+    server: Server, host: str, port: int, announce: str | None, options: dict[str, Any]
+) -> str | None:
+    if announce is None:
+        return None
+    base = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+    config = options.get("config")
+    path = options.get("path", "/mcp") if config is None else config.path
+    if announce == "sse":
+        path = "/sse" if config is None else config.sse_path
+    return f"mcp-actors: serving {server.name} at {base}{path}"
+
+
+@attrs.define(eq=False)
+class _Supervisor:
+    policy: WorkerPolicy
+    #: What a worker process runs; given a connection to report "listening" on.
+    worker: Callable[[multiprocessing.connection.Connection], None]
+    _processes: dict[int, Any] = attrs.field(init=False, factory=dict)
+    _ready: dict[int, multiprocessing.connection.Connection] = attrs.field(init=False, factory=dict)
+    _restarts: list[float] = attrs.field(init=False, factory=list)
+    _stopping: bool = attrs.field(init=False, default=False)
+
+    def run(self, announcement: str | None) -> None:
+        previous = {
+            number: signal.signal(number, self._stop) for number in (signal.SIGTERM, signal.SIGINT)
+        }
+        try:
+            for index in range(self.policy.workers):
+                self._start(index)
+            self._wait_listening()
+            if announcement is not None and not self._stopping:
+                workers = self.policy.workers
+                print(f"{announcement} ({workers} workers)", file=sys.stderr, flush=True)
+            self._watch()
+        finally:
+            self._stop_all()
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+
+    def _stop(self, signum: int, frame: object) -> None:
+        self._stopping = True
+
+    def _start(self, index: int) -> None:
+        context = multiprocessing.get_context("fork")
+        receiver, sender = context.Pipe(duplex=False)
+        process = context.Process(
+            target=self.worker, args=(sender,), name=f"mcp-actors worker {index}", daemon=False
+        )
+        process.start()
+        sender.close()
+        self._processes[index] = process
+        self._ready[index] = receiver
+
+    def _wait_listening(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT
+        waiting = dict(self._ready)
+        while waiting and not self._stopping:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise WorkersFailed(f"{len(waiting)} worker(s) did not listen in {START_TIMEOUT}s")
+            ready = multiprocessing.connection.wait(list(waiting.values()), timeout=left)
+            for index, receiver in list(waiting.items()):
+                if receiver not in ready:
+                    continue
+                try:
+                    receiver.recv()
+                except EOFError:
+                    code = self._processes[index].exitcode
+                    raise WorkersFailed(
+                        f"worker {index} exited before listening ({code})"
+                    ) from None
+                del waiting[index]
+
+    def _watch(self) -> None:
+        while not self._stopping:
+            sentinels = {process.sentinel: index for index, process in self._processes.items()}
+            for sentinel in multiprocessing.connection.wait(list(sentinels), timeout=0.2):
+                if self._stopping:
+                    break
+                index = sentinels[sentinel]
+                gone = self._processes[index]
+                log.error(
+                    "worker %d (pid %s) exited (%s): restarting it", index, gone.pid, gone.exitcode
+                )
+                self._note_restart()
+                self._start(index)
+
+    def _note_restart(self) -> None:
+        now = time.monotonic()
+        window = self.policy.restart_window
+        self._restarts = [moment for moment in self._restarts if now - moment < window]
+        if len(self._restarts) >= self.policy.max_restarts:
+            raise WorkersFailed(
+                f"workers died {len(self._restarts) + 1} times in {window:g}s: stopping"
+            )
+        self._restarts.append(now)
+
+    def _stop_all(self) -> None:
+        processes = [process for process in self._processes.values() if process.is_alive()]
+        for process in processes:
+            with suppress(ProcessLookupError):
+                os.kill(process.pid, signal.SIGTERM)
+        deadline = time.monotonic() + self.policy.stop_timeout
+        for process in processes:
+            process.join(max(0.0, deadline - time.monotonic()))
+            if process.is_alive():
+                log.warning("worker pid %d did not stop in time: killing it", process.pid)
+                process.kill()
+                process.join()
+        for receiver in self._ready.values():
+            receiver.close()
+
+
+def _worker_main(
+    server: Server,
+    ready: multiprocessing.connection.Connection,
+    *,
+    host: str,
+    port: int,
+    **options: Any,
+) -> None:
+    """One worker: serve until SIGTERM/SIGINT, then shut down gracefully."""
+    for number in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(number, signal.SIG_DFL)
+    from .serve_http import HttpServerHandle, serve_http  # after the fork: the worker's imports
+
+    async def main() -> None:
+        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async with trio.open_nursery() as nursery:
+                serve = partial(serve_http, server, host=host, port=port, reuse_port=True)
+                handle: HttpServerHandle = await nursery.start(partial(serve, **options))
+                ready.send(os.getpid())
+                ready.close()
+                async for _ in signals:
+                    handle.shutdown()  # serve_http returns once its requests are done
+                    break
+
+    trio.run(main)

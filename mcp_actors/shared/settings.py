@@ -1,0 +1,100 @@
+"""How workers share state: the ``[shared]`` settings (TOML table, or ``MCP_ACTORS_SHARED_*``).
+
+Parsed strictly, as plugin settings are (:mod:`mcp_actors.config`)::
+
+    [shared]
+    redis_url = "redis://127.0.0.1:6379/0"
+    key_prefix = "mcp-actors"          # every key and channel starts with "<prefix>:"
+    state_keys = ["<64 hex digits>"]   # requestState keys: the first seals, all open
+    heartbeat_seconds = 1.0            # a worker silent 3 heartbeats is dead
+    task_ttl_seconds = 86400.0         # for tasks kept "until the process ends" in memory
+    bus_outbox = 1024                  # changes waiting to be sent to Redis (coalesced)
+    share_events = false               # legacy SSE events in Redis (resumable on any worker)
+    event_stream_max = 1000            # SSE events kept per stream (oldest trimmed)
+    event_ttl_seconds = 3600.0         # a stream's events expire after this idle time
+    redis_threads = 16                 # Redis commands in flight at once per worker
+    redis_timeout = 5.0                # seconds per command
+
+or ``MCP_ACTORS_SHARED_REDIS_URL=redis://...`` and so on; ``mcp-actors run
+--redis-url URL`` overrides ``redis_url``. Without ``redis_url`` nothing is shared
+(one worker keeps everything in memory) — except ``state_keys``, which workers need
+even without Redis for an MRTR retry to land on any of them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import attrs
+
+from ..config import load_settings
+from ..protocol.request_state import KEY_BYTES, StateKeys
+
+
+class SharedStateUnavailable(Exception):
+    """The shared store (Redis) did not answer when the worker started."""
+
+
+def _positive(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not value > 0:
+        raise ValueError(f"{attribute.name} must be positive, not {value!r}")
+
+
+def _state_key(text: str) -> bytes:
+    try:
+        key = bytes.fromhex(text)
+    except ValueError:
+        key = b""
+    if len(key) != KEY_BYTES:
+        raise ValueError(f"state_keys: each key is {KEY_BYTES * 2} hex digits ({KEY_BYTES} bytes)")
+    return key
+
+
+def _check_state_keys(
+    instance: object, attribute: attrs.Attribute[tuple[str, ...]], value: tuple[str, ...]
+) -> None:
+    for text in value:
+        _state_key(text)
+
+
+@attrs.frozen
+class SharedSettings:
+    """What workers share, and how (see the module docstring)."""
+
+    redis_url: str | None = None
+    key_prefix: str = "mcp-actors"
+    state_keys: tuple[str, ...] = attrs.field(default=(), validator=_check_state_keys)
+    heartbeat_seconds: float = attrs.field(default=1.0, validator=_positive)
+    task_ttl_seconds: float = attrs.field(default=86400.0, validator=_positive)
+    bus_outbox: int = attrs.field(default=1024, validator=attrs.validators.ge(1))
+    share_events: bool = False
+    event_stream_max: int = attrs.field(default=1000, validator=attrs.validators.ge(1))
+    event_ttl_seconds: float = attrs.field(default=3600.0, validator=_positive)
+    redis_threads: int = attrs.field(default=16, validator=attrs.validators.ge(1))
+    redis_timeout: float = attrs.field(default=5.0, validator=_positive)
+
+    def key(self, *parts: str) -> str:
+        """A Redis key (or channel) of this deployment: ``<prefix>:<part>:<part>...``."""
+        return ":".join((self.key_prefix, *parts))
+
+    def request_state_keys(self) -> StateKeys | None:
+        """The shared ``requestState`` keys (None: none configured)."""
+        if not self.state_keys:
+            return None
+        return StateKeys(tuple(_state_key(text) for text in self.state_keys))
+
+
+def load_shared_settings(
+    config_file: Path | None = None, environ: Mapping[str, str] | None = None
+) -> SharedSettings:
+    """:class:`SharedSettings` from the ``[shared]`` table of ``config_file`` and the
+    ``MCP_ACTORS_SHARED_*`` environment; raises :class:`~mcp_actors.config.SettingsError`."""
+    return load_settings(
+        SharedSettings,
+        "shared",
+        config_file=config_file,
+        environ=os.environ if environ is None else environ,
+        table="shared",
+    )

@@ -1,0 +1,89 @@
+"""Opening the shared state of one worker: a Redis client, the bus, the task store.
+
+:func:`open_shared_state` connects (failing at once, with the URL, when Redis does
+not answer), starts the bus's sender and listener and the task store's heartbeat as
+actors, and stops them when the block ends. :func:`mcp_actors.server.serve_http.serve_http`
+opens it for its server when given :class:`~.settings.SharedSettings` with a
+``redis_url``.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+
+import attrs
+import trio
+
+from ..transports.event_store import EventStore
+from .bus import RedisBus
+from .event_store import redis_event_stores
+from .redis_client import RedisClient
+from .settings import SharedSettings, SharedStateUnavailable
+from .task_store import RedisTaskStore
+
+
+@attrs.frozen
+class SharedState:
+    """One worker's view of the state it shares with the others."""
+
+    settings: SharedSettings
+    #: This worker's name in Redis (host, pid and a random part: unique per process).
+    worker: str
+    redis: RedisClient
+    bus: RedisBus
+    task_store: RedisTaskStore
+
+    def event_stores(self) -> Callable[[str], EventStore]:
+        """An ``HttpConfig.event_store_factory`` keeping each session's events in Redis."""
+        settings = self.settings
+        return redis_event_stores(
+            self.redis,
+            settings.key_prefix,
+            max_events=settings.event_stream_max,
+            ttl=settings.event_ttl_seconds,
+        )
+
+    async def unhealthy(self) -> str | None:
+        """Why this worker cannot serve now (None: it can): the health endpoint's question."""
+        if await self.redis.ping():
+            return None
+        return "the shared Redis does not answer"
+
+
+def worker_name() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(4)}"
+
+
+@asynccontextmanager
+async def open_shared_state(
+    settings: SharedSettings, *, max_tasks: int
+) -> AsyncIterator[SharedState]:
+    """The shared state of this worker for the duration of the block (see the module
+    docstring). ``max_tasks``: unfinished tasks this worker may run at once."""
+    if settings.redis_url is None:
+        raise ValueError("shared state needs a redis_url")
+    client = RedisClient(settings.redis_url, settings.redis_threads, settings.redis_timeout)
+    try:
+        if not await client.ping():
+            raise SharedStateUnavailable(f"Redis does not answer at {settings.redis_url}")
+        worker = worker_name()
+        bus = RedisBus(client, settings.key("bus"), worker, settings.bus_outbox)
+        store = RedisTaskStore(
+            client,
+            settings.key_prefix,
+            worker,
+            max_tasks=max_tasks,
+            default_ttl=settings.task_ttl_seconds,
+            heartbeat=settings.heartbeat_seconds,
+        )
+        async with trio.open_nursery() as nursery:
+            await nursery.start(bus.run)
+            await nursery.start(store.run)
+            yield SharedState(settings, worker, client, bus, store)
+            nursery.cancel_scope.cancel()
+    finally:
+        client.close()

@@ -1,0 +1,156 @@
+"""Helpers of the scale-out tests: a real ``redis-server`` and ``mcp-actors run`` processes.
+
+Everything listens on 127.0.0.1. ``redis-server`` is Debian's (``.ci/run`` installs
+it); a test that needs it fails, not skips, when it is missing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import attrs
+import trio
+
+SERVERS = Path(__file__).parent / "servers"
+SCALE_OUT_SERVER = str(SERVERS / "scale_out.py")
+#: What workers of one deployment share for requestState (two keys: rotation).
+STATE_KEYS = '["' + "11" * 32 + '", "' + "22" * 32 + '"]'
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def need(program: str) -> str:
+    found = shutil.which(program) or shutil.which(program, path="/usr/sbin:/sbin")
+    assert found, f"{program} is not installed (bash .ci/run installs it from Debian)"
+    return found
+
+
+@asynccontextmanager
+async def redis_server() -> AsyncIterator[str]:
+    """A throwaway ``redis-server`` on loopback (no persistence); yields its URL."""
+    port = free_port()
+    command = [need("redis-server"), "--port", str(port), "--bind", "127.0.0.1"]
+    command += ["--save", "", "--appendonly", "no", "--loglevel", "warning"]
+    async with trio.open_nursery() as nursery:
+        process = await nursery.start(trio.run_process, command)
+        try:
+            with trio.fail_after(10):
+                while True:
+                    try:
+                        stream = await trio.open_tcp_stream("127.0.0.1", port)
+                    except OSError:
+                        await trio.sleep(0.05)
+                        continue
+                    await stream.aclose()
+                    break
+            yield f"redis://127.0.0.1:{port}/0"
+        finally:
+            process.terminate()
+
+
+@attrs.define
+class Running:
+    """An ``mcp-actors run`` process and the URL it announced."""
+
+    process: trio.Process
+    url: str
+
+
+@asynccontextmanager
+async def mcp_actors_run(
+    *arguments: str, env: Mapping[str, str] | None = None
+) -> AsyncIterator[Running]:
+    """``mcp-actors run ARGUMENTS`` (HTTP, port 0); yields once it announced its URL.
+    Stopped with SIGTERM at the end (then killed if it lingers)."""
+    command = [sys.executable, "-m", "mcp_actors.cli", "run", *arguments]
+    environment = {**os.environ, **(env or {})}
+    process = await trio.lowlevel.open_process(command, stderr=subprocess.PIPE, env=environment)
+    assert process.stderr is not None
+    seen = b""
+    try:
+        with trio.fail_after(30):
+            while b"serving" not in seen or not seen.endswith(b"\n"):
+                chunk = await process.stderr.receive_some()
+                assert chunk, f"mcp-actors run exited: {seen.decode(errors='replace')}"
+                seen += chunk
+        line = next(x for x in seen.decode().splitlines() if "serving" in x)
+        url = line.split(" at ", 1)[1].split()[0]
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_drain, process.stderr)
+            yield Running(process, url)
+            nursery.cancel_scope.cancel()
+    finally:
+        if process.returncode is None:
+            process.send_signal(signal.SIGTERM)
+            with trio.move_on_after(15):
+                await process.wait()
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+
+
+async def _drain(stream: trio.abc.ReceiveStream) -> None:
+    while await stream.receive_some():
+        pass
+
+
+NGINX_CONF = Path(__file__).parent.parent / "deploy" / "nginx.conf"
+
+
+def render_nginx_conf(directory: Path, listen: int, workers: list[int]) -> Path:
+    """The shipped ``deploy/nginx.conf`` with test ports, as a whole nginx configuration
+    that keeps its files in ``directory``."""
+    shipped = NGINX_CONF.read_text()
+    assert len(workers) == 2, "deploy/nginx.conf names two workers"
+    site = shipped.replace("127.0.0.1:8080", f"127.0.0.1:{listen}")
+    site = site.replace("127.0.0.1:9001", f"127.0.0.1:{workers[0]}")
+    site = site.replace("127.0.0.1:9002", f"127.0.0.1:{workers[1]}")
+    temp = {name: directory / name for name in ("client", "proxy", "fastcgi", "uwsgi", "scgi")}
+    for path in temp.values():
+        path.mkdir(exist_ok=True)
+    paths = "\n".join(f"    {name}_temp_path {path};" for name, path in temp.items())
+    paths = paths.replace("    client_temp_path", "    client_body_temp_path")
+    whole = (
+        f"pid {directory}/nginx.pid;\nerror_log {directory}/error.log warn;\n"
+        "worker_processes 1;\nevents { worker_connections 256; }\n"
+        f"http {{\n    access_log off;\n{paths}\n{site}\n}}\n"
+    )
+    conf = directory / "nginx.conf"
+    conf.write_text(whole)
+    return conf
+
+
+@asynccontextmanager
+async def nginx(directory: Path, workers: list[int]) -> AsyncIterator[str]:
+    """nginx with the shipped configuration in front of ``workers`` (ports); yields its URL."""
+    listen = free_port()
+    conf = render_nginx_conf(directory, listen, workers)
+    command = [need("nginx"), "-p", str(directory), "-c", str(conf), "-g", "daemon off;"]
+    async with trio.open_nursery() as nursery:
+        process = await nursery.start(trio.run_process, command)
+        try:
+            with trio.fail_after(10):
+                while True:
+                    try:
+                        stream = await trio.open_tcp_stream("127.0.0.1", listen)
+                    except OSError:
+                        await trio.sleep(0.05)
+                        continue
+                    await stream.aclose()
+                    break
+            yield f"http://127.0.0.1:{listen}"
+        finally:
+            process.terminate()
