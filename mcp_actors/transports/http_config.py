@@ -143,6 +143,7 @@ class HttpConfig:
     #: the event store holds after that id, then ends (instead of 404): for workers that
     #: share an ``event_store_factory`` (Redis), so a stream resumed on another worker
     #: loses no stored event. Off by default (a private store has nothing to replay).
+    #: Never on a server with an auth hook: the store does not know whose stream it was.
     replay_unknown_sessions: bool = False
     #: Put before every session id this server mints (letters, digits, ``-``, ``_`` and
     #: a final ``.``; at most 32): names the worker, so that a load balancer sends a

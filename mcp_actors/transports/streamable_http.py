@@ -515,6 +515,7 @@ class StreamableHttpEndpoint:
         if (
             last_event_id
             and self.config.replay_unknown_sessions
+            and request.principal is None  # see _replay_stored
             and self.registry.get(session_id) is None
             and _event_id_shape(last_event_id)
         ):
@@ -559,7 +560,11 @@ class StreamableHttpEndpoint:
         the session lives, or lived, on another worker sharing the event store. Replay
         what the store holds after ``last_event_id`` on that stream, then end the
         response; the session's next POST here gets 404 and the client starts anew.
-        An id the store does not know gets the same 404 as an unknown session."""
+        An id the store does not know gets the same 404 as an unknown session.
+
+        Not on an authenticating server: the store does not record whose session a
+        stream was, so a caller could not be checked against it; there the request
+        gets the 404 of an unknown session, and the client starts anew."""
         store = self._new_store(session_id)
         stream = store.stream_of(last_event_id)
         if stream is None:
