@@ -209,8 +209,10 @@ class Engine(Generic[In, Out]):
         Params that do not decode (their error is answered when the request runs) and
         a request the session refuses are looked at as raw bytes instead.
         """
-        try:
-            spec = self._admit(request_id, method)
+        try:  # _admit, inline: this is every request's path
+            spec = self._check_inbound(method)
+            if request_id in self._inbound or len(self._inbound) >= self.max_in_flight:
+                self._check_room(request_id)  # raises the error to answer
         except McpError as error:
             if serves_modern and _marked_modern(raw_params):
                 return self._receive_modern(request_id, method, raw_params)

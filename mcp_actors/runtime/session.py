@@ -359,9 +359,10 @@ class Session:
             params = request.decode_params()
         except McpError as invalid:
             return engine.respond_error(request.id, invalid)
-        token = progress_token(params)
-        if token is not None:
-            request.progress = ProgressStream(token, request.id, self._writer)
+        if getattr(params, "meta", None):  # most requests carry no _meta: no call
+            token = progress_token(params)
+            if token is not None:
+                request.progress = ProgressStream(token, request.id, self._writer)
         try:
             result = await self.dispatcher.handle_request(request, params)
             return engine.respond(request.id, result)
