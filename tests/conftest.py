@@ -232,3 +232,27 @@ def oauth() -> Iterator[AuthorizationServer]:
         yield server
     finally:
         server.stop()
+
+
+# -- raw HTTP over a socket (the front ends' own tests) -------------------------------------
+
+
+async def read_until(stream: trio.SocketStream, count: int, marker: bytes) -> bytes:
+    """What the server sends until ``marker`` was seen ``count`` times, or EOF."""
+    data = b""
+    with trio.fail_after(10):
+        while data.count(marker) < count:
+            chunk = await stream.receive_some(65536)
+            if not chunk:
+                break
+            data += chunk
+    return data
+
+
+async def read_to_eof(stream: trio.SocketStream) -> bytes:
+    """Everything the server sends until it closes the connection."""
+    data = b""
+    with trio.fail_after(10):
+        while chunk := await stream.receive_some(65536):
+            data += chunk
+    return data

@@ -22,6 +22,8 @@ from mcp_actors.client.targets import load_server
 from mcp_actors.server.serve_http import HttpServerHandle, serve_http
 from mcp_actors.transports.http_config import HttpConfig
 
+from conftest import read_to_eof, read_until
+
 SAMPLE = "servers.sample:server"
 
 
@@ -46,26 +48,6 @@ def _call(request_id: int, a: int, b: int, *extra: str) -> bytes:
     )
 
 
-async def _read_until(stream: trio.SocketStream, count: int, marker: bytes) -> bytes:
-    """What the server sends until ``marker`` was seen ``count`` times, or EOF."""
-    data = b""
-    with trio.fail_after(10):
-        while data.count(marker) < count:
-            chunk = await stream.receive_some(65536)
-            if not chunk:
-                break
-            data += chunk
-    return data
-
-
-async def _read_to_eof(stream: trio.SocketStream) -> bytes:
-    data = b""
-    with trio.fail_after(10):
-        while chunk := await stream.receive_some(65536):
-            data += chunk
-    return data
-
-
 @asynccontextmanager
 async def _stateless_server(**config: Any) -> AsyncIterator[HttpServerHandle]:
     async with trio.open_nursery() as nursery:
@@ -87,7 +69,7 @@ async def test_pipelined_requests_are_answered_in_order() -> None:
         await trio.open_tcp_stream("127.0.0.1", handle.port) as stream,
     ):
         await stream.send_all(_call(1, 1, 2) + _call(2, 20, 3) + _call(3, 300, 4))
-        data = await _read_until(stream, 3, b'"structuredContent"')
+        data = await read_until(stream, 3, b'"structuredContent"')
     assert data.count(b"HTTP/1.1 200") == 3
     positions = [data.index(f'"id":{n}'.encode()) for n in (1, 2, 3)]
     assert positions == sorted(positions)
@@ -102,7 +84,7 @@ async def test_connection_close_ends_the_connection_after_the_response() -> None
         await trio.open_tcp_stream("127.0.0.1", handle.port) as stream,
     ):
         await stream.send_all(_call(1, 1, 2, "Connection: close"))
-        data = await _read_to_eof(stream)
+        data = await read_to_eof(stream)
     assert data.startswith(b"HTTP/1.1 200")
     assert b'{"result":3}' in data
 
@@ -115,10 +97,10 @@ async def test_expect_100_continue_gets_continue_before_the_body() -> None:
         request = _call(1, 1, 2, "Expect: 100-continue")
         head, _, body = request.partition(b"\r\n\r\n")
         await stream.send_all(head + b"\r\n\r\n")
-        interim = await _read_until(stream, 1, b"\r\n\r\n")
+        interim = await read_until(stream, 1, b"\r\n\r\n")
         assert interim.startswith(b"HTTP/1.1 100")
         await stream.send_all(body)
-        data = await _read_until(stream, 1, b'"structuredContent"')
+        data = await read_until(stream, 1, b'"structuredContent"')
     assert b"HTTP/1.1 200" in data
     assert b'{"result":3}' in data
 
@@ -130,7 +112,7 @@ async def test_a_body_over_the_limit_is_refused_and_the_connection_closed() -> N
     ):
         request = _post({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "x" * 500}})
         await stream.send_all(request + _call(2, 1, 2))
-        data = await _read_to_eof(stream)
+        data = await read_to_eof(stream)
     assert data.startswith(b"HTTP/1.1 413")
     assert b'"result"' not in data  # the request behind it was not read as one
 
@@ -154,8 +136,8 @@ async def test_graceful_shutdown_finishes_the_request_in_progress() -> None:
             )
             await trio.sleep(0.2)
             handle.shutdown()
-            reply = await _read_to_eof(busy)
-            assert await _read_to_eof(idle) == b""  # an idle connection is closed at once
+            reply = await read_to_eof(busy)
+            assert await read_to_eof(idle) == b""  # an idle connection is closed at once
         with pytest.raises(OSError):
             await trio.open_tcp_stream("127.0.0.1", handle.port)
     assert reply.startswith(b"HTTP/1.1 200")

@@ -16,25 +16,7 @@ import trio
 from mcp_actors.transports.http_config import HttpConfig
 from mcp_actors.transports.http_lean import LeanHttpServer, LeanLimits
 
-
-async def _read_until(stream: trio.SocketStream, count: int, marker: bytes) -> bytes:
-    """What the server sends until ``marker`` was seen ``count`` times, or EOF."""
-    data = b""
-    with trio.fail_after(10):
-        while data.count(marker) < count:
-            chunk = await stream.receive_some(65536)
-            if not chunk:
-                break
-            data += chunk
-    return data
-
-
-async def _read_to_eof(stream: trio.SocketStream) -> bytes:
-    data = b""
-    with trio.fail_after(10):
-        while chunk := await stream.receive_some(65536):
-            data += chunk
-    return data
+from conftest import read_to_eof, read_until
 
 
 async def _fixed_reply(scope: Any, receive: Any, send: Any) -> None:
@@ -69,7 +51,7 @@ async def test_headers_over_the_limit_get_431() -> None:
         await trio.open_tcp_stream("127.0.0.1", port) as stream,
     ):
         await stream.send_all(b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 4096 + b"\r\n\r\n")
-        data = await _read_to_eof(stream)
+        data = await read_to_eof(stream)
     assert data.startswith(b"HTTP/1.1 431")
 
 
@@ -80,7 +62,7 @@ async def test_headers_that_do_not_arrive_in_time_close_the_connection() -> None
     ):
         await stream.send_all(b"GET / HTTP/1.1\r\nHost: x\r\n")  # never finished
         started = trio.current_time()
-        data = await _read_to_eof(stream)
+        data = await read_to_eof(stream)
         waited = trio.current_time() - started
     assert data == b""  # no request yet, so nothing to answer: h11 holds no request
     assert 0.4 < waited < 3
@@ -92,9 +74,9 @@ async def test_an_idle_keep_alive_connection_closes_after_its_timeout() -> None:
         await trio.open_tcp_stream("127.0.0.1", port) as stream,
     ):
         await stream.send_all(GET)
-        first = await _read_until(stream, 1, b"ok")
+        first = await read_until(stream, 1, b"ok")
         started = trio.current_time()
-        rest = await _read_to_eof(stream)
+        rest = await read_to_eof(stream)
         waited = trio.current_time() - started
     assert first.startswith(b"HTTP/1.1 200")
     assert rest == b""
@@ -107,13 +89,13 @@ async def test_garbage_gets_400_and_a_failing_app_500_and_the_server_lives_on() 
         await trio.open_tcp_stream("127.0.0.1", port) as garbage,
     ):
         await garbage.send_all(b"NOT HTTP AT ALL\r\n\r\n")
-        assert (await _read_to_eof(garbage)).startswith(b"HTTP/1.1 400")
+        assert (await read_to_eof(garbage)).startswith(b"HTTP/1.1 400")
         async with await trio.open_tcp_stream("127.0.0.1", port) as failing:
             await failing.send_all(b"GET /fail HTTP/1.1\r\nHost: x\r\n\r\n")
-            assert (await _read_to_eof(failing)).startswith(b"HTTP/1.1 500")
+            assert (await read_to_eof(failing)).startswith(b"HTTP/1.1 500")
         async with await trio.open_tcp_stream("127.0.0.1", port) as fine:
             await fine.send_all(GET)
-            assert (await _read_until(fine, 1, b"ok")).startswith(b"HTTP/1.1 200")
+            assert (await read_until(fine, 1, b"ok")).startswith(b"HTTP/1.1 200")
 
 
 async def test_a_client_that_leaves_mid_stream_is_seen_as_a_disconnect() -> None:
@@ -130,7 +112,7 @@ async def test_a_client_that_leaves_mid_stream_is_seen_as_a_disconnect() -> None
         await trio.open_tcp_stream("127.0.0.1", port) as stream,
     ):
         await stream.send_all(GET)
-        await _read_until(stream, 1, b"first")
+        await read_until(stream, 1, b"first")
         await stream.aclose()  # the client leaves
         with trio.fail_after(5):
             while not seen:
