@@ -60,4 +60,8 @@ class RedisClient:
             return False
 
     def close(self) -> None:
+        """Close every connection of the pool, in use or idle: a pool handed to
+        ``redis.Redis`` is not closed by the client's own ``close``, and a thread
+        abandoned on cancellation may still hold one (its command then fails there)."""
         self._client.close()
+        self._client.connection_pool.disconnect()

@@ -1,0 +1,129 @@
+"""A stream resumed on a server that does not host its session (``replay_unknown_sessions``).
+
+Two endpoints share their events in a real Redis, as the workers of a deployment do. A client
+reads a tool call's priming event on A, then resumes the stream on B with
+``Last-Event-ID``. Without authentication B replays what the store holds. With an auth
+hook it must not: the store does not record whose session a stream was, so B could
+not check the caller against it, and answers the 404 of an unknown session.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import AsyncExitStack
+from functools import partial
+from typing import Any
+
+import httpx
+import pytest
+import trio
+
+from mcp_actors import Server
+from mcp_actors.auth.server import InvalidToken, ResourceServer
+from mcp_actors.server.serve_http import HttpServerHandle, serve_http
+from mcp_actors.shared.settings import SharedSettings
+from mcp_actors.transports.http_auth import Principal
+from mcp_actors.transports.sse import SSEDecoder
+
+from deployment import redis_server
+
+LEGACY = "2025-11-25"
+TOKEN = "alice-token"
+HEADERS = {
+    "accept": "application/json, text/event-stream",
+    "content-type": "application/json",
+    "authorization": f"Bearer {TOKEN}",
+}
+
+
+def worker() -> Server:
+    """One worker's server (each shares its state through Redis on its own)."""
+    server = Server("replaying", "1.0")
+
+    @server.tool
+    async def slow(seconds: float) -> str:
+        """Sleep, so the call's response is an event stream with a priming event."""
+        await trio.sleep(seconds)
+        return f"slept {seconds}s"
+
+    return server
+
+
+class OneToken:
+    """Accepts one bearer token, as Alice."""
+
+    async def verify(self, token: str, resource: str) -> Principal:
+        if token != TOKEN:
+            raise InvalidToken("unknown token")
+        return Principal("alice")
+
+
+def body(request_id: int | None, method: str, params: dict[str, Any]) -> bytes:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+    if request_id is not None:
+        message["id"] = request_id
+    return json.dumps(message).encode()
+
+
+async def events_of(response: httpx.Response) -> list[Any]:
+    decoder = SSEDecoder()
+    events: list[Any] = []
+    async for chunk in response.aiter_bytes():
+        events.extend(decoder.feed(chunk))
+    return events
+
+
+@pytest.mark.parametrize("authenticating", [False, True], ids=["open", "auth"])
+async def test_a_stream_resumed_elsewhere_is_replayed_only_without_an_auth_hook(
+    authenticating: bool,
+) -> None:
+    async with (
+        redis_server() as redis_url,
+        AsyncExitStack() as stack,
+        trio.open_nursery() as nursery,
+    ):
+        shared = SharedSettings(redis_url=redis_url, share_events=True)
+        handles: list[HttpServerHandle] = []
+        for _ in range(2):
+            auth = (
+                ResourceServer(verifier=OneToken(), authorization_servers=["https://as.invalid"])
+                if authenticating
+                else None
+            )
+            handles.append(
+                await nursery.start(partial(serve_http, worker(), port=0, shared=shared, auth=auth))
+            )
+        a, b = handles
+        http = await stack.enter_async_context(httpx.AsyncClient(timeout=10))
+        init = {
+            "protocolVersion": LEGACY,
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        }
+        opened = await http.post(a.url, content=body(1, "initialize", init), headers=HEADERS)
+        assert opened.status_code == 200, opened.text
+        session = {
+            "mcp-session-id": opened.headers["mcp-session-id"],
+            "mcp-protocol-version": LEGACY,
+        }
+        initialized = body(None, "notifications/initialized", {})
+        await http.post(a.url, content=initialized, headers={**HEADERS, **session})
+        call = body(2, "tools/call", {"name": "slow", "arguments": {"seconds": 0.2}})
+        async with http.stream(
+            "POST", a.url, content=call, headers={**HEADERS, **session}
+        ) as first:
+            assert first.headers["content-type"].startswith("text/event-stream")
+            seen_on_a = await events_of(first)
+        primed = seen_on_a[0]
+        assert primed.id and not primed.data
+
+        resume = {**HEADERS, **session, "accept": "text/event-stream", "last-event-id": primed.id}
+        async with http.stream("GET", b.url, headers=resume) as replay:
+            if authenticating:
+                assert replay.status_code == 404
+            else:
+                assert replay.status_code == 200
+                replayed = [json.loads(e.data) for e in await events_of(replay) if e.data]
+                assert [m.get("id") for m in replayed] == [2]
+                assert replayed[0]["result"]["content"][0]["text"] == "slept 0.2s"
+        nursery.cancel_scope.cancel()
