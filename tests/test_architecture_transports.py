@@ -22,11 +22,26 @@ TRANSPORTS = Path(mcp_actors.__file__).parent / "transports"
 MODULES = sorted(path.name for path in TRANSPORTS.glob("*.py") if path.name != "__init__.py")
 
 
+#: Structs that are records, not messages: (module, class). ``Outgoing`` holds bytes
+#: already encoded by protocol/ and is never decoded nor encoded; it is a Struct only
+#: because one is made per message sent, and a Struct's constructor is cheap.
+RECORDS = {("abc.py", "Outgoing")}
+
+
 def decoding_in(path: Path) -> list[str]:
     """What in ``path`` decodes or encodes JSON itself: msgspec decoders, encoders and
-    Structs, json.loads/dumps."""
+    Structs (but the :data:`RECORDS`), json.loads/dumps."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    tree = ast.parse(path.read_text())
+    record_bases = {
+        id(base)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef) and (path.name, node.name) in RECORDS
+        for base in node.bases
+    }
+    for node in ast.walk(tree):
+        if id(node) in record_bases:
+            continue
         if isinstance(node, ast.Attribute) and node.attr in {
             "Decoder",
             "Encoder",

@@ -154,28 +154,12 @@ class Engine(Generic[In, Out]):
     def receive(self, data: bytes) -> Event[In, Out] | None:
         """Take one inbound message; the event it makes, or None if nothing is to be done."""
         try:
-            message = decode(data)
+            envelope = decode(data)
         except InvalidMessage as invalid:
             return self._refuse(invalid.request_id, invalid)
-        if isinstance(message, list):
-            return self._receive_batch(message)
-        return self._receive_one(message)
-
-    def receive_oversized(self, description: str, limit: int) -> Reply:
-        """The transport discarded a message over its size ``limit``: the error to answer."""
-        error = McpError(errors.INVALID_REQUEST, description, {"limit": limit})
-        return self._refuse(None, error)
-
-    def peer_closed(self) -> None:
-        """The peer stopped sending: nothing we ask can be answered any more."""
-        self._peer_gone = True
-
-    def close(self) -> None:
-        """The connection is over: the lifecycle ends."""
-        self._peer_gone = True
-        self.state.close()
-
-    def _receive_one(self, envelope: Envelope) -> Event[In, Out] | None:
+        if isinstance(envelope, list):
+            return self._receive_batch(envelope)
+        # One message (this is every message's path: no call of its own).
         method = envelope.method
         if method is UNSET:
             return self._receive_response(envelope)
@@ -194,6 +178,20 @@ class Engine(Generic[In, Out]):
                 return Reply(self.respond(request_id, _EMPTY_RESULT), request_id)
             return self._receive_initialize(request_id, params)
         return self._receive_request(request_id, method, params, serves_modern)
+
+    def receive_oversized(self, description: str, limit: int) -> Reply:
+        """The transport discarded a message over its size ``limit``: the error to answer."""
+        error = McpError(errors.INVALID_REQUEST, description, {"limit": limit})
+        return self._refuse(None, error)
+
+    def peer_closed(self) -> None:
+        """The peer stopped sending: nothing we ask can be answered any more."""
+        self._peer_gone = True
+
+    def close(self) -> None:
+        """The connection is over: the lifecycle ends."""
+        self._peer_gone = True
+        self.state.close()
 
     def _receive_request(
         self,

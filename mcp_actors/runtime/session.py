@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import logging
 import math
+import types
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, runtime_checkable
 
@@ -134,8 +135,9 @@ class Session:
     def __attrs_post_init__(self) -> None:
         dispatcher = self.dispatcher
         describe = dispatcher.describe_server if isinstance(dispatcher, ServerDispatcher) else None
-        # The engine makes each request's actor object: an InboundRequest of this session.
-        open_request = functools.partial(InboundRequest, self)
+        # The engine makes each request's actor object: an InboundRequest of this session
+        # (a bound method: unlike functools.partial, no argument tuple is built per call).
+        open_request = types.MethodType(InboundRequest, self)
         self._engine = Engine(
             self.state, open_request, describe, max_in_flight=self.config.max_in_flight
         )

@@ -87,16 +87,22 @@ async def list_tools(
     return t.ListToolsResult(tools=page, next_cursor=next_cursor)
 
 
-async def call_tool(
+def call_tool(
     server_session: ServerSession, request: InboundRequest, params: t.CallToolParams
-) -> t.CallToolResult | t.CreatedTask | t.CreateTaskResult:
+) -> Awaitable[t.CallToolResult | t.CreatedTask | t.CreateTaskResult]:
+    """What to await for ``tools/call``: the tool's run, a task's start, or a mounted
+    server's answer. An unknown tool or a missing scope raises at once.
+
+    (A plain function that picks the coroutine, not a coroutine itself: every call's
+    path then steps through one coroutine fewer.)
+    """
     tool = server_session.server._tools.get(params.name)
     if tool is None:
         routed = server_session.server.mounts.route_name(params.name)
         if routed is not None:
             mount, name = routed
             inner = msgspec.structs.replace(params, name=name)
-            called: t.CallToolResult = await mount.target.handle(
+            called: Awaitable[t.CallToolResult] = mount.target.handle(
                 "tools/call", inner, server_session, request
             )
             return called
@@ -106,8 +112,8 @@ async def call_tool(
     if (tool.task != "never" or params.task is not UNSET) and runs_as_task(
         server_session, request, tool, params
     ):
-        return await _start_task(server_session, request, tool, params)
-    return await _run_tool(server_session, request, tool, params)
+        return _start_task(server_session, request, tool, params)
+    return _run_tool(server_session, request, tool, params)
 
 
 async def _start_task(
@@ -151,7 +157,7 @@ async def _run_tool(
     if isinstance(result, t.CreatedTask):  # a deferred tool handed its work to a task
         return result
     revision = server_session.state.revision
-    check_content(result.content, revision, f"tool {params.name!r}")
+    check_content(result.content, revision, "tool", params.name)
     structured = result.structured_content  # left out before 2025-06-18 (protocol.fit)
     if revision.structured_output and not (
         revision.structured_content_any or structured is UNSET or isinstance(structured, dict)
@@ -274,8 +280,8 @@ async def get_prompt(
     check_content(
         [message.content for message in result.messages],
         server_session.state.revision,
-        f"prompt {params.name!r}",
-        in_prompt=True,
+        "prompt",
+        params.name,
     )
     return result
 
@@ -321,9 +327,12 @@ def _completer_for(
 
 
 def check_content(
-    blocks: Sequence[t.ContentBlock], revision: Revision, what: str, *, in_prompt: bool = False
+    blocks: Sequence[t.ContentBlock], revision: Revision, kind: str, name: str
 ) -> None:
-    """Refuse content the negotiated revision cannot carry (a -32603 naming the culprit)."""
+    """Refuse content the negotiated revision cannot carry: a -32603 naming the culprit,
+    the ``kind`` (tool, prompt) called ``name`` that returned it."""
+    if revision.audio_content and revision.structured_output:
+        return  # the revision carries every kind of block
     for block in blocks:
         needed = None
         if isinstance(block, t.AudioContent) and not revision.audio_content:
@@ -331,11 +340,10 @@ def check_content(
         elif isinstance(block, t.ResourceLink) and not revision.structured_output:
             needed = "2025-06-18"
         if needed is not None:
-            kind = type(block).__name__
             raise McpError(
                 errors.INTERNAL_ERROR,
-                f"{what} returned {kind}, which needs protocol revision {needed};"
-                f" this session speaks {revision.name}",
+                f"{kind} {name!r} returned {type(block).__name__}, which needs protocol"
+                f" revision {needed}; this session speaks {revision.name}",
             )
 
 
