@@ -7,8 +7,9 @@ Two measurements of idle legacy (2025-11-25) sessions, each opened with
   cap raised to fit); the growth of its resident set (``/proc/PID/status`` VmRSS) from
   before the first session to after the last, divided by the number of sessions
   (``--sessions``, default 10,000): once right after the last session opened (the
-  newest still awake), and once after ``--settle`` seconds (default 10: past the
-  default ``session_rest_after`` of 5 s and its sweep), when every idle session sleeps.
+  newest still awake), and once after ``--settle`` seconds (default 15: past the
+  defaults ``session_rest_after`` of 5 s, ``finished_stream_retention`` of 10 s for the
+  initialize reply's events, and the sweep), when every idle session sleeps.
 * **Piece by piece**: the same server in this process under ``tracemalloc``; the Python
   memory still allocated after ``--traced`` sessions have fallen asleep, grouped by the
   module that allocated it (event store, session stream, session actor, engine, trio's
@@ -169,9 +170,10 @@ async def traced(count: int) -> list[tuple[str, float]]:
         tracemalloc.start(25)
         before = tracemalloc.take_snapshot()
         await open_sessions(handle.url, count)
-        with trio.move_on_after(30):  # until they sleep (session_rest_after and its sweep)
-            while handle.supervisor.statistics().sessions_asleep < count + 20:
-                await trio.sleep(0.1)
+        for _ in range(400):  # until they sleep (see --settle), at most 40 s
+            if handle.supervisor.statistics().sessions_asleep >= count + 20:
+                break
+            await trio.sleep(0.1)
         asleep = handle.supervisor.statistics().sessions_asleep
         print(f"{asleep:,} of {count + 20:,} sessions asleep", file=sys.stderr)
         gc.collect()
@@ -208,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=10_000)
     parser.add_argument("--traced", type=int, default=1_000)
-    parser.add_argument("--settle", type=float, default=10.0)
+    parser.add_argument("--settle", type=float, default=15.0)
     options = parser.parse_args(argv)
     if options.traced:
         pieces = trio.run(traced, options.traced)

@@ -48,7 +48,7 @@ def make_server() -> Server:
 async def serving(
     server: Server | None = None, **config: Any
 ) -> AsyncIterator[tuple[HttpServerHandle, httpx.AsyncClient]]:
-    options = HttpConfig(session_rest_after=REST, **config)
+    options = HttpConfig(session_rest_after=REST, finished_stream_retention=REST, **config)
     async with trio.open_nursery() as nursery:
         handle = await nursery.start(
             partial(serve_http, server or make_server(), port=0, config=options)

@@ -251,12 +251,12 @@ class Session:
         """Give up the tasks (all waiting on empty queues) and the queues; keep the rest."""
         assert self._nursery is not None
         self._asleep = True
-        self.transport.rest(self.wake)
         self._writer.rest()
         if self._notify_send is not None:
             self._notify_send.close()
         self._notify_send = self._notify_receive = None
         self._nursery.cancel_scope.cancel()
+        self.transport.rest(self.wake)  # last: it may wake the session at once
 
     def wake(self) -> None:
         """Something concerns this session: if it sleeps, run it again (in its host).

@@ -291,12 +291,16 @@ class HttpSessionStream(MessageStream):
         """
         if self._offered_at == self.last_activity or not self._inbox.reader_waiting:
             return
+        if self._written and self._written[-1][0] > trio.current_time():
+            return  # not before the last written stream's events may go (see receive)
         self._offered_at = self.last_activity
         self._inbox.interrupt()
 
     def rest(self, wake: Callable[[], None]) -> None:
         self.rest_offered = False
         self._wake = wake
+        if self._inbox:  # a body came while the offer was being made
+            self._wake_session()
 
     @property
     def asleep(self) -> bool:
@@ -398,6 +402,8 @@ class HttpSessionStream(MessageStream):
         except InboxClosed:
             raise TransportClosed("the HTTP session has ended") from None
         except InboxInterrupted:
+            # What an idle session holds, it holds asleep too: let written streams go.
+            await self._drop_written_streams()
             self.rest_offered = True
             raise TransportClosed("rest offered: no input for a while") from None
 

@@ -78,7 +78,9 @@ from mcp_actors.server.tasks import start_task
 from mcp_actors.server.tools import RegisteredTool, error_result
 
 #: A 1x1 red PNG, and a minimal WAV: the conformance suite's reference constants.
-TEST_IMAGE_BASE64: Final = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+TEST_IMAGE_BASE64: Final = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+)
 TEST_AUDIO_BASE64: Final = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
 
 #: The skills the server serves (the Skills extension's fixtures).
