@@ -145,7 +145,10 @@ class Session:
     _notify_receive: trio.MemoryReceiveChannel[Callable[[], Awaitable[None]]] | None = attrs.field(
         init=False, default=None
     )
-    _actors: set[trio.CancelScope] | None = attrs.field(init=False, factory=set)
+    #: The scopes of the running actors (the set made by the first actor).
+    _actors: set[trio.CancelScope] | None = attrs.field(init=False, default=None)
+    #: Set once the peer stopped sending: no new actor starts.
+    _draining: bool = attrs.field(init=False, default=False)
     #: Whether a task runs :meth:`run` now; whether the session sleeps (see the module
     #: docstring); whether :meth:`close` was called.
     _running: bool = attrs.field(init=False, default=False)
@@ -294,14 +297,16 @@ class Session:
         failures. Raises RuntimeError if the session is not running (or already
         draining).
         """
-        if self._nursery is None or self._actors is None:
+        if self._nursery is None or self._draining:
             raise RuntimeError("the session is not running")
         self._nursery.start_soon(self._run_actor, actor)
 
     async def _run_actor(self, actor: Callable[[], Awaitable[None]]) -> None:
         scope = trio.CancelScope()
-        if self._actors is None:
+        if self._draining:
             return
+        if self._actors is None:
+            self._actors = set()
         self._actors.add(scope)
         try:
             with scope:
@@ -321,6 +326,7 @@ class Session:
         self._fail_outbound()
         for request in self._engine.inbound:
             request.cancel("the peer closed the connection")
+        self._draining = True
         actors, self._actors = self._actors or set(), None
         for scope in actors:
             scope.cancel()
@@ -586,7 +592,7 @@ class Session:
         if self._asleep:
             self.wake()
         send = self._notify_send
-        if send is None and self._actors is not None:  # None: the session is ending
+        if send is None and not self._draining:
             send, receive = trio.open_memory_channel[Callable[[], Awaitable[None]]](
                 self.config.notification_queue_size
             )

@@ -201,6 +201,8 @@ class EventMemory:
         if not log.events:
             log.owner.forget_log(log)
             self._streams -= 1
+            if len(self._order) > 2 * self._events + 1024:
+                self._compact()  # let the forgotten logs go, not only at the next append
 
     def _compact(self) -> None:
         self._order = deque(entry for entry in self._order if entry[1].holds(entry[0]))

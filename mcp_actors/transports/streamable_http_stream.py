@@ -103,7 +103,7 @@ class ResponseStream:
     """One logical stream of a session: a POST's response stream, or the standalone stream."""
 
     __slots__ = (
-        "changed",
+        "_changed",
         "connection",
         "delivered",
         "finished",
@@ -125,12 +125,22 @@ class ResponseStream:
         self.delivered: str | None = None
         #: The connection carrying this stream now, if any (a newer one cancels it).
         self.connection: trio.CancelScope | None = None
-        self.changed = trio.Event()
+        self._changed: trio.Event | None = None
+
+    @property
+    def changed(self) -> trio.Event:
+        """Set at the stream's next change (made when first asked for: most streams of an
+        idle session are never waited on)."""
+        changed = self._changed
+        if changed is None:
+            changed = self._changed = trio.Event()
+        return changed
 
     def notify(self) -> None:
         """Wake whoever waits for this stream to change."""
-        changed, self.changed = self.changed, trio.Event()
-        changed.set()
+        changed, self._changed = self._changed, None
+        if changed is not None:
+            changed.set()
 
 
 class HttpSessionStream(MessageStream):
