@@ -162,7 +162,11 @@ async def traced(count: int) -> list[tuple[str, float]]:
     sys.path.insert(0, str(SERVER.parent))
     from ours import server  # type: ignore[import-not-found]
 
-    config = HttpConfig(max_sessions=count + 100, max_sessions_per_client=None)
+    # Client and server share this process, slowed down many times by tracemalloc: a
+    # stall must not look like an idle keep-alive connection to the server.
+    config = HttpConfig(
+        max_sessions=count + 100, max_sessions_per_client=None, keep_alive_timeout=300
+    )
     async with trio.open_nursery() as nursery:
         handle = await nursery.start(partial(serve_http, server, port=0, config=config))
         await open_sessions(handle.url, 20)

@@ -99,6 +99,11 @@ def _chunks(events: Sequence[StoredEvent], retry: int | None) -> list[bytes]:
     return chunks
 
 
+#: What a finished stream's waiters wait on: nothing more will change, so it is set.
+_UNCHANGING = trio.Event()
+_UNCHANGING.set()
+
+
 class ResponseStream:
     """One logical stream of a session: a POST's response stream, or the standalone stream."""
 
@@ -130,9 +135,11 @@ class ResponseStream:
     @property
     def changed(self) -> trio.Event:
         """Set at the stream's next change (made when first asked for: most streams of an
-        idle session are never waited on)."""
+        idle session are never waited on; a finished stream does not change)."""
         changed = self._changed
         if changed is None:
+            if self.finished:
+                return _UNCHANGING
             changed = self._changed = trio.Event()
         return changed
 
@@ -281,6 +288,7 @@ class HttpSessionStream(MessageStream):
         it, queued behind the request itself (so the session's reader meets the request
         first), and its stream is settled: nothing more is written for it.
         """
+        self._wake_session()
         for request_id in list(stream.pending):
             self.cancelled(request_id)
             try:
