@@ -79,9 +79,13 @@ async def open_session(http: httpx.AsyncClient, url: str) -> dict[str, str]:
 
 
 async def asleep(handle: HttpServerHandle, count: int) -> None:
-    """Wait until ``count`` sessions sleep."""
+    """Wait until ``count`` sessions sleep, their tasks ended (one task per session awake)."""
     with trio.fail_after(5):
-        while handle.supervisor.statistics().sessions_asleep != count:
+        while True:
+            statistics = handle.supervisor.statistics()
+            awake = statistics.sessions_active - statistics.sessions_asleep
+            if statistics.sessions_asleep == count and statistics.tasks == awake:
+                return
             await trio.sleep(0.01)
 
 
