@@ -6,11 +6,14 @@ Two measurements of idle legacy (2025-11-25) sessions, each opened with
 * **RSS per session**: ``benchmarks/servers/ours.py --http`` in its own process (session
   cap raised to fit); the growth of its resident set (``/proc/PID/status`` VmRSS) from
   before the first session to after the last, divided by the number of sessions
-  (``--sessions``, default 10,000), after a short settle.
+  (``--sessions``, default 10,000): once right after the last session opened (the
+  newest still awake), and once after ``--settle`` seconds (default 15: past the
+  defaults ``session_rest_after`` of 5 s, ``finished_stream_retention`` of 10 s for the
+  initialize reply's events, and the sweep), when every idle session sleeps.
 * **Piece by piece**: the same server in this process under ``tracemalloc``; the Python
-  memory still allocated after ``--traced`` sessions, grouped by the module that allocated
-  it (event store, session stream, session actor, engine, trio's channels and tasks, ...),
-  per session.
+  memory still allocated after ``--traced`` sessions have fallen asleep, grouped by the
+  module that allocated it (event store, session stream, session actor, engine, trio's
+  channels and tasks, ...), per session.
 
 Usage::
 
@@ -89,8 +92,9 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def measure_rss(count: int) -> float:
-    """KiB of resident memory per idle session of a server in its own process."""
+def measure_rss(count: int, settle: float) -> tuple[float, float]:
+    """KiB of resident memory per idle session of a server in its own process: right
+    after the last opened, and ``settle`` seconds later."""
     port = free_port()
     command = [sys.executable, str(SERVER), "--http", str(port), "--max-sessions", str(count + 10)]
     process = subprocess.Popen(command)
@@ -111,14 +115,16 @@ def measure_rss(count: int) -> float:
         started = time.perf_counter()
         sessions = trio.run(open_sessions, url, count)
         took = time.perf_counter() - started
-        time.sleep(1.0)
+        opened = rss_kib(process.pid)
+        time.sleep(settle)
         after = rss_kib(process.pid)
         print(
             f"{len(sessions):,} idle sessions opened in {took:.1f} s; server RSS"
-            f" {before / 1024:.1f} -> {after / 1024:.1f} MiB",
+            f" {before / 1024:.1f} -> {opened / 1024:.1f} MiB, {settle:g} s later"
+            f" {after / 1024:.1f} MiB",
             file=sys.stderr,
         )
-        return (after - before) / len(sessions)
+        return (opened - before) / len(sessions), (after - before) / len(sessions)
     finally:
         process.terminate()
         process.wait(10)
@@ -156,7 +162,11 @@ async def traced(count: int) -> list[tuple[str, float]]:
     sys.path.insert(0, str(SERVER.parent))
     from ours import server  # type: ignore[import-not-found]
 
-    config = HttpConfig(max_sessions=count + 100, max_sessions_per_client=None)
+    # Client and server share this process, slowed down many times by tracemalloc: a
+    # stall must not look like an idle keep-alive connection to the server.
+    config = HttpConfig(
+        max_sessions=count + 100, max_sessions_per_client=None, keep_alive_timeout=300
+    )
     async with trio.open_nursery() as nursery:
         handle = await nursery.start(partial(serve_http, server, port=0, config=config))
         await open_sessions(handle.url, 20)
@@ -164,7 +174,12 @@ async def traced(count: int) -> list[tuple[str, float]]:
         tracemalloc.start(25)
         before = tracemalloc.take_snapshot()
         await open_sessions(handle.url, count)
-        await trio.sleep(0.5)
+        for _ in range(400):  # until they sleep (see --settle), at most 40 s
+            if handle.supervisor.statistics().sessions_asleep >= count + 20:
+                break
+            await trio.sleep(0.1)
+        asleep = handle.supervisor.statistics().sessions_asleep
+        print(f"{asleep:,} of {count + 20:,} sessions asleep", file=sys.stderr)
         gc.collect()
         after = tracemalloc.take_snapshot()
         tracemalloc.stop()
@@ -199,6 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=10_000)
     parser.add_argument("--traced", type=int, default=1_000)
+    parser.add_argument("--settle", type=float, default=15.0)
     options = parser.parse_args(argv)
     if options.traced:
         pieces = trio.run(traced, options.traced)
@@ -214,8 +230,11 @@ def main(argv: list[str] | None = None) -> int:
         for name, size in pieces[:15]:
             print(f"  {size:8.0f} B  {name}")
     if options.sessions:
-        per = measure_rss(options.sessions)
-        print(f"RSS per idle session, {options.sessions:,} sessions: {per:.1f} KiB")
+        opened, settled = measure_rss(options.sessions, options.settle)
+        print(
+            f"RSS per idle session, {options.sessions:,} sessions: {settled:.1f} KiB"
+            f" ({opened:.1f} KiB right after the last opened)"
+        )
     return 0
 
 

@@ -17,6 +17,18 @@ runs tasks:
   idle, the reader may write an answer itself;
 - **the dispatcher** (a server's or a client's) is what gives methods meaning.
 
+**Sleeping.** Over a transport that can hold a session's input while nobody reads
+it (Streamable HTTP, where an idle session is most of a server's sessions), an idle
+session gives up its tasks: when the transport offers it rest (its reader's
+``receive`` ends with ``transport.rest_offered`` set, see :class:`MessageStream`),
+and nothing is in flight (no request, no outbound call, no actor, nothing queued),
+:meth:`Session.run` returns with the session *asleep* — its engine, state and
+transport kept, no task, no nursery, no queues. It is still a supervised actor:
+the first thing that concerns it — input the transport receives, a message sent to
+it, :meth:`Session.close` — wakes it, and its host (the
+:class:`~.supervisor.Supervisor` that started it) runs it again, in the same root
+nursery, with the same failure containment. A session without a host never sleeps.
+
 A request whose handler is declared never to wait (the dispatcher's
 ``serves_inline``: a tool registered with ``inline=True``) is served by the reader
 itself, without a task or a cancel scope of its own (see :mod:`.inline`).
@@ -91,6 +103,13 @@ class ActorHost(Protocol):
     def start_actor(self, actor: Callable[[], Awaitable[None]]) -> None: ...
 
 
+class SessionHost(ActorHost, Protocol):
+    """Where a session runs (the supervisor): it also runs an asleep session again."""
+
+    def resume_session(self, session: Session) -> None:
+        """Run ``session`` again (it was asleep and something woke it)."""
+
+
 @attrs.frozen
 class SessionStatistics:
     """A snapshot of one session's actors and queues."""
@@ -118,19 +137,32 @@ class Session:
     _engine: Engine[InboundRequest, OutboundCall] = attrs.field(init=False)
     _writer: Writer = attrs.field(init=False)
     _nursery: trio.Nursery | None = attrs.field(init=False, default=None)
-    _notify_send: trio.MemorySendChannel[Callable[[], Awaitable[None]]] = attrs.field(init=False)
-    _notify_receive: trio.MemoryReceiveChannel[Callable[[], Awaitable[None]]] = attrs.field(
-        init=False
+    #: The slow-notification queue and its task, made by the first :meth:`submit` of
+    #: each stretch awake (most sessions never need them).
+    _notify_send: trio.MemorySendChannel[Callable[[], Awaitable[None]]] | None = attrs.field(
+        init=False, default=None
     )
-    _actors: set[trio.CancelScope] | None = attrs.field(init=False, factory=set)
+    _notify_receive: trio.MemoryReceiveChannel[Callable[[], Awaitable[None]]] | None = attrs.field(
+        init=False, default=None
+    )
+    #: The scopes of the running actors (the set made by the first actor).
+    _actors: set[trio.CancelScope] | None = attrs.field(init=False, default=None)
+    #: Set once the peer stopped sending: no new actor starts.
+    _draining: bool = attrs.field(init=False, default=False)
+    #: Whether a task runs :meth:`run` now; whether the session sleeps (see the module
+    #: docstring); whether :meth:`close` was called.
+    _running: bool = attrs.field(init=False, default=False)
+    _asleep: bool = attrs.field(init=False, default=False)
+    _closing: bool = attrs.field(init=False, default=False)
     _dropped_notifications: int = attrs.field(init=False, default=0)
     _received: int = attrs.field(init=False, default=0)
     closed: trio.Event = attrs.field(init=False, factory=trio.Event)
     #: Called once when the session ends (e.g. to drop it from a registry).
     closed_callbacks: list[Callable[[], None]] = attrs.field(init=False, factory=list)
-    #: Where actors that may outlive this session run (a parked MRTR handler): the
-    #: supervisor that started the session; None: nowhere but the session itself.
-    host: ActorHost | None = attrs.field(init=False, default=None)
+    #: Where actors that may outlive this session run (a parked MRTR handler), and what
+    #: runs the session again once it slept: the supervisor that started the session;
+    #: None: nowhere but the session itself (it then never sleeps).
+    host: SessionHost | None = attrs.field(init=False, default=None)
 
     def __attrs_post_init__(self) -> None:
         dispatcher = self.dispatcher
@@ -147,32 +179,113 @@ class Session:
         self._writer = Writer(
             self.transport, encode_progress, self.close, self.config.outbound_queue_size
         )
-        self._notify_send, self._notify_receive = trio.open_memory_channel[
-            Callable[[], Awaitable[None]]
-        ](self.config.notification_queue_size)
 
     # -- running -------------------------------------------------------------------
 
     async def run(
         self, *, task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED
     ) -> None:
-        """Serve the session until the peer goes away or :meth:`close` is called."""
+        """Serve the session until the peer goes away or :meth:`close` is called.
+
+        Or until it falls asleep (see the module docstring): then it returns with the
+        session kept, and its host calls ``run`` again when something wakes it.
+        """
+        self._running = True
+        task_status.started(self)
+        ended = True
+        try:
+            while not self._closing:
+                if not await self._serve_awake():
+                    break
+                if self._asleep:  # not woken while the tasks wound down
+                    ended = False
+                    return
+        finally:
+            self._running = False
+            if ended:
+                self._asleep = False
+                self._shut_down()
+                with trio.CancelScope(shield=True):
+                    await self.transport.aclose()
+
+    async def _serve_awake(self) -> bool:
+        """One stretch awake, with a nursery and tasks: True if the session fell asleep."""
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
                 nursery.start_soon(self._writer.run)
-                nursery.start_soon(self._notification_loop)
-                task_status.started(self)
-                await self._read_loop()
-                await self._drain()
+                if self._notify_receive is not None:  # work submitted while it slept
+                    nursery.start_soon(self._notification_loop, self._notify_receive)
+                while True:
+                    await self._read_loop()
+                    if not self.transport.rest_offered:
+                        await self._drain()  # the peer has gone
+                        return False
+                    if self._idle():
+                        self._fall_asleep()
+                        return True
+                    # Something is in flight: the offer lapses, the reader reads on.
         finally:
-            self._shut_down()
-            with trio.CancelScope(shield=True):
-                await self.transport.aclose()
+            self._nursery = None
+        return False  # closed
+
+    def _idle(self) -> bool:
+        """Whether nothing is in flight: no request, no outbound call, no actor, nothing
+        queued or being written (the writer and a notification task waiting, alone)."""
+        nursery, notify = self._nursery, self._notify_receive
+        tasks = 1
+        if notify is not None:
+            queue = notify.statistics()
+            if queue.current_buffer_used or not queue.tasks_waiting_receive:
+                return False
+            tasks = 2
+        return (
+            self.host is not None
+            and not self._closing
+            and nursery is not None
+            and len(nursery.child_tasks) == tasks
+            and not self._actors
+            and self._engine.inbound_count == 0
+            and self._engine.outbound_count == 0
+            and self._writer.idle
+        )
+
+    def _fall_asleep(self) -> None:
+        """Give up the tasks (all waiting on empty queues) and the queues; keep the rest."""
+        assert self._nursery is not None
+        self._asleep = True
+        self._writer.rest()
+        if self._notify_send is not None:
+            self._notify_send.close()
+        self._notify_send = self._notify_receive = None
+        self._nursery.cancel_scope.cancel()
+        self.transport.rest(self.wake)  # last: it may wake the session at once
+
+    def wake(self) -> None:
+        """Something concerns this session: if it sleeps, run it again (in its host).
+
+        Called by the transport when input arrives or it closes, and by everything that
+        sends to the session; does nothing to a session awake.
+        """
+        if not self._asleep:
+            return
+        self._asleep = False
+        self._writer.wake()
+        if not self._running:  # else the task winding down serves on instead
+            assert self.host is not None  # a session without a host never sleeps
+            self.host.resume_session(self)
+
+    @property
+    def asleep(self) -> bool:
+        """Whether the session sleeps: no task, kept until something wakes it."""
+        return self._asleep
 
     def close(self) -> None:
         """End the session now: in-flight requests are cancelled, the transport closed."""
-        if self._nursery is not None:
+        self._closing = True
+        if self._asleep:
+            self.wake()  # it runs again, only to end
+        elif self._nursery is not None:
             self._nursery.cancel_scope.cancel()
 
     def start_actor(self, actor: Callable[[], Awaitable[None]]) -> None:
@@ -184,14 +297,16 @@ class Session:
         failures. Raises RuntimeError if the session is not running (or already
         draining).
         """
-        if self._nursery is None or self._actors is None:
+        if self._nursery is None or self._draining:
             raise RuntimeError("the session is not running")
         self._nursery.start_soon(self._run_actor, actor)
 
     async def _run_actor(self, actor: Callable[[], Awaitable[None]]) -> None:
         scope = trio.CancelScope()
-        if self._actors is None:
+        if self._draining:
             return
+        if self._actors is None:
+            self._actors = set()
         self._actors.add(scope)
         try:
             with scope:
@@ -211,10 +326,12 @@ class Session:
         self._fail_outbound()
         for request in self._engine.inbound:
             request.cancel("the peer closed the connection")
+        self._draining = True
         actors, self._actors = self._actors or set(), None
         for scope in actors:
             scope.cancel()
-        self._notify_send.close()
+        if self._notify_send is not None:
+            self._notify_send.close()
         await self._writer.close()
 
     def _shut_down(self) -> None:
@@ -233,7 +350,11 @@ class Session:
             inbound_requests=self._engine.inbound_count,
             outbound_calls=self._engine.outbound_count,
             queued_messages=self._writer.queued,
-            queued_notifications=self._notify_receive.statistics().current_buffer_used,
+            queued_notifications=(
+                0
+                if self._notify_receive is None
+                else self._notify_receive.statistics().current_buffer_used
+            ),
             dropped_notifications=self._dropped_notifications,
             messages_received=self._received,
             messages_sent=self._writer.sent,
@@ -400,6 +521,8 @@ class Session:
         peer has gone, :class:`ConnectionClosed` is raised at once. A result that does
         not decode into its type raises :class:`McpError` (-32603, "Invalid result of ...").
         """
+        if self._asleep:
+            self.wake()
         call = OutboundCall(method)
         engine = self._engine
         request_id, payload = engine.send_request(
@@ -449,17 +572,37 @@ class Session:
     ) -> None:
         """Send a notification (checked against the lifecycle and capabilities: the
         session's, or ``state``'s — a modern request's own, for one related to it)."""
+        if self._asleep:
+            self.wake()
         payload = self._engine.send_notification(method, params, state)
         await self._writer.send(Outgoing(payload, related_request))
 
     def notify_soon(self, method: str, params: Any = None) -> None:
         """Send a notification without waiting: queued now, or by a task if the queue is full."""
+        if self._asleep:
+            self.wake()
         self._writer.send_soon(Outgoing(self._engine.send_notification(method, params)))
 
     def submit(self, work: Callable[[], Awaitable[None]]) -> None:
-        """Queue slow notification work for the session's notification task; drop if full."""
+        """Queue slow notification work for the session's notification task; drop if full.
+
+        The queue (``notification_queue_size``) and its task are made by the first
+        work of each stretch awake.
+        """
+        if self._asleep:
+            self.wake()
+        send = self._notify_send
+        if send is None and not self._draining:
+            send, receive = trio.open_memory_channel[Callable[[], Awaitable[None]]](
+                self.config.notification_queue_size
+            )
+            self._notify_send, self._notify_receive = send, receive
+            if self._nursery is not None:  # else the session starts it when it runs
+                self._nursery.start_soon(self._notification_loop, receive)
         try:
-            self._notify_send.send_nowait(work)
+            if send is None:
+                raise trio.ClosedResourceError
+            send.send_nowait(work)
         except (trio.WouldBlock, trio.ClosedResourceError):
             self._dropped_notifications += 1
             log.warning("notification queue full: dropped a notification")
@@ -468,10 +611,14 @@ class Session:
         """Tell the peer we gave up on our request, without blocking."""
         payload = self._engine.cancel_request(request_id, method, reason)
         if payload is not None:
+            if self._asleep:
+                self.wake()
             self._writer.send_soon(Outgoing(payload))
 
-    async def _notification_loop(self) -> None:
-        async for work in self._notify_receive:
+    async def _notification_loop(
+        self, queue: trio.MemoryReceiveChannel[Callable[[], Awaitable[None]]]
+    ) -> None:
+        async for work in queue:
             try:
                 await work()
             except Exception:

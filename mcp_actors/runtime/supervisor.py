@@ -6,6 +6,12 @@ A session that crashes (a bug, a transport error) is logged, counted and
 closed; the supervisor and every other session go on. ``statistics()`` counts
 what is alive, so tests and operators can see that closed sessions leave
 nothing behind.
+
+A session that sleeps (an idle Streamable HTTP session, see
+:mod:`.session`) has no task here, but is still the supervisor's: it stays in
+its table, is run again in the same nursery when something wakes it
+(:meth:`Supervisor.resume_session`), and is woken to end when the supervisor
+closes.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ class SupervisorStatistics:
     """What the supervisor holds right now, and what it has seen."""
 
     sessions_active: int
+    #: Of the active sessions, those asleep (no task).
+    sessions_asleep: int
     sessions_started: int
     sessions_failed: int
     inbound_requests: int
@@ -69,7 +77,17 @@ class Supervisor:
             self._failed += 1
             internal_errors.report(log, "session actor failed; the server goes on")
         finally:
-            self._sessions.discard(session)
+            if not session.asleep:
+                self._sessions.discard(session)
+
+    def resume_session(self, session: Session) -> None:
+        """Run an asleep session again, supervised as when it started."""
+        self._nursery.start_soon(self._supervise, session)
+
+    def end_asleep(self) -> None:
+        """End the sessions that sleep (they have no task a cancellation would reach)."""
+        for session in [s for s in self._sessions if s.asleep]:
+            session.close()
 
     def start_actor(self, actor: Callable[[], Awaitable[None]]) -> None:
         """Run ``actor()`` in the root nursery, outliving the session that started it (a
@@ -92,6 +110,7 @@ class Supervisor:
         per_session = [session.statistics() for session in self._sessions]
         return SupervisorStatistics(
             sessions_active=len(self._sessions),
+            sessions_asleep=sum(1 for s in self._sessions if s.asleep),
             sessions_started=self._started,
             sessions_failed=self._failed,
             inbound_requests=sum(s.inbound_requests for s in per_session),
@@ -109,4 +128,8 @@ async def open_supervisor() -> AsyncIterator[Supervisor]:
     """Open a supervisor; leaving the block waits for its sessions (cancel to stop them)."""
     with unwrapped():
         async with trio.open_nursery() as nursery:
-            yield Supervisor(nursery)
+            supervisor = Supervisor(nursery)
+            try:
+                yield supervisor
+            finally:
+                supervisor.end_asleep()

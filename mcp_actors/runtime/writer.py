@@ -13,6 +13,9 @@ One shortcut saves a task switch per request/response exchange: when the writer 
 idle (waiting, nothing queued, no progress pending), the transport's writes do not
 normally wait and no further input is at hand, the session's reader writes its
 answer itself (:meth:`Writer.send_from_reader`). The two never write at the same time.
+
+While its session sleeps (see :mod:`.session`) a writer has no task and no queue:
+:meth:`Writer.rest` lets the queue go, :meth:`Writer.wake` makes a new one.
 """
 
 from __future__ import annotations
@@ -30,6 +33,11 @@ from .request import ProgressStream
 log = logging.getLogger("mcp_actors.session")
 
 _TICK = Outgoing(b"")  # wakes the writer to flush pending progress; never written
+#: The queue of every resting writer: closed, so that a message sent to one is dropped
+#: (its session wakes it before sending anything).
+_RESTING = trio.open_memory_channel[Outgoing](0)
+_RESTING[0].close()
+_RESTING[1].close()
 #: Answers the reader queues in a row before it lets the writer run (see send_from_reader).
 _YIELD_EVERY = 32
 
@@ -48,8 +56,10 @@ class Writer:
     queue_size: int
     #: Messages handed to the transport so far.
     sent: int = attrs.field(init=False, default=0)
-    _send_channel: trio.MemorySendChannel[Outgoing] = attrs.field(init=False)
-    _receive_channel: trio.MemoryReceiveChannel[Outgoing] = attrs.field(init=False)
+    _send_channel: trio.MemorySendChannel[Outgoing] = attrs.field(init=False, default=_RESTING[0])
+    _receive_channel: trio.MemoryReceiveChannel[Outgoing] = attrs.field(
+        init=False, default=_RESTING[1]
+    )
     _overflow: trio.Nursery | None = attrs.field(init=False, default=None)
     _dirty_progress: dict[ProgressStream, None] = attrs.field(init=False, factory=dict)
     _tick_queued: bool = attrs.field(init=False, default=False)
@@ -60,14 +70,37 @@ class Writer:
 
     def __attrs_post_init__(self) -> None:
         self._direct_writes = self.transport.direct_writes
-        self._send_channel, self._receive_channel = trio.open_memory_channel[Outgoing](
-            self.queue_size
-        )
+        self.wake()
 
     @property
     def queued(self) -> int:
         """Messages waiting for the writer."""
         return self._receive_channel.statistics().current_buffer_used
+
+    @property
+    def idle(self) -> bool:
+        """Nothing to write, nothing being written: the task waits on an empty queue."""
+        queue = self._receive_channel.statistics()
+        overflow = self._overflow
+        return (
+            queue.current_buffer_used == 0
+            and queue.tasks_waiting_receive == 1
+            and not self._dirty_progress
+            and not self._direct_writing
+            and (overflow is None or not overflow.child_tasks)
+        )
+
+    def rest(self) -> None:
+        """The session goes to sleep (its writer :attr:`idle`): let the queue go."""
+        self._send_channel, self._receive_channel = _RESTING
+        self._overflow = None
+
+    def wake(self) -> None:
+        """A new, empty queue for the task to come (a resting writer's first)."""
+        if self._send_channel is _RESTING[0]:
+            self._send_channel, self._receive_channel = trio.open_memory_channel[Outgoing](
+                self.queue_size
+            )
 
     async def run(self) -> None:
         """Write until :meth:`close` (what is queued is still written) or the transport fails."""

@@ -146,6 +146,9 @@ class Server:
     _completions: CompletionRegistry = attrs.field(init=False, factory=CompletionRegistry)
     _extensions: ExtensionRegistry = attrs.field(init=False, factory=ExtensionRegistry)
     _sessions: dict[ServerSession, None] = attrs.field(init=False, factory=dict)
+    #: The capabilities the newest session was given, stateful and stateless: a new
+    #: session whose capabilities are equal shares the object instead of holding a copy.
+    _declared: dict[bool, t.ServerCapabilities] = attrs.field(init=False, factory=dict)
     _hub: SubscriptionHub[t.ResourceUpdatedParams] = attrs.field(
         init=False, factory=SubscriptionHub
     )
@@ -710,13 +713,24 @@ class Server:
             stateless = transport.stateless
             state = SessionState(
                 "server",
-                self.capabilities(stateless=stateless),
+                self._shared_capabilities(stateless),
                 self.supported_versions,
                 back_channel=not stateless,
             )
         session = Session(transport, state, handler, self.config)
         handler.session = session
         return session
+
+    def _shared_capabilities(self, stateless: bool) -> t.ServerCapabilities:
+        """What a new session declares (computed afresh: tools and mounts come and go),
+        as the object the previous session got if it is equal — one copy, not one per
+        session (sessions only read it)."""
+        capabilities = self.capabilities(stateless=stateless)
+        previous = self._declared.get(stateless)
+        if previous is not None and previous == capabilities:
+            return previous
+        self._declared[stateless] = capabilities
+        return capabilities
 
     async def serve_session(
         self,

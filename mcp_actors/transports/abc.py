@@ -11,7 +11,7 @@ transport like Streamable HTTP can put it on that request's response stream, and
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -90,6 +90,20 @@ class MessageStream(abc.ABC):
     #: transport does not authenticate). A session is bound to one caller: the front
     #: end refuses a request from another one, and a new token may change the scopes.
     principal: Principal | None = None
+
+    #: Set when :meth:`receive` raised :class:`TransportClosed` only to offer the
+    #: session rest (it has been idle; the stream can hold its input meanwhile), not
+    #: because the peer went. Cleared by the next ``receive``. See :meth:`rest`.
+    rest_offered: bool = False
+
+    def rest(self, wake: Callable[[], None]) -> None:
+        """Take the offered rest: the session gives up its tasks until ``wake()``.
+
+        The stream calls ``wake()`` once, when input arrives or the stream closes;
+        the session then reads again. Only a stream that sets :attr:`rest_offered`
+        is asked; the default refuses.
+        """
+        raise NotImplementedError("this stream offers no rest")
 
     def input_ready(self) -> bool:
         """Whether :meth:`receive` has a message at hand, without waiting.

@@ -116,6 +116,10 @@ class _Log:
         return bool(self.events) and self.events[0][0] <= sequence
 
 
+#: The events of every forgotten log (never appended to again): appends vanish.
+_NO_EVENTS: deque[tuple[int, StoredEvent]] = deque(maxlen=0)
+
+
 def _cost(payload: bytes) -> int:
     return len(payload) + EVENT_OVERHEAD
 
@@ -200,7 +204,10 @@ class EventMemory:
         self._events -= 1
         if not log.events:
             log.owner.forget_log(log)
+            log.events = _NO_EVENTS  # forgotten: its own deque goes now
             self._streams -= 1
+            if len(self._order) > 2 * self._events + 1024:
+                self._compact()  # let the forgotten logs go, not only at the next append
 
     def _compact(self) -> None:
         self._order = deque(entry for entry in self._order if entry[1].holds(entry[0]))

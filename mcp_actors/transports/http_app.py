@@ -70,7 +70,10 @@ class McpHttpApp:
     def __attrs_post_init__(self) -> None:
         config = self.config
         self.registry = SessionRegistry(
-            config.max_sessions, config.session_idle_timeout, config.max_sessions_per_client
+            config.max_sessions,
+            config.session_idle_timeout,
+            config.max_sessions_per_client,
+            config.session_rest_after,
         )
         self._streamable = StreamableHttpEndpoint(
             config, self.registry, self.start_session, self.input_schema_of, self.auth

@@ -62,6 +62,10 @@ class HttpConfig:
     #: Seconds a session may go without a request or an open stream before it is
     #: closed (its in-flight requests cancelled); None: never.
     session_idle_timeout: float | None = attrs.field(default=30 * 60.0, validator=_seconds)
+    #: Seconds a session may go without a request or an open stream before it rests:
+    #: it gives up its tasks and queues (a few KiB stay) until its next request, a
+    #: message the server sends it, or its end. Waking costs a task start. None: never.
+    session_rest_after: float | None = attrs.field(default=5.0, validator=_seconds)
     #: Sessions at once (Streamable and legacy together). When full, a new session
     #: evicts the least recently used idle one (nothing in flight); if none is idle,
     #: it is refused with 503 and ``Retry-After`` (see :mod:`.http_sessions`). None: no cap.

@@ -22,6 +22,10 @@ sessions and enforces:
 - **Expiry.** :meth:`SessionRegistry.run_expiry` closes any session that has had
   neither a request nor an open stream for ``idle_timeout`` seconds — which
   cancels its in-flight requests, as a DELETE would.
+- **Rest.** The same sweep offers rest to every session idle for ``rest_after``
+  seconds (nothing in flight, no stream open): an idle session then gives up its
+  tasks and queues until its next request, a message the server sends it, or its
+  end (see :mod:`mcp_actors.runtime.session`). An idle session costs a few KiB.
 """
 
 from __future__ import annotations
@@ -65,6 +69,9 @@ class Activity(Protocol):
     def evictable(self) -> bool:
         """Nothing in flight (no request awaiting a response, no stream open)."""
 
+    def offer_rest(self) -> None:
+        """The session has been idle a while: it may give up its tasks (see above)."""
+
 
 @attrs.define
 class ConnectionBound:
@@ -75,6 +82,9 @@ class ConnectionBound:
     busy: bool = True
     evictable: bool = False
 
+    def offer_rest(self) -> None:
+        """Never idle: never offered rest."""
+
 
 def mint_session_id(prefix: str = "") -> str:
     """A fresh, unguessable id of visible ASCII (URL-safe base64 of 24 random bytes),
@@ -83,7 +93,7 @@ def mint_session_id(prefix: str = "") -> str:
     return prefix + secrets.token_urlsafe(24)
 
 
-@attrs.define(eq=False)
+@attrs.define(eq=False, slots=True)
 class SessionEntry:
     transport: Activity
     #: The client's address (the per-client cap counts by it); None if unknown.
@@ -104,6 +114,9 @@ class SessionRegistry:
     max_sessions: int | None = None
     idle_timeout: float | None = None
     max_sessions_per_client: int | None = None
+    #: Seconds without a request or an open stream after which a session is offered
+    #: rest (None: never).
+    rest_after: float | None = None
     _entries: dict[str, SessionEntry] = attrs.field(init=False, factory=dict)
     _per_client: Counter[str | None] = attrs.field(init=False, factory=Counter)
     _expired: int = attrs.field(init=False, default=0)
@@ -212,17 +225,35 @@ class SessionRegistry:
         self._expired += len(stale)
         return len(stale)
 
+    def offer_rest(self, now: float) -> None:
+        """Offer rest to every session idle since before ``now - rest_after``."""
+        if self.rest_after is None:
+            return
+        cutoff = now - self.rest_after
+        for entry in self._entries.values():
+            transport = entry.transport
+            if transport.last_activity < cutoff and transport.evictable:
+                transport.offer_rest()
+
     async def run_expiry(
         self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
-        """Sweep for idle sessions forever (every quarter of the timeout, at most 30 s)."""
+        """Sweep for idle sessions forever: expire them (every quarter of the timeout, at
+        most 30 s) and offer them rest (every half of ``rest_after``)."""
         task_status.started()
-        if self.idle_timeout is None:
+        intervals = [30.0]
+        if self.idle_timeout is not None:
+            intervals.append(self.idle_timeout / 4)
+        if self.rest_after is not None:
+            intervals.append(self.rest_after / 2)
+        if len(intervals) == 1:
             return
-        interval = min(max(self.idle_timeout / 4, 0.01), 30.0)
+        interval = max(min(intervals), 0.01)
         while True:
             await trio.sleep(interval)
-            self.expire(trio.current_time())
+            now = trio.current_time()
+            self.expire(now)
+            self.offer_rest(now)
 
     def close_all(self) -> None:
         for session_id in list(self._entries):

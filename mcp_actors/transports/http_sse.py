@@ -78,6 +78,9 @@ class LegacySseStream(MessageStream):
     def evictable(self) -> bool:
         return False  # the session is its open event stream
 
+    def offer_rest(self) -> None:
+        """Never idle (the session is its open event stream): never offered rest."""
+
     async def deliver(self, body: bytes) -> None:
         try:
             await self._in_send.send(body)

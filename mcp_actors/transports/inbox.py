@@ -27,10 +27,14 @@ class InboxClosed(Exception):
     """The inbox was ended or closed."""
 
 
+class InboxInterrupted(Exception):
+    """:meth:`Inbox.interrupt` woke the reader waiting on an empty inbox."""
+
+
 class Inbox(Generic[T]):
     """A bounded FIFO for one reader (see the module docstring)."""
 
-    __slots__ = ("_capacity", "_changed", "_closed", "_ended", "_items")
+    __slots__ = ("_capacity", "_changed", "_closed", "_ended", "_interrupted", "_items", "_reading")
 
     def __init__(self, capacity: int) -> None:
         if capacity < 1:
@@ -40,6 +44,8 @@ class Inbox(Generic[T]):
         self._changed: trio.Event | None = None
         self._ended = False
         self._closed = False
+        self._reading = False
+        self._interrupted = False
 
     def __len__(self) -> int:
         return len(self._items)
@@ -58,10 +64,29 @@ class Inbox(Generic[T]):
             await self._wait()
         self.put_nowait(item)
 
+    @property
+    def reader_waiting(self) -> bool:
+        """Whether the reader waits in :meth:`get` on an empty inbox."""
+        return self._reading and not self._items
+
+    def interrupt(self) -> None:
+        """Wake the reader waiting on an empty inbox: its :meth:`get` raises
+        :class:`InboxInterrupted` (unless an item came first)."""
+        if self.reader_waiting:
+            self._interrupted = True
+            self._wake()
+
     async def get(self) -> T:
         await trio.lowlevel.checkpoint()
-        while not self._items and not (self._ended or self._closed):
-            await self._wait()
+        self._interrupted = False
+        self._reading = True
+        try:
+            while not self._items and not (self._ended or self._closed):
+                if self._interrupted:
+                    raise InboxInterrupted
+                await self._wait()
+        finally:
+            self._reading = self._interrupted = False
         if self._closed or not self._items:
             raise InboxClosed
         item = self._items.pop(0)  # at most ``capacity`` items: cheap

@@ -21,6 +21,13 @@ does the routing the spec asks for:
   delivery and replay after ``Last-Event-ID`` are the same loop, and a new
   connection for a stream takes it over from the old one.
 
+An idle session sleeps (see :mod:`~mcp_actors.runtime.session`): when the
+session table's sweep finds it idle (:meth:`HttpSessionStream.offer_rest`), the
+reader waiting on an empty inbox is offered rest; the session that takes it
+leaves its wake-up call here, and the next POST body (or the end of the
+session) wakes it. The stream itself stays: its streams, its store, a GET
+stream's connection reading the store.
+
 A client disconnect ends a connection. Whether it also ends the requests of the
 stream depends on whether the client can come back for them (see
 :meth:`HttpSessionStream.abandon` and the endpoint's ``resume_window``): a stream it
@@ -42,7 +49,7 @@ from ..protocol.versions import LATEST, REVISIONS
 from .abc import MessageStream, Outgoing, TransportClosed
 from .event_store import EventStore, StoredEvent
 from .http_config import HttpConfig
-from .inbox import Inbox, InboxClosed
+from .inbox import Inbox, InboxClosed, InboxInterrupted
 from .sse import encode_comment, encode_event, encode_event_parts
 
 log = logging.getLogger("mcp_actors.http")
@@ -92,11 +99,16 @@ def _chunks(events: Sequence[StoredEvent], retry: int | None) -> list[bytes]:
     return chunks
 
 
+#: What a finished stream's waiters wait on: nothing more will change, so it is set.
+_UNCHANGING = trio.Event()
+_UNCHANGING.set()
+
+
 class ResponseStream:
     """One logical stream of a session: a POST's response stream, or the standalone stream."""
 
     __slots__ = (
-        "changed",
+        "_changed",
         "connection",
         "delivered",
         "finished",
@@ -118,12 +130,24 @@ class ResponseStream:
         self.delivered: str | None = None
         #: The connection carrying this stream now, if any (a newer one cancels it).
         self.connection: trio.CancelScope | None = None
-        self.changed = trio.Event()
+        self._changed: trio.Event | None = None
+
+    @property
+    def changed(self) -> trio.Event:
+        """Set at the stream's next change (made when first asked for: most streams of an
+        idle session are never waited on; a finished stream does not change)."""
+        changed = self._changed
+        if changed is None:
+            if self.finished:
+                return _UNCHANGING
+            changed = self._changed = trio.Event()
+        return changed
 
     def notify(self) -> None:
         """Wake whoever waits for this stream to change."""
-        changed, self.changed = self.changed, trio.Event()
-        changed.set()
+        changed, self._changed = self._changed, None
+        if changed is not None:
+            changed.set()
 
 
 class HttpSessionStream(MessageStream):
@@ -160,6 +184,10 @@ class HttpSessionStream(MessageStream):
         self._next_stream = 0
         self._live = 0
         self.standalone = self._add(ResponseStream(STANDALONE))
+        #: The asleep session's wake-up call (see :meth:`rest`).
+        self._wake: Callable[[], None] | None = None
+        #: ``last_activity`` when rest was last offered (offered once per idle spell).
+        self._offered_at: float | None = None
 
     # -- what the registry and the endpoint ask ---------------------------------------
 
@@ -239,6 +267,7 @@ class HttpSessionStream(MessageStream):
         Raises :class:`TransportClosed` if the session is gone.
         """
         self.last_activity = trio.current_time()
+        self._wake_session()
         try:
             await self._inbox.put(body)
         except InboxClosed:
@@ -259,6 +288,7 @@ class HttpSessionStream(MessageStream):
         it, queued behind the request itself (so the session's reader meets the request
         first), and its stream is settled: nothing more is written for it.
         """
+        self._wake_session()
         for request_id in list(stream.pending):
             self.cancelled(request_id)
             try:
@@ -270,6 +300,36 @@ class HttpSessionStream(MessageStream):
         """Wait until a connection carries ``stream`` again, it is finished, or the session ends."""
         while stream.connection is None and not stream.finished and not self.closed.is_set():
             await stream.changed.wait()
+
+    def offer_rest(self) -> None:
+        """The session has been idle: offer it rest, if its reader waits for input.
+
+        Offered once per idle spell: a session that declines (something of its own is
+        in flight, a subscription say) is asked again only after it was next active.
+        """
+        if self._offered_at == self.last_activity or not self._inbox.reader_waiting:
+            return
+        if self._written and self._written[-1][0] > trio.current_time():
+            return  # not before the last written stream's events may go (see receive)
+        self._offered_at = self.last_activity
+        self._inbox.interrupt()
+
+    def rest(self, wake: Callable[[], None]) -> None:
+        self.rest_offered = False
+        self._wake = wake
+        if self._inbox:  # a body came while the offer was being made
+            self._wake_session()
+
+    @property
+    def asleep(self) -> bool:
+        """Whether the session took rest and nothing woke it yet."""
+        return self._wake is not None
+
+    def _wake_session(self) -> None:
+        wake, self._wake = self._wake, None
+        if wake is not None:
+            self._offered_at = None
+            wake()
 
     def end_input(self) -> None:
         """No more requests will come (stateless): the session ends once it has answered."""
@@ -352,10 +412,18 @@ class HttpSessionStream(MessageStream):
         return len(self._inbox) > 0
 
     async def receive(self) -> bytes:
+        self.rest_offered = False
+        if self._wake is not None:  # the session woke by itself (to send something)
+            self._wake = self._offered_at = None
         try:
             return await self._inbox.get()
         except InboxClosed:
             raise TransportClosed("the HTTP session has ended") from None
+        except InboxInterrupted:
+            # What an idle session holds, it holds asleep too: let written streams go.
+            await self._drop_written_streams()
+            self.rest_offered = True
+            raise TransportClosed("rest offered: no input for a while") from None
 
     async def send_all(self, messages: Sequence[Outgoing]) -> None:
         for message in messages:
@@ -455,6 +523,7 @@ class HttpSessionStream(MessageStream):
             return
         self.closed.set()
         self._inbox.close()
+        self._wake_session()
         for stream in self._streams.values():
             stream.notify()
         if self.on_close is not None:
