@@ -1075,6 +1075,17 @@ class ServerSession:
             return not self.state.revision.log_level_per_request
         return LOG_SEVERITY[level] >= LOG_SEVERITY[threshold]
 
+    @property
+    def log_threshold(self) -> t.LoggingLevel | None:
+        """The lowest level of the log messages this client gets (None: it gets none).
+
+        Its level, once set (``logging/setLevel``; per request in the 2026-07-28 era);
+        until then every level in a legacy session, none in the modern era.
+        """
+        if self.log_level is not None:
+            return self.log_level
+        return None if self.state.revision.log_level_per_request else "debug"
+
     def notify_soon(self, method: str, params: Any = None) -> None:
         """Send a notification without waiting, if this session may get it (else nothing)."""
         if self.state.phase is not Phase.OPERATING:
