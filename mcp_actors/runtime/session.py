@@ -458,7 +458,7 @@ class Session:
     async def _serve(self, request: InboundRequest) -> None:
         payload = await self._run_request(request)
         if payload is not None:
-            await self._writer.send(Outgoing(payload, request.id, True))
+            await self._writer.send_from_reader(Outgoing(payload, request.id, True))
 
     async def _serve_inline(self, request: InboundRequest) -> None:
         """Serve a request declared never to wait, in the reader (see :mod:`.inline`)."""
@@ -556,7 +556,7 @@ class Session:
         seconds = self.config.request_timeout if timeout is UNSET else timeout
         clock = Deadlines(seconds, self.config.max_request_timeout, trio.current_time())
         try:
-            await self._writer.send(Outgoing(payload, related_request))
+            await self._writer.send_then_wait(Outgoing(payload, related_request))
             soft = clock.soft(clock.started)
             while True:
                 with trio.move_on_at(min(soft, clock.hard())):
