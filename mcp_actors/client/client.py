@@ -548,7 +548,7 @@ class Client:
         *,
         on_progress: Callable[[t.ProgressParams], Awaitable[None]] | None = None,
         on_log: Callable[[t.LoggingMessageParams], Awaitable[None]] | None = None,
-        answer: Callable[[str, Any], Awaitable[Any]] | None = None,
+        answer: Callable[[str, Any], Awaitable[Any]] | Literal["return"] | None = None,
         timeout: Timeout = UNSET,
     ) -> Any:
         """Send ``params`` (a Struct, e.g. one a gateway received) as they are: no
@@ -557,7 +557,8 @@ class Client:
         before the result; see :class:`~mcp_actors.protocol.engine.Engine` for how a log
         message is known to belong to it); in the modern era the questions of an
         ``input_required`` result go to ``answer(method, params)`` instead of this
-        client's handlers (a gateway asks its own caller)."""
+        client's handlers (a gateway asks its own caller), or with ``answer="return"``
+        the ``input_required`` result is returned as it is (a gateway passes it on)."""
         return await self._call(
             method, params, timeout=timeout, on_progress=on_progress, on_log=on_log, answer=answer
         )
@@ -571,7 +572,7 @@ class Client:
         on_progress: Callable[[t.ProgressParams], Awaitable[None]] | None = None,
         result_type: Any = None,
         on_id: Callable[[RequestId], None] | None = None,
-        answer: Callable[[str, Any], Awaitable[Any]] | None = None,
+        answer: Callable[[str, Any], Awaitable[Any]] | Literal["return"] | None = None,
         on_log: Callable[[t.LoggingMessageParams], Awaitable[None]] | None = None,
     ) -> Any:
         """Every request goes out here, through the middleware: as it is (legacy era),
@@ -593,7 +594,7 @@ class Client:
         on_progress: Callable[[t.ProgressParams], Awaitable[None]] | None,
         result_type: Any,
         on_id: Callable[[RequestId], None] | None,
-        answer: Callable[[str, Any], Awaitable[Any]] | None,
+        answer: Callable[[str, Any], Awaitable[Any]] | Literal["return"] | None,
         on_log: Callable[[t.LoggingMessageParams], Awaitable[None]] | None,
     ) -> Any:
         """Send with the middleware around (a method of its own, so that the path without
@@ -615,7 +616,7 @@ class Client:
         on_progress: Callable[[t.ProgressParams], Awaitable[None]] | None,
         result_type: Any,
         on_id: Callable[[RequestId], None] | None,
-        answer: Callable[[str, Any], Awaitable[Any]] | None,
+        answer: Callable[[str, Any], Awaitable[Any]] | Literal["return"] | None,
         on_log: Callable[[t.LoggingMessageParams], Awaitable[None]] | None,
     ) -> Any:
         modern = self.modern

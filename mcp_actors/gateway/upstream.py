@@ -29,9 +29,12 @@ What crosses the hop, for each call:
 - **questions** (elicitation, sampling, roots): asked of the downstream caller with
   ``Context.relay``, in either era. With a modern (2026-07-28) upstream each
   question comes inside its call's ``input_required`` result, so it reaches the
-  caller of that call. A legacy upstream asks on the shared session, naming no call:
-  it is passed on when exactly one call is in flight, and refused (-32603) when
-  several are, rather than risk asking the wrong user.
+  caller of that call: a modern caller gets that result as it is (its retry, with
+  the upstream's ``requestState``, is passed back the same way — the gateway holds
+  nothing between the rounds, and the call needs no actor that can park). A legacy
+  upstream asks on the shared session, naming no call: it is passed on when exactly
+  one call is in flight, and refused (-32603) when several are, rather than risk
+  asking the wrong user.
 - **failure**: an upstream that cannot be reached or dies mid-call gives a tool
   call an ``isError`` result (other methods a -32603 error) saying so; the next
   request connects again. Errors the upstream answers pass through as they are.
@@ -122,6 +125,12 @@ class Upstream:
     def watch(self, on_change: Callable[[str], None]) -> None:
         self._watchers.append(on_change)
 
+    def passes_input_through(self) -> bool:
+        """A modern upstream's questions go back to a modern caller as they are (until
+        it is connected, its era is unknown: they are relayed)."""
+        client = self._client
+        return client is not None and client.era == "modern"
+
     async def handle(
         self, method: str, params: Any, view: ServerSession, request: InboundRequest
     ) -> Any:
@@ -129,7 +138,8 @@ class Upstream:
             client = await self._connected(request)
             if method in LIST_FIELDS:
                 return await self._list(client, method)
-            return await self._call(client, method, params, view.context(request))
+            passes_through = request.modern is not None and view.input_exchange is None
+            return await self._call(client, method, params, view.context(request), passes_through)
         except (ConnectionClosed, RequestTimeout, UpstreamUnavailable) as failure:
             message = f"upstream {self.name} failed: {failure}"
             log.warning("%s (%s)", message, method)
@@ -142,11 +152,14 @@ class Upstream:
     async def _connected(self, request: InboundRequest) -> Client:
         """The upstream client, connecting (once, whoever asks first) if there is none."""
         client = self._client
-        if client is not None and not client.session.closed.is_set():
+        if client is not None and not client.session.peer_gone:
             return client  # the common case, without the lock's scheduling round
         async with self._lock:
             client = self._client
-            if client is not None and not client.session.closed.is_set():
+            if client is not None and client.session.peer_gone:
+                with trio.move_on_after(self.connect_timeout):
+                    await client.session.closed.wait()  # the upstream went: let it end
+            elif client is not None:
                 return client
             if (
                 self._failure is not None
@@ -246,7 +259,12 @@ class Upstream:
         self._lists[method] = result
         return result
 
-    async def _call(self, client: Client, method: str, params: Any, context: Context) -> Any:
+    async def _call(
+        self, client: Client, method: str, params: Any, context: Context, passes_through: bool
+    ) -> Any:
+        """Forward one call. ``passes_through``: a modern caller served without an actor
+        that can park, to whom a modern upstream's ``input_required`` goes as it is."""
+
         async def progress(report: t.ProgressParams) -> None:
             total = None if report.total is UNSET else report.total
             message = None if report.message is UNSET else report.message
@@ -271,7 +289,7 @@ class Upstream:
                 _for_upstream(params, level if client.era == "modern" else None),
                 on_progress=progress if context.progress_token is not None else None,
                 on_log=pass_log if level is not None else None,
-                answer=answer,
+                answer="return" if passes_through and client.era == "modern" else answer,
                 timeout=None,
             )
         finally:
@@ -317,7 +335,9 @@ def _cleaned(result: Any) -> Any:
     """``result`` without the upstream's modern-era fields (the gateway sets its own)."""
     if not isinstance(result, t.Result):
         return result
-    changes: dict[str, Any] = {"result_type": UNSET}
+    changes: dict[str, Any] = {}
+    if result.result_type != "input_required":  # passed on to a modern caller as it is
+        changes["result_type"] = UNSET
     if isinstance(result.meta, dict):
         kept = {k: v for k, v in result.meta.items() if not k.startswith(_RESERVED_PREFIX)}
         changes["meta"] = kept or UNSET

@@ -556,6 +556,11 @@ class Engine(Generic[In, Out]):
         return list(self._outbound.values())
 
     @property
+    def peer_gone(self) -> bool:
+        """Whether the peer stopped sending: a request of ours could get no answer."""
+        return self._peer_gone
+
+    @property
     def inbound_count(self) -> int:
         return len(self._inbound)
 

@@ -290,6 +290,12 @@ class Session:
         """Whether the session sleeps: no task, kept until something wakes it."""
         return self._asleep
 
+    @property
+    def peer_gone(self) -> bool:
+        """Whether the peer stopped sending (the session is ending): a request sent now
+        fails at once with :class:`ConnectionClosed`."""
+        return self._engine.peer_gone
+
     def close(self) -> None:
         """End the session now: in-flight requests are cancelled, the transport closed."""
         self._closing = True
