@@ -19,6 +19,7 @@ from mcp_actors.protocol.errors import McpError, ProtocolViolation
 from mcp_actors.protocol.events import (
     BatchReceived,
     CancelRequested,
+    LogReceived,
     NotificationReceived,
     ProgressReceived,
     Reply,
@@ -317,6 +318,34 @@ def test_progress_reaches_the_call_that_asked_for_it_until_its_response() -> Non
     assert isinstance(response, ResponseReceived)
     assert client.receive(progress) is None  # answered: progress no longer routed
     assert client.receive(message(id=request_id, result={"content": []})) is None  # no repeat
+
+
+def _log(data: str) -> bytes:
+    return message(method="notifications/message", params={"level": "info", "data": data})
+
+
+def test_a_log_message_reaches_the_call_whose_stream_carried_it() -> None:
+    client = client_engine()
+    client.state.phase = Phase.OPERATING
+    client.state.peer_capabilities = t.ServerCapabilities(tools=t.ToolsCapability(), logging={})
+    first, _ = client.send_request("tools/call", t.CallToolParams(name="x"), "first", logs=True)
+    second, _ = client.send_request("tools/call", t.CallToolParams(name="y"), "second", logs=True)
+    quiet, _ = client.send_request("tools/call", t.CallToolParams(name="z"), "quiet")
+
+    event = client.receive(_log("about the second"), related_to=second)
+    assert isinstance(event, LogReceived)
+    assert (event.call, event.params.data) == ("second", "about the second")
+    # a call that did not ask for its logs, and two that could be meant: the whole session's
+    assert isinstance(client.receive(_log("q"), related_to=quiet), NotificationReceived)
+    assert isinstance(client.receive(_log("either")), NotificationReceived)
+
+    client.receive(message(id=second, result={"content": []}))
+    # one call left that wants logs: a message naming no stream is its
+    event = client.receive(_log("only the first"))
+    assert isinstance(event, LogReceived)
+    assert event.call == "first"
+    client.call_finished(first)
+    assert isinstance(client.receive(_log("nobody's")), NotificationReceived)
 
 
 def test_giving_up_on_a_call_sends_a_cancellation_and_drops_the_late_answer() -> None:

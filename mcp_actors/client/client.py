@@ -547,16 +547,20 @@ class Client:
         params: Any,
         *,
         on_progress: Callable[[t.ProgressParams], Awaitable[None]] | None = None,
-        answer: Callable[[str, Any], Awaitable[Any]] | None = None,
+        on_log: Callable[[t.LoggingMessageParams], Awaitable[None]] | None = None,
+        answer: Callable[[str, Any], Awaitable[Any]] | Literal["return"] | None = None,
         timeout: Timeout = UNSET,
     ) -> Any:
         """Send ``params`` (a Struct, e.g. one a gateway received) as they are: no
         re-encoding of their arguments. ``on_progress`` gets the raw progress
-        notifications; in the modern era the questions of an ``input_required`` result
-        go to ``answer(method, params)`` instead of this client's handlers (a gateway
-        asks its own caller)."""
+        notifications, ``on_log`` the log messages that belong to this call (in order,
+        before the result; see :class:`~mcp_actors.protocol.engine.Engine` for how a log
+        message is known to belong to it); in the modern era the questions of an
+        ``input_required`` result go to ``answer(method, params)`` instead of this
+        client's handlers (a gateway asks its own caller), or with ``answer="return"``
+        the ``input_required`` result is returned as it is (a gateway passes it on)."""
         return await self._call(
-            method, params, timeout=timeout, on_progress=on_progress, answer=answer
+            method, params, timeout=timeout, on_progress=on_progress, on_log=on_log, answer=answer
         )
 
     async def _call(
@@ -568,17 +572,18 @@ class Client:
         on_progress: Callable[[t.ProgressParams], Awaitable[None]] | None = None,
         result_type: Any = None,
         on_id: Callable[[RequestId], None] | None = None,
-        answer: Callable[[str, Any], Awaitable[Any]] | None = None,
+        answer: Callable[[str, Any], Awaitable[Any]] | Literal["return"] | None = None,
+        on_log: Callable[[t.LoggingMessageParams], Awaitable[None]] | None = None,
     ) -> Any:
         """Every request goes out here, through the middleware: as it is (legacy era),
         or with its ``_meta``, once more after a -32022 that names a version we speak,
         and checked for a complete ``resultType`` (modern era)."""
         if not self.middleware:
             return await self._send(
-                method, params, timeout, on_progress, result_type, on_id, answer
+                method, params, timeout, on_progress, result_type, on_id, answer, on_log
             )
         return await self._through_middleware(
-            method, params, timeout, on_progress, result_type, on_id, answer
+            method, params, timeout, on_progress, result_type, on_id, answer, on_log
         )
 
     async def _through_middleware(
@@ -589,14 +594,15 @@ class Client:
         on_progress: Callable[[t.ProgressParams], Awaitable[None]] | None,
         result_type: Any,
         on_id: Callable[[RequestId], None] | None,
-        answer: Callable[[str, Any], Awaitable[Any]] | None,
+        answer: Callable[[str, Any], Awaitable[Any]] | Literal["return"] | None,
+        on_log: Callable[[t.LoggingMessageParams], Awaitable[None]] | None,
     ) -> Any:
         """Send with the middleware around (a method of its own, so that the path without
         middleware makes no closure cells)."""
 
         async def send(call: Call) -> Any:
             return await self._send(
-                call.method, call.params, timeout, on_progress, result_type, on_id, answer
+                call.method, call.params, timeout, on_progress, result_type, on_id, answer, on_log
             )
 
         call = Call(method, params, "client", "outbound", session=self)
@@ -610,7 +616,8 @@ class Client:
         on_progress: Callable[[t.ProgressParams], Awaitable[None]] | None,
         result_type: Any,
         on_id: Callable[[RequestId], None] | None,
-        answer: Callable[[str, Any], Awaitable[Any]] | None,
+        answer: Callable[[str, Any], Awaitable[Any]] | Literal["return"] | None,
+        on_log: Callable[[t.LoggingMessageParams], Awaitable[None]] | None,
     ) -> Any:
         modern = self.modern
         if modern is None:
@@ -619,6 +626,7 @@ class Client:
                 params,
                 timeout=timeout,
                 on_progress=on_progress,
+                on_log=on_log,
                 result_type=result_type,
                 on_id=on_id,
             )
@@ -629,6 +637,7 @@ class Client:
                 modern.stamp(params),
                 timeout=timeout,
                 on_progress=on_progress,
+                on_log=on_log,
                 result_type=result_type,
                 on_id=on_id,
             )

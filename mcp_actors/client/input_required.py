@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import msgspec
 import trio
@@ -51,12 +51,23 @@ _input_required: Final = msgspec.json.Decoder(t.InputRequiredResult)
 Send = Callable[[Any], Awaitable[msgspec.Raw]]
 #: ``answer(method, params)``: the client's result for one input request.
 Answer = Callable[[str, Any], Awaitable[Any]]
+#: In place of an :data:`Answer`: return an ``input_required`` result as it is.
+RETURN_INPUT_REQUIRED: Final = "return"
 
 
 async def call_with_input(
-    method: str, params: msgspec.Struct, send: Send, answer: Answer, result_type: Any
+    method: str,
+    params: msgspec.Struct,
+    send: Send,
+    answer: Answer | Literal["return"],
+    result_type: Any,
 ) -> Any:
-    """Send ``params``; fulfil ``input_required`` rounds; the final result, decoded."""
+    """Send ``params``; fulfil ``input_required`` rounds; the final result, decoded.
+
+    With ``answer`` :data:`RETURN_INPUT_REQUIRED`, an ``input_required`` result is
+    returned (an :class:`~mcp_actors.protocol.types.InputRequiredResult`) instead: a
+    gateway passes its upstream's questions on to its own caller that way.
+    """
     for round_number in range(MAX_ROUNDS):
         raw = await send(params)
         kind = _kind.decode(raw).result_type
@@ -76,6 +87,8 @@ async def call_with_input(
         except msgspec.ValidationError as error:
             invalid = f"Invalid input_required result of {method}: {error}"
             raise McpError(INTERNAL_ERROR, invalid) from None
+        if answer == RETURN_INPUT_REQUIRED:
+            return asked
         requests = asked.input_requests if asked.input_requests is not UNSET else {}
         if not requests and asked.request_state is UNSET:
             raise McpError(

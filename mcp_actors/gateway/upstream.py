@@ -15,12 +15,26 @@ What crosses the hop, for each call:
   is sent ``notifications/cancelled``. The upstream cancels a question it asked →
   the question passed downstream is cancelled too.
 - **progress**: the upstream's reports become the downstream request's.
+- **logs**: the upstream's log messages about a call become the downstream
+  request's (``Context.log``), so its caller gets them at the level it asked for
+  (its session's level; in the 2026-07-28 era, its request's). The upstream is asked
+  for them only when the caller wants some: a modern upstream gets the caller's
+  level in the call's ``_meta``, a legacy one is set to ``debug`` once (the caller's
+  level then filters). Which call a message is about: over Streamable HTTP, the one
+  whose response stream carried it; over a transport that cannot tell (stdio,
+  WebSocket, in-process, the HTTP GET stream), the one call in flight that wants
+  logs, when exactly one does. A message that cannot be placed, or about no call,
+  goes to the gateway's own Python log (``mcp_actors.gateway``), never to a caller
+  it may not belong to.
 - **questions** (elicitation, sampling, roots): asked of the downstream caller with
   ``Context.relay``, in either era. With a modern (2026-07-28) upstream each
   question comes inside its call's ``input_required`` result, so it reaches the
-  caller of that call. A legacy upstream asks on the shared session, naming no call:
-  it is passed on when exactly one call is in flight, and refused (-32603) when
-  several are, rather than risk asking the wrong user.
+  caller of that call: a modern caller gets that result as it is (its retry, with
+  the upstream's ``requestState``, is passed back the same way — the gateway holds
+  nothing between the rounds, and the call needs no actor that can park). A legacy
+  upstream asks on the shared session, naming no call: it is passed on when exactly
+  one call is in flight, and refused (-32603) when several are, rather than risk
+  asking the wrong user.
 - **failure**: an upstream that cannot be reached or dies mid-call gives a tool
   call an ``isError`` result (other methods a -32603 error) saying so; the next
   request connects again. Errors the upstream answers pass through as they are.
@@ -48,6 +62,7 @@ from ..protocol import errors
 from ..protocol import types as t
 from ..protocol.engine import ConnectionClosed
 from ..protocol.errors import McpError
+from ..protocol.modern import LOG_LEVEL_KEY
 from ..runtime.middleware import Middleware
 from ..runtime.outbound import RequestTimeout
 from ..runtime.request import InboundRequest
@@ -58,6 +73,17 @@ if TYPE_CHECKING:
     from ..server.context import Context
 
 log = logging.getLogger("mcp_actors.gateway")
+#: An MCP log level as a Python logging level (for upstream logs no caller takes).
+_PYTHON_LEVELS: dict[str, int] = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
 
 #: ``_meta`` keys of a downstream request that concern only its own hop.
 _HOP_KEYS = ("progressToken",)
@@ -99,6 +125,12 @@ class Upstream:
     def watch(self, on_change: Callable[[str], None]) -> None:
         self._watchers.append(on_change)
 
+    def passes_input_through(self) -> bool:
+        """A modern upstream's questions go back to a modern caller as they are (until
+        it is connected, its era is unknown: they are relayed)."""
+        client = self._client
+        return client is not None and client.era == "modern"
+
     async def handle(
         self, method: str, params: Any, view: ServerSession, request: InboundRequest
     ) -> Any:
@@ -106,7 +138,8 @@ class Upstream:
             client = await self._connected(request)
             if method in LIST_FIELDS:
                 return await self._list(client, method)
-            return await self._call(client, method, params, view.context(request))
+            passes_through = request.modern is not None and view.input_exchange is None
+            return await self._call(client, method, params, view.context(request), passes_through)
         except (ConnectionClosed, RequestTimeout, UpstreamUnavailable) as failure:
             message = f"upstream {self.name} failed: {failure}"
             log.warning("%s (%s)", message, method)
@@ -119,11 +152,14 @@ class Upstream:
     async def _connected(self, request: InboundRequest) -> Client:
         """The upstream client, connecting (once, whoever asks first) if there is none."""
         client = self._client
-        if client is not None and not client.session.closed.is_set():
+        if client is not None and not client.session.peer_gone:
             return client  # the common case, without the lock's scheduling round
         async with self._lock:
             client = self._client
-            if client is not None and not client.session.closed.is_set():
+            if client is not None and client.session.peer_gone:
+                with trio.move_on_after(self.connect_timeout):
+                    await client.session.closed.wait()  # the upstream went: let it end
+            elif client is not None:
                 return client
             if (
                 self._failure is not None
@@ -147,6 +183,8 @@ class Upstream:
             async with open_client(
                 self.target, handlers=self._handlers(), era=self.era, middleware=self.middleware
             ) as client:
+                if client.era == "legacy" and client.server_capabilities.logging is not UNSET:
+                    await client.set_logging_level("debug")  # callers' levels filter
                 held = self._client = client
                 self.connections += 1
                 self._lists.clear()
@@ -170,6 +208,18 @@ class Upstream:
             elicitation=partial(self._legacy_question, "elicitation/create"),
             elicitation_modes=("form", "url"),
             on_list_changed=self._list_changed,
+            on_log=self._log_unplaced,
+        )
+
+    def _log_unplaced(self, params: t.LoggingMessageParams) -> None:
+        """An upstream log message about no call in particular: the gateway's own log."""
+        logger = "" if params.logger is UNSET else f" {params.logger}"
+        log.log(
+            _PYTHON_LEVELS.get(params.level, logging.INFO),
+            "upstream %s%s: %s",
+            self.name,
+            logger,
+            params.data,
         )
 
     async def _listen(self, client: Client) -> None:
@@ -209,7 +259,12 @@ class Upstream:
         self._lists[method] = result
         return result
 
-    async def _call(self, client: Client, method: str, params: Any, context: Context) -> Any:
+    async def _call(
+        self, client: Client, method: str, params: Any, context: Context, passes_through: bool
+    ) -> Any:
+        """Forward one call. ``passes_through``: a modern caller served without an actor
+        that can park, to whom a modern upstream's ``input_required`` goes as it is."""
+
         async def progress(report: t.ProgressParams) -> None:
             total = None if report.total is UNSET else report.total
             message = None if report.message is UNSET else report.message
@@ -221,14 +276,20 @@ class Upstream:
         async def answer(question: str, question_params: Any) -> Any:
             return await context.relay(question, question_params)
 
+        async def pass_log(message: t.LoggingMessageParams) -> None:
+            logger = None if message.logger is UNSET else message.logger
+            await context.log(message.level, message.data, logger=logger)
+
+        level = context.log_level  # None: the caller wants no logs
         key = id(context)
         self._in_flight[key] = context
         try:
             result = await client.forward(
                 method,
-                _for_upstream(params),
+                _for_upstream(params, level if client.era == "modern" else None),
                 on_progress=progress if context.progress_token is not None else None,
-                answer=answer,
+                on_log=pass_log if level is not None else None,
+                answer="return" if passes_through and client.era == "modern" else answer,
                 timeout=None,
             )
         finally:
@@ -251,17 +312,22 @@ class UpstreamUnavailable(Exception):
     """The upstream could not be reached (the reason is the message)."""
 
 
-def _for_upstream(params: Any) -> Any:
+def _for_upstream(params: Any, log_level: t.LoggingLevel | None) -> Any:
     """``params`` without what belonged to the downstream hop (its progress token, its
-    era's reserved keys): the upstream call gets its own."""
-    meta = getattr(params, "meta", UNSET)
+    era's reserved keys): the upstream call gets its own — and, for a modern upstream,
+    the caller's ``log_level``."""
+    meta = getattr(params, "meta", None)  # None: params without a _meta field
     if not isinstance(meta, dict):
-        return params
+        if log_level is None or meta is None:
+            return params
+        meta = {}
     kept = {
         key: value
         for key, value in meta.items()
         if key not in _HOP_KEYS and not key.startswith(_RESERVED_PREFIX)
     }
+    if log_level is not None:
+        kept[LOG_LEVEL_KEY] = log_level
     return msgspec.structs.replace(params, meta=kept or UNSET)
 
 
@@ -269,7 +335,9 @@ def _cleaned(result: Any) -> Any:
     """``result`` without the upstream's modern-era fields (the gateway sets its own)."""
     if not isinstance(result, t.Result):
         return result
-    changes: dict[str, Any] = {"result_type": UNSET}
+    changes: dict[str, Any] = {}
+    if result.result_type != "input_required":  # passed on to a modern caller as it is
+        changes["result_type"] = UNSET
     if isinstance(result.meta, dict):
         kept = {k: v for k, v in result.meta.items() if not k.startswith(_RESERVED_PREFIX)}
         changes["meta"] = kept or UNSET

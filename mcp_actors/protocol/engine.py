@@ -17,10 +17,17 @@ one place a test can drive with plain bytes:
   its own, whatever the connection's phase;
 - **the id tables, both ways** — the peer's requests in flight (a duplicate id or
   one request too many is refused), our own requests waiting for a response, and
-  the progress tokens we handed out. The tables hold the runtime's own objects: an
+  the progress tokens we handed out, and which of our requests want their log
+  messages. The tables hold the runtime's own objects: an
   inbound request is whatever ``open_request`` makes of it (a request actor), an
   outbound one whatever the runtime passed to :meth:`Engine.send_request`; events
-  give them back, so that cancellation and progress reach the right one;
+  give them back, so that cancellation, progress and logs reach the right one;
+- **which call a log message belongs to** — the wire names none, but a transport
+  may know the stream it came on (:meth:`Engine.receive`'s ``related_to``: over
+  Streamable HTTP, the response stream of one of our requests; in the 2026-07-28
+  era a log message always belongs to the request that set its level). Without that,
+  it goes to our one request that wants logs when exactly one does, and otherwise to
+  the dispatcher, as a notification for the whole connection;
 - **batches** (2025-03-26 only), and **which error a bad message gets**: a parse
   error, an invalid request, an unknown method, a method the session may not serve
   yet, a duplicate id, too many requests, an oversized message — each is answered
@@ -50,6 +57,7 @@ from .events import (
     CancelRequested,
     Event,
     In,
+    LogReceived,
     NotificationReceived,
     Out,
     ProgressReceived,
@@ -143,6 +151,8 @@ class Engine(Generic[In, Out]):
     _inbound: dict[RequestId, In] = attrs.field(init=False, factory=dict)
     _outbound: dict[RequestId, Out] = attrs.field(init=False, factory=dict)
     _progress: dict[t.ProgressToken, Out] = attrs.field(init=False, factory=dict)
+    #: Our requests in flight that want their log messages (see :meth:`send_request`).
+    _logs: dict[RequestId, Out] = attrs.field(init=False, factory=dict)
     _next_id: int = attrs.field(init=False, default=1)
     _peer_gone: bool = attrs.field(init=False, default=False)
     #: ``state.check_inbound`` per method, valid for ``_checked_for`` (see _check_inbound).
@@ -151,8 +161,12 @@ class Engine(Generic[In, Out]):
 
     # -- receiving ---------------------------------------------------------------------
 
-    def receive(self, data: bytes) -> Event[In, Out] | None:
-        """Take one inbound message; the event it makes, or None if nothing is to be done."""
+    def receive(self, data: bytes, related_to: RequestId | None = None) -> Event[In, Out] | None:
+        """Take one inbound message; the event it makes, or None if nothing is to be done.
+
+        ``related_to``: the request of ours on whose response stream the transport got
+        it, if the transport can tell (a log message then goes to that call).
+        """
         try:
             envelope = decode(data)
         except InvalidMessage as invalid:
@@ -165,7 +179,7 @@ class Engine(Generic[In, Out]):
             return self._receive_response(envelope)
         request_id = envelope.id
         if request_id is UNSET:
-            return self._receive_notification(method, envelope.params)
+            return self._receive_notification(method, envelope.params, related_to)
         assert request_id is not None  # decode() refuses a request with a null id
         params = envelope.params
         serves_modern = self.describe_server is not None  # a server serves both eras
@@ -335,13 +349,18 @@ class Engine(Generic[In, Out]):
         if call is None:
             return None  # to a request we never sent, or gave up on: dropped
         self._progress.pop(request_id, None)  # type: ignore[arg-type]
+        if self._logs:
+            self._logs.pop(request_id, None)  # type: ignore[arg-type]
         return ResponseReceived(call, envelope)
 
     def _receive_notification(
-        self, method: str, raw_params: msgspec.Raw | UnsetType
+        self,
+        method: str,
+        raw_params: msgspec.Raw | UnsetType,
+        related_to: RequestId | None = None,
     ) -> Event[In, Out] | None:
         """Route one notification; one the session may not get, or with bad params, is dropped
-        (a notification has no answer to carry an error)."""
+        (a notification has no answer to carry an error). ``related_to``: see :meth:`receive`."""
         state = self.state
         try:
             spec = state.check_inbound(method)
@@ -356,9 +375,23 @@ class Engine(Generic[In, Out]):
         if method == "notifications/progress":
             call = self._progress.get(params.progress_token)
             return None if call is None else ProgressReceived(call, params)
+        if method == "notifications/message" and self._logs:
+            call = self._log_receiver(related_to)
+            if call is not None:
+                return LogReceived(call, params)
         if method == "notifications/initialized":
             state.receive_initialized()
         return NotificationReceived(method, params)
+
+    def _log_receiver(self, related_to: RequestId | None) -> Out | None:
+        """Our request a log message belongs to: the one whose stream carried it, else the
+        only one that wants logs (None: no request of ours wants it)."""
+        logs = self._logs
+        if related_to is not None:
+            return logs.get(related_to)
+        if len(logs) == 1:
+            return next(iter(logs.values()))
+        return None
 
     def _receive_batch(self, items: list[BatchItem]) -> Event[In, Out]:
         """A batch: an event per element, or one error if the revision has no batches.
@@ -426,10 +459,11 @@ class Engine(Generic[In, Out]):
     # -- our requests and notifications ------------------------------------------------
 
     def send_request(
-        self, method: str, params: Any, call: Out, *, progress: bool = False
+        self, method: str, params: Any, call: Out, *, progress: bool = False, logs: bool = False
     ) -> tuple[RequestId, bytes]:
         """Start one request of ours; its id and bytes. ``call`` is handed back with its
-        response (and its progress, with ``progress``: a ``progressToken`` is added).
+        response (and its progress, with ``progress``: a ``progressToken`` is added; and
+        the log messages that belong to it, with ``logs``: see the module docstring).
 
         Raises :class:`~.errors.ProtocolViolation` if we may not send ``method`` now, and
         :class:`ConnectionClosed` once the peer is gone (no response could arrive).
@@ -444,6 +478,8 @@ class Engine(Generic[In, Out]):
         if progress:
             _set_meta(params, "progressToken", request_id)
             self._progress[request_id] = call
+        if logs:
+            self._logs[request_id] = call
         self._outbound[request_id] = call
         return request_id, _encode(RequestMessage(JSONRPC_VERSION, request_id, method, params))
 
@@ -486,9 +522,11 @@ class Engine(Generic[In, Out]):
         return encode_cancellation(request_id, reason)
 
     def call_finished(self, request_id: RequestId) -> None:
-        """Our request ``request_id`` is over: forget it and its progress token."""
+        """Our request ``request_id`` is over: forget it, its progress token, its logs."""
         self._outbound.pop(request_id, None)
         self._progress.pop(request_id, None)
+        if self._logs:
+            self._logs.pop(request_id, None)
 
     def send_notification(
         self, method: str, params: Any = None, state: SessionState | None = None
@@ -516,6 +554,11 @@ class Engine(Generic[In, Out]):
     def outbound(self) -> list[Out]:
         """Our requests waiting for a response."""
         return list(self._outbound.values())
+
+    @property
+    def peer_gone(self) -> bool:
+        """Whether the peer stopped sending: a request of ours could get no answer."""
+        return self._peer_gone
 
     @property
     def inbound_count(self) -> int:

@@ -3,8 +3,8 @@
 :meth:`~.engine.Engine.receive` turns one inbound message into at most one event
 (a batch into one :class:`BatchReceived` holding an event per element). The
 runtime acts on each: it serves a :class:`RequestReceived`, hands a
-:class:`ResponseReceived` or :class:`ProgressReceived` to the caller waiting for
-it, cancels the request a :class:`CancelRequested` names, passes a
+:class:`ResponseReceived`, :class:`ProgressReceived` or :class:`LogReceived` to the
+caller waiting for it, cancels the request a :class:`CancelRequested` names, passes a
 :class:`NotificationReceived` to its dispatcher, and writes a :class:`Reply` at
 once. Messages the engine handles entirely (a stray response, progress for a call
 nobody waits on any more) produce no event at all.
@@ -57,6 +57,14 @@ class ProgressReceived(msgspec.Struct, Generic[Out]):
     progress: t.ProgressParams
 
 
+class LogReceived(msgspec.Struct, Generic[Out]):
+    """``notifications/message`` belonging to one of our requests that asked for its logs
+    (see :meth:`~.engine.Engine.send_request`)."""
+
+    call: Out
+    params: t.LoggingMessageParams
+
+
 class CancelRequested(msgspec.Struct, Generic[In]):
     """The peer cancelled a request of its own that is still in flight: stop it, answer nothing."""
 
@@ -88,6 +96,7 @@ Event = (
     | NotificationReceived
     | ResponseReceived[Out]
     | ProgressReceived[Out]
+    | LogReceived[Out]
     | CancelRequested[In]
     | Reply
     | BatchReceived[In, Out]

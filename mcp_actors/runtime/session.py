@@ -8,8 +8,10 @@ runs tasks:
 
 - **the reader** hands every inbound message to the engine and acts on the event it
   gets back, without ever waiting on user code: a request becomes an
-  :class:`InboundRequest` actor (a task in its own cancel scope), a response or a
-  progress notification goes to the :class:`OutboundCall` waiting for it, a
+  :class:`InboundRequest` actor (a task in its own cancel scope), a response, a
+  progress notification or a log message that belongs to a call goes to the
+  :class:`OutboundCall` waiting for it (a transport that knows on whose response
+  stream a message came says so: :meth:`~.abc.MessageStream.receive_related`), a
   cancellation cancels the named request's scope, other notifications go to the
   dispatcher, and an answer the engine wrote itself (an error, ``ping``) is sent;
 - **the writer** (:class:`~.writer.Writer`) sends everything, in order: from a
@@ -57,6 +59,7 @@ from ..protocol.events import (
     BatchReceived,
     CancelRequested,
     Event,
+    LogReceived,
     NotificationReceived,
     ProgressReceived,
     Reply,
@@ -70,7 +73,14 @@ from ..transports.abc import MessageStream, MessageTooLarge, Outgoing, Transport
 from .config import SessionConfig
 from .inline import Waiting, start_inline
 from .internal_errors import INTERNAL_ERROR, internal_errors
-from .outbound import ConnectionClosed, Deadlines, OutboundCall, ProgressCallback, RequestTimeout
+from .outbound import (
+    ConnectionClosed,
+    Deadlines,
+    LogCallback,
+    OutboundCall,
+    ProgressCallback,
+    RequestTimeout,
+)
 from .request import InboundRequest, ProgressStream
 from .writer import Writer
 
@@ -280,6 +290,12 @@ class Session:
         """Whether the session sleeps: no task, kept until something wakes it."""
         return self._asleep
 
+    @property
+    def peer_gone(self) -> bool:
+        """Whether the peer stopped sending (the session is ending): a request sent now
+        fails at once with :class:`ConnectionClosed`."""
+        return self._engine.peer_gone
+
     def close(self) -> None:
         """End the session now: in-flight requests are cancelled, the transport closed."""
         self._closing = True
@@ -363,19 +379,25 @@ class Session:
     # -- the reader ------------------------------------------------------------------
 
     async def _read_loop(self) -> None:
-        receive = self.transport.receive
+        transport = self.transport
+        receive = transport.receive
+        receive_related = transport.receive_related if transport.relates_messages else None
+        related: RequestId | None = None
         engine = self._engine
         serves_inline = self.dispatcher.serves_inline
         while True:
             try:
-                data = await receive()
+                if receive_related is None:
+                    data = await receive()
+                else:
+                    data, related = await receive_related()
             except TransportClosed:
                 return
             except MessageTooLarge as too_large:
                 await self._reply(engine.receive_oversized(str(too_large), too_large.limit))
                 continue
             self._received += 1
-            event = engine.receive(data)
+            event = engine.receive(data, related)
             if event is None:
                 continue
             if type(event) is RequestReceived:
@@ -404,6 +426,8 @@ class Session:
             event.request.cancel(event.reason)
         elif type(event) is ProgressReceived:
             event.call.deliver_progress(event.progress)
+        elif type(event) is LogReceived:
+            event.call.deliver_log(event.params)
 
     async def _reply(self, reply: Reply) -> None:
         request_id = reply.request_id
@@ -440,7 +464,7 @@ class Session:
     async def _serve(self, request: InboundRequest) -> None:
         payload = await self._run_request(request)
         if payload is not None:
-            await self._writer.send(Outgoing(payload, request.id, True))
+            await self._writer.send_from_reader(Outgoing(payload, request.id, True))
 
     async def _serve_inline(self, request: InboundRequest) -> None:
         """Serve a request declared never to wait, in the reader (see :mod:`.inline`)."""
@@ -504,11 +528,16 @@ class Session:
         *,
         timeout: float | UnsetType | None = UNSET,
         on_progress: ProgressCallback | None = None,
+        on_log: LogCallback | None = None,
         related_request: RequestId | None = None,
         result_type: Any = None,
         on_id: Callable[[RequestId], None] | None = None,
     ) -> Any:
         """Send a request and wait for its result (decoded into the method's result type).
+
+        ``on_log`` is awaited with each log message that belongs to this request (see
+        :class:`~mcp_actors.protocol.engine.Engine`), in order, before the result is
+        returned; without it they go to the dispatcher like any notification.
 
         ``on_id`` is told the request's id before it is sent (to route what the peer
         sends about it, such as a listen stream's notifications).
@@ -526,18 +555,24 @@ class Session:
         call = OutboundCall(method)
         engine = self._engine
         request_id, payload = engine.send_request(
-            method, params, call, progress=on_progress is not None
+            method, params, call, progress=on_progress is not None, logs=on_log is not None
         )
         if on_id is not None:
             on_id(request_id)
         seconds = self.config.request_timeout if timeout is UNSET else timeout
         clock = Deadlines(seconds, self.config.max_request_timeout, trio.current_time())
         try:
-            await self._writer.send(Outgoing(payload, related_request))
+            await self._writer.send_then_wait(Outgoing(payload, related_request))
             soft = clock.soft(clock.started)
             while True:
                 with trio.move_on_at(min(soft, clock.hard())):
                     await call.wait()
+                if on_log is not None:
+                    logs = call.take_logs()
+                    if logs:
+                        for message in logs:
+                            await on_log(message)
+                        continue  # more may have come in while they ran
                 # Progress first: on the wire it came before the response that may follow it.
                 progress = call.take_progress()
                 if progress is not None:

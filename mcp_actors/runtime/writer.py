@@ -11,8 +11,10 @@ sees fewer, fresher updates, and never progress after the response.
 
 One shortcut saves a task switch per request/response exchange: when the writer is
 idle (waiting, nothing queued, no progress pending), the transport's writes do not
-normally wait and no further input is at hand, the session's reader writes its
-answer itself (:meth:`Writer.send_from_reader`). The two never write at the same time.
+normally wait and no further input is at hand, the session's reader (or a request
+actor, with its answer) writes the message itself (:meth:`Writer.send_from_reader`).
+Only one writes at a time. Another saves a schedule point per outgoing request:
+:meth:`Writer.send_then_wait` queues without one, since its caller waits at once.
 
 While its session sleeps (see :mod:`.session`) a writer has no task and no queue:
 :meth:`Writer.rest` lets the queue go, :meth:`Writer.wake` makes a new one.
@@ -121,6 +123,17 @@ class Writer:
         except trio.ClosedResourceError:
             log.debug("session closed: dropped an outgoing message")
 
+    async def send_then_wait(self, message: Outgoing) -> None:
+        """Queue ``message`` for a caller that waits right after (for the response to
+        it): without a schedule point of its own when there is room — the caller's wait
+        is its checkpoint. Waits while the queue is full, like :meth:`send`."""
+        try:
+            self._send_channel.send_nowait(message)
+        except trio.WouldBlock:
+            await self.send(message)
+        except trio.ClosedResourceError:
+            log.debug("session closed: dropped an outgoing message")
+
     def send_soon(self, message: Outgoing) -> None:
         """Queue ``message`` without waiting: now, or by a task of its own if the queue is full."""
         try:
@@ -132,15 +145,22 @@ class Writer:
             pass
 
     async def send_from_reader(self, message: Outgoing) -> None:
-        """Send an answer from the session's reader, as cheaply as the writer's state allows.
+        """Send an answer from the session's reader (or from a request actor, as its last
+        act), as cheaply as the writer's state allows.
 
-        If the writer is idle and nothing else waits to be read, the reader writes the
-        message itself: nothing can be overtaken, and a request/response exchange
-        costs one pass of the scheduler instead of two. Otherwise the message is
-        queued without a schedule point when there is room, so that the writer takes a
-        whole burst of answers at once when the reader next waits for input.
+        If the writer is idle, nobody else is writing and nothing else waits to be read,
+        the caller writes the message itself: nothing can be overtaken, and a
+        request/response exchange costs one pass of the scheduler instead of two.
+        Otherwise the message is queued without a schedule point when there is room, so
+        that the writer takes a whole burst of answers at once when the reader next
+        waits for input.
         """
-        if self._direct_writes and not self._dirty_progress and not self.transport.input_ready():
+        if (
+            self._direct_writes
+            and not self._direct_writing
+            and not self._dirty_progress
+            and not self.transport.input_ready()
+        ):
             statistics = self._receive_channel.statistics()
             if statistics.current_buffer_used == 0 and statistics.tasks_waiting_receive:
                 await self._write_direct(message)

@@ -65,7 +65,7 @@ from .handlers import HANDLERS, Handler
 from .listen import ListenOffer, ListenStatistics, ListenStreams
 from .log_bridge import McpLogHandler
 from .modern import era_error, finish_result
-from .mount import Mountable, MountedServer, Mounts
+from .mount import Mount, Mountable, MountedServer, Mounts
 from .mrtr import MRTR_METHODS, Continuations, ContinuationStatistics, MrtrSettings, Run, serve
 from .prompts import RegisteredPrompt, argument_choices, prompt_arguments
 from .resources import RegisteredResource, ResourceRegistry
@@ -971,32 +971,45 @@ class ServerSession:
         ask only through the :class:`Context` it is given, so a tool, prompt or resource
         whose function takes none never asks, nor does a tool declared ``inline``. A
         retry carrying ``requestState`` or ``inputResponses`` always takes the MRTR path,
-        which checks them.
+        which checks them. A mounted server's handler may always ask, unless the mount
+        passes its questions through (``Mountable.passes_input_through``: a modern
+        upstream's own ``input_required``, and its retries, go by as they are).
         """
         if request.method not in MRTR_METHODS:
             return False
-        if (
+        retry = (
             getattr(params, "request_state", UNSET) is not UNSET
             or getattr(params, "input_responses", UNSET) is not UNSET
-        ):
-            return True
+        )
         server = self.server
-        mounts = server.mounts  # a mounted server's or upstream's handler may always ask
+        mounts = server.mounts
         if request.method == "tools/call":
             tool = server._tools.get(params.name)
             if tool is None:
-                return mounts.route_name(params.name) is not None
-            return not tool.inline and _takes_context(tool)
+                return self._mount_may_ask(mounts.route_name(params.name), params)
+            return retry or (not tool.inline and _takes_context(tool))
         if request.method == "prompts/get":
             prompt = server._prompts.get(params.name)
             if prompt is None:
-                return mounts.route_name(params.name) is not None
-            return _takes_context(prompt)
+                return self._mount_may_ask(mounts.route_name(params.name), params)
+            return retry or _takes_context(prompt)
         try:
             resource, _ = server._resources.resolve(params.uri)
         except McpError:  # the handler answers -32002 without asking, unless mounted
-            return mounts.route_uri(params.uri) is not None
-        return _takes_context(resource)
+            return self._mount_may_ask(mounts.route_uri(params.uri), params)
+        return retry or _takes_context(resource)
+
+    def _mount_may_ask(self, routed: tuple[Mount, str] | None, params: Any) -> bool:
+        """Whether a request routed to a mount (``routed``) may ask through its Context:
+        unless the mount passes questions through — but a retry of a round this server
+        asked itself (its ``requestState`` is one of ours: the mount passed nothing
+        through then, e.g. before its upstream's era was known) goes back to that round."""
+        if routed is None:
+            return False
+        if not routed[0].target.passes_input_through():
+            return True
+        state = getattr(params, "request_state", UNSET)
+        return state is not UNSET and self.server._continuations.issued(state)
 
     def serves_inline(self, request: InboundRequest) -> bool:
         """Whether ``request`` calls a tool declared never to wait (``inline=True``) and
@@ -1074,6 +1087,17 @@ class ServerSession:
         if threshold is None:  # no level: all (legacy), none (modern, per request)
             return not self.state.revision.log_level_per_request
         return LOG_SEVERITY[level] >= LOG_SEVERITY[threshold]
+
+    @property
+    def log_threshold(self) -> t.LoggingLevel | None:
+        """The lowest level of the log messages this client gets (None: it gets none).
+
+        Its level, once set (``logging/setLevel``; per request in the 2026-07-28 era);
+        until then every level in a legacy session, none in the modern era.
+        """
+        if self.log_level is not None:
+            return self.log_level
+        return None if self.state.revision.log_level_per_request else "debug"
 
     def notify_soon(self, method: str, params: Any = None) -> None:
         """Send a notification without waiting, if this session may get it (else nothing)."""

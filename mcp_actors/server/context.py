@@ -96,6 +96,11 @@ class Context:
             stream.report(progress, total, message)
         await trio.lowlevel.checkpoint()
 
+    @property
+    def log_level(self) -> t.LoggingLevel | None:
+        """The lowest level :meth:`log` sends at for this request (None: it sends nothing)."""
+        return self._session.log_threshold
+
     async def log(self, level: t.LoggingLevel, data: Any, *, logger: str | None = None) -> None:
         """Send ``notifications/message`` if ``level`` is at or above the session's level."""
         await self._session.log(level, data, logger=logger, related_request=self._request.id)

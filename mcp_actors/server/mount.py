@@ -67,6 +67,12 @@ class Mountable(Protocol):
     def watch(self, on_change: Callable[[str], None]) -> None:
         """Call ``on_change(method)`` for each ``notifications/*/list_changed`` it has."""
 
+    def passes_input_through(self) -> bool:
+        """Whether a modern (2026-07-28) call's questions go back to the caller inside
+        the result :meth:`handle` returns (``input_required``, whose retry it forwards
+        as it is) rather than through the request's Context. Such a call needs no actor
+        that can park (see :mod:`.mrtr`): it is served in the request's own task."""
+
 
 @attrs.define(eq=False)
 class MountedServer:
@@ -89,6 +95,9 @@ class MountedServer:
             cursor = page.next_cursor
             if not cursor:
                 return msgspec.structs.replace(page, **{field: items})
+
+    def passes_input_through(self) -> bool:
+        return False  # its handlers ask through their Context
 
     def watch(self, on_change: Callable[[str], None]) -> None:
         def receive(change: Any) -> int:

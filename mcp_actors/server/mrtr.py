@@ -291,6 +291,14 @@ class Continuations:
     _expired: int = attrs.field(init=False, default=0)
     _evicted: int = attrs.field(init=False, default=0)
 
+    def issued(self, request_state: object) -> bool:
+        """Whether ``request_state`` is one this server sealed (and it is intact)."""
+        try:
+            self.settings.state_keys.open(request_state)
+        except McpError:
+            return False
+        return True
+
     def start(
         self, host: ActorHost, book: dict[str, Any], call: Callable[[Run], Awaitable[Any]]
     ) -> Run:

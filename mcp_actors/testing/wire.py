@@ -37,7 +37,7 @@ import jsonschema
 import jsonschema.exceptions
 import jsonschema.validators
 
-from mcp_actors.transports.abc import MessageStream, Outgoing
+from mcp_actors.transports.abc import MessageStream, Outgoing, RequestId
 
 __all__ = [
     "REVISIONS",
@@ -422,6 +422,7 @@ class WireRecorder(MessageStream):
         self.inner = inner
         self.tool_headers = inner.tool_headers  # the client teaches the transport's own
         self.legacy_only = inner.legacy_only
+        self.relates_messages = inner.relates_messages
         self.sent: list[Outgoing] = []
         self.received: list[bytes] = []
 
@@ -437,6 +438,11 @@ class WireRecorder(MessageStream):
         data = await self.inner.receive()
         self.received.append(data)
         return data
+
+    async def receive_related(self) -> tuple[bytes, RequestId | None]:
+        data, related = await self.inner.receive_related()
+        self.received.append(data)
+        return data, related
 
     async def send_all(self, messages: Sequence[Outgoing]) -> None:
         self.sent.extend(messages)

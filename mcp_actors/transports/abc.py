@@ -6,6 +6,11 @@ runtime hands it :class:`Outgoing` envelopes whose only routing hint is explicit
 ``related_request`` names the inbound request a message belongs to, so that a
 transport like Streamable HTTP can put it on that request's response stream, and
 ``closes_request`` marks the response that ends that stream.
+
+The same hint exists inbound, for a client: :meth:`MessageStream.receive_related`
+also says on whose response stream a message arrived (Streamable HTTP: the POST of
+one of our requests), so that the client's engine can hand a log message to the call
+it belongs to. The transport knows the stream, not what the message means.
 """
 
 from __future__ import annotations
@@ -105,6 +110,11 @@ class MessageStream(abc.ABC):
         """
         raise NotImplementedError("this stream offers no rest")
 
+    #: Whether :meth:`receive_related` can name the request of ours a received message
+    #: belongs to (a client over Streamable HTTP: the POST whose response stream carried
+    #: it). The session then reads with it; other transports carry no such relation.
+    relates_messages: bool = False
+
     def input_ready(self) -> bool:
         """Whether :meth:`receive` has a message at hand, without waiting.
 
@@ -115,6 +125,12 @@ class MessageStream(abc.ABC):
 
     @abc.abstractmethod
     async def receive(self) -> bytes: ...
+
+    async def receive_related(self) -> tuple[bytes, RequestId | None]:
+        """:meth:`receive`, and the id of the request of ours on whose response stream
+        the message arrived (None: the transport cannot tell, or it came on no such
+        stream). Override it, with :attr:`relates_messages`, where the wire says so."""
+        return await self.receive(), None
 
     @abc.abstractmethod
     async def send_all(self, messages: Sequence[Outgoing]) -> None: ...

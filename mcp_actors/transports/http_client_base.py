@@ -32,19 +32,26 @@ CONNECTION_ERROR = -32000
 
 
 class Inbox:
-    """The bounded queue of received messages a client session reads."""
+    """The bounded queue of received messages a client session reads, each with the
+    request of ours on whose response stream it came (None: another stream)."""
 
     def __init__(self, capacity: int = 256) -> None:
-        self._send, self._receive = trio.open_memory_channel[bytes](capacity)
+        self._send, self._receive = trio.open_memory_channel[tuple[bytes, RequestId | None]](
+            capacity
+        )
 
-    async def put(self, data: bytes) -> None:
+    async def put(self, data: bytes, related: RequestId | None = None) -> None:
         """Queue one message (waits while full); dropped once the inbox is closed."""
         try:
-            await self._send.send(data)
+            await self._send.send((data, related))
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             log.debug("client transport closed: dropped a received message")
 
     async def get(self) -> bytes:
+        return (await self.get_related())[0]
+
+    async def get_related(self) -> tuple[bytes, RequestId | None]:
+        """The next message and the request it came for."""
         try:
             return await self._receive.receive()
         except (trio.EndOfChannel, trio.ClosedResourceError):

@@ -14,6 +14,8 @@
   the negotiated version from the initialize response it carries;
 - after ``notifications/initialized`` it opens the GET stream for
   server-initiated messages (a 405 means the server offers none);
+- every message read on a request's reply is handed to the session with that
+  request's id (:meth:`receive_related`): a log message on it belongs to that call;
 - a response stream that breaks before its response arrived is **resumed**: wait
   the server's ``retry`` delay, then GET with ``Last-Event-ID``; the server
   replays what was missed. A request cancelled by the session aborts its POST;
@@ -82,6 +84,8 @@ GET_STREAM_HEADSTART = 2.0
 class StreamableHttpClientStream(MessageStream):
     """One client session over Streamable HTTP (see the module docstring)."""
 
+    relates_messages = True
+
     def __init__(
         self,
         url: str,
@@ -139,6 +143,9 @@ class StreamableHttpClientStream(MessageStream):
 
     async def receive(self) -> bytes:
         return await self._inbox.get()
+
+    async def receive_related(self) -> tuple[bytes, RequestId | None]:
+        return await self._inbox.get_related()
 
     async def send_all(self, messages: Sequence[Outgoing]) -> None:
         for message in messages:
@@ -330,10 +337,12 @@ class StreamableHttpClientStream(MessageStream):
             await self._fail(pending, found if found is not None else f"HTTP {status}")
             return
         content_type = media_types(response.headers.get("content-type"))
+        # What this reply carries belongs to its request (a batch's: to none in particular).
+        related = kind.request_ids[0] if len(kind.request_ids) == 1 else None
         if JSON in content_type:
-            await self._deliver(await response.aread(), pending)
+            await self._deliver(await response.aread(), pending, related)
         elif EVENT_STREAM in content_type:
-            await self._read_stream(response, pending)
+            await self._read_stream(response, pending, related)
         elif status != 202:
             await self._fail(pending, f"unexpected reply: HTTP {status} {content_type or ''}")
 
@@ -345,21 +354,26 @@ class StreamableHttpClientStream(MessageStream):
 
     # -- receiving -------------------------------------------------------------------
 
-    async def _deliver(self, data: bytes, pending: set[RequestId]) -> None:
-        """Hand one received message to the session, noting which requests it answers."""
+    async def _deliver(
+        self, data: bytes, pending: set[RequestId], related: RequestId | None
+    ) -> None:
+        """Hand one received message to the session (with the request whose reply carried
+        it, if any), noting which requests it answers."""
         if pending:  # (a GET stream owes no response: no need to look inside)
             answered = inspect.response_ids(data)
             if self._initialize_id is not None and self._initialize_id in answered:
                 self.protocol_version = inspect.negotiated_version(data) or self.protocol_version
             pending.difference_update(answered)
-        await self._inbox.put(data)
+        await self._inbox.put(data, related)
 
-    async def _read_stream(self, response: httpx.Response, pending: set[RequestId]) -> None:
+    async def _read_stream(
+        self, response: httpx.Response, pending: set[RequestId], related: RequestId | None
+    ) -> None:
         """Read a request's event stream; resume it with ``Last-Event-ID`` if it breaks."""
         decoder = SSEDecoder(self.max_event_size)
         failures = 0
         while True:
-            progressed = await self._consume(response, decoder, pending)
+            progressed = await self._consume(response, decoder, pending, related)
             if not pending:
                 return
             if not decoder.last_event_id:
@@ -385,10 +399,15 @@ class StreamableHttpClientStream(MessageStream):
             response = resumed
 
     async def _consume(
-        self, response: httpx.Response, decoder: SSEDecoder, pending: set[RequestId]
+        self,
+        response: httpx.Response,
+        decoder: SSEDecoder,
+        pending: set[RequestId],
+        related: RequestId | None,
     ) -> bool:
         """Deliver a response's events until it ends or (if it owed responses) ``pending``
-        empties; returns whether any event came."""
+        empties; returns whether any event came. ``related``: the request whose stream
+        this is (None: the GET stream)."""
         progressed = False
         owed = bool(pending)
         chunks = ResponseChunks(response)
@@ -397,7 +416,7 @@ class StreamableHttpClientStream(MessageStream):
                 progressed = progressed or bool(events)
                 for event in events:
                     if event.event == "message" and event.data.strip():
-                        await self._deliver(event.data, pending)
+                        await self._deliver(event.data, pending, related)
                 if owed and not pending:
                     # Answered. The server ends the stream now; reading to its end lets
                     # the connection go back to the pool (a server that lingers is cut).
@@ -456,7 +475,7 @@ class StreamableHttpClientStream(MessageStream):
                         decoder = SSEDecoder(self.max_event_size)  # a new session's stream
                         continue
                     if response.status_code == 200 and EVENT_STREAM in content_type:
-                        progressed = await self._consume(response, decoder, set())
+                        progressed = await self._consume(response, decoder, set(), None)
             except httpx.HTTPError as error:
                 log.debug("GET stream failed: %s", error)
             finally:

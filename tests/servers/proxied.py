@@ -1,4 +1,8 @@
-"""``servers.upstream`` behind a proxy: ``proxy(stdio upstream)``, run as its own process."""
+"""``servers.upstream`` behind a proxy: ``proxy(stdio upstream)``, run as its own process.
+
+``server`` speaks to the upstream in the era it answers in (the modern one);
+``legacy_server`` in the legacy era.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ import sys
 from pathlib import Path
 
 from mcp_actors.client.targets import StdioTarget
-from mcp_actors.gateway import proxy
+from mcp_actors.gateway import Upstream, proxy
 
 TESTS = Path(__file__).parent.parent
 UPSTREAM = StdioTarget(
@@ -14,3 +18,4 @@ UPSTREAM = StdioTarget(
 )
 
 server = proxy(UPSTREAM, name="proxied")
+legacy_server = proxy(Upstream(UPSTREAM, era="legacy"), name="proxied-legacy")

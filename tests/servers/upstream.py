@@ -70,3 +70,12 @@ async def greet(name: str) -> str:
 @server.resource("notes://{topic}")
 async def note(topic: str) -> str:
     return f"note on {topic}"
+
+
+@server.tool
+async def chatty(ctx: Context, text: str = "hello", pause: float = 0.0) -> str:
+    """Log ``text`` at debug and (after ``pause`` seconds) at info, then answer."""
+    await ctx.debug(f"debug {text}", logger="upstream")
+    await trio.sleep(pause)
+    await ctx.info(f"info {text}", logger="upstream")
+    return f"said {text}"
