@@ -228,6 +228,17 @@ async def end_body(send: Send) -> None:
     await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
+#: Seconds an MCP POST's reply is awaited before the endpoint watches for the client leaving.
+#:
+#: Most replies come at once. Watching for a disconnect takes a task beside the
+#: request's (a nursery, a task, its cancellation: a good part of a small call), so
+#: the first ``QUICK_REPLY`` seconds are awaited without it: a client that leaves is
+#: noticed (and its requests cancelled) at most this late. An event stream starts
+#: when its first message (or its end) is there, or after this long: its priming
+#: event and a quick answer go out in one write.
+QUICK_REPLY = 0.05
+
+
 async def watch_disconnect(receive: Receive, scope: trio.CancelScope) -> None:
     """Cancel ``scope`` when the client disconnects (run it beside a streaming response)."""
     while True:

@@ -54,6 +54,7 @@ from .abc import TransportClosed
 from .asgi import (
     EVENT_STREAM,
     JSON,
+    QUICK_REPLY,
     BodyTimeout,
     BodyTooLarge,
     ClientGone,
@@ -406,6 +407,7 @@ class StreamableHttpEndpoint:
         headers: list[tuple[str, str]],
     ) -> None:
         if not json_mode:
+            await _first_change(transport, stream)
             await start_event_stream(send, headers)
             await self._carry(transport, stream, None, receive, send)
             return
@@ -427,11 +429,22 @@ class StreamableHttpEndpoint:
     async def _wait_finished(
         self, transport: HttpSessionStream, stream: ResponseStream, receive: Receive
     ) -> bool:
-        """Wait until every request of the POST is answered; False if the client or session left."""
+        """Wait until every request of the POST is answered; False if the client or session left.
+
+        Stateless, the first :data:`QUICK_REPLY` seconds are awaited without watching the
+        client (see there): no other stream of the session (there is none) carries
+        messages that must reach the client before this reply. With a session, the
+        standalone stream may: the watcher's task is kept there (the order it happens
+        to give is what keeps a request's progress on GET ahead of its JSON reply).
+        """
+        if transport.stateless:
+            with trio.move_on_after(QUICK_REPLY):
+                await _settled(transport, stream)
+            if stream.finished or transport.closed.is_set():
+                return stream.finished
         async with trio.open_nursery() as nursery:
             nursery.start_soon(watch_disconnect, receive, nursery.cancel_scope)
-            while not stream.finished and not transport.closed.is_set():
-                await stream.changed.wait()
+            await _settled(transport, stream)
             nursery.cancel_scope.cancel()
         return stream.finished
 
@@ -443,7 +456,20 @@ class StreamableHttpEndpoint:
         receive: Receive,
         send: Send,
     ) -> None:
-        """Write ``stream`` on this response until it is done or the client goes away."""
+        """Write ``stream`` on this response until it is done or the client goes away.
+
+        A stream already finished is written out in one go, without a disconnect
+        watcher: nothing is left to wait for but the writes, which fail by themselves
+        once the client has gone.
+        """
+        if stream.finished:
+            ended = await transport.pump(
+                stream, partial(send_chunk, send), after, partial(send_last, send)
+            )
+            if not ended:
+                with suppress(Exception):  # the connection may be gone
+                    await end_body(send)
+            return
         ended = pumped = False
         async with trio.open_nursery() as nursery:
             nursery.start_soon(watch_disconnect, receive, nursery.cancel_scope)
@@ -630,6 +656,21 @@ class StreamableHttpEndpoint:
         if request.principal is not None:
             transport.principal = request.principal  # a new token may carry new scopes
         return transport
+
+
+async def _settled(transport: HttpSessionStream, stream: ResponseStream) -> None:
+    """Return once every request of ``stream`` is answered, or the session has ended."""
+    while not stream.finished and not transport.closed.is_set():
+        await stream.changed.wait()
+
+
+async def _first_change(transport: HttpSessionStream, stream: ResponseStream) -> None:
+    """Wait (at most :data:`QUICK_REPLY` seconds) until a new response stream has
+    something to write beyond its priming event, or is finished."""
+    if stream.changes or stream.finished or transport.closed.is_set():
+        return
+    with trio.move_on_after(QUICK_REPLY):
+        await stream.changed.wait()
 
 
 #: The longest ``Last-Event-ID`` we look up; ours are a few characters.

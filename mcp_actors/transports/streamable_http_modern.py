@@ -57,6 +57,7 @@ from .abc import MessageStream, Outgoing, TransportClosed
 from .asgi import (
     EVENT_STREAM,
     JSON,
+    QUICK_REPLY,
     Receive,
     Request,
     Send,
@@ -229,12 +230,23 @@ class ModernPostHandler:
     ) -> None:
         keepalive = self.config.keepalive_interval
         wait = math.inf if keepalive is None else keepalive
+        first: _Message | None = None
+        came = False
+        if not stream_only:
+            # The first QUICK_REPLY seconds without a disconnect watcher (see there).
+            patience = wait if exchange.streaming else math.inf
+            deadline = trio.current_time() + patience
+            with trio.move_on_after(min(QUICK_REPLY, patience)):
+                first = await exchange.next()
+                came = True
+            if came and (first is None or first.answer):
+                await _respond_json(send, exchange.request_id, first)
+                return
         async with trio.open_nursery() as nursery:
             nursery.start_soon(watch_disconnect, receive, nursery.cancel_scope)
-            first: _Message | None = None
             silent = False
-            if not stream_only:
-                with trio.move_on_after(wait if exchange.streaming else math.inf) as timer:
+            if not stream_only and not came:
+                with trio.move_on_at(deadline) as timer:
                     first = await exchange.next()
                 silent = timer.cancelled_caught
                 if not silent and (first is None or first.answer):

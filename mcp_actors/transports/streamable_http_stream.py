@@ -97,6 +97,7 @@ class ResponseStream:
 
     __slots__ = (
         "changed",
+        "changes",
         "connection",
         "delivered",
         "finished",
@@ -119,9 +120,12 @@ class ResponseStream:
         #: The connection carrying this stream now, if any (a newer one cancels it).
         self.connection: trio.CancelScope | None = None
         self.changed = trio.Event()
+        #: How many times it changed (a message appended, or it finished).
+        self.changes = 0
 
     def notify(self) -> None:
         """Wake whoever waits for this stream to change."""
+        self.changes += 1
         changed, self.changed = self.changed, trio.Event()
         changed.set()
 
