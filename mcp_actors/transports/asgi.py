@@ -8,6 +8,7 @@ transports free of dict plumbing; they are not a web framework.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any, Final
@@ -76,7 +77,7 @@ class Request:
             else:
                 headers[name] = value
         query_string = scope.get("query_string", b"").decode("latin-1")
-        query = parse_qs(query_string)
+        query = parse_qs(query_string) if query_string else {}
         peer = scope.get("client")
         return cls(
             scope["method"],
@@ -93,18 +94,34 @@ class Request:
         return self.headers.get(name)
 
 
-def media_types(header: str | None) -> set[str]:
+#: Header values up to this long have their parse remembered (clients send the same
+#: ``Accept`` and ``Content-Type`` on every request); at most :data:`_PARSES_KEPT` of them.
+_REMEMBERED_LENGTH: Final = 256
+_PARSES_KEPT: Final = 64
+
+
+def media_types(header: str | None) -> frozenset[str]:
     """The media types an ``Accept`` or ``Content-Type`` header names (parameters dropped)."""
     if not header:
-        return set()
-    return {part.split(";", 1)[0].strip().lower() for part in header.split(",")} - {""}
+        return frozenset()
+    if len(header) <= _REMEMBERED_LENGTH:
+        return _remembered_media_types(header)
+    return _parse_media_types(header)
+
+
+def _parse_media_types(header: str) -> frozenset[str]:
+    return frozenset(part.split(";", 1)[0].strip().lower() for part in header.split(",")) - {""}
+
+
+_remembered_media_types = functools.lru_cache(maxsize=_PARSES_KEPT)(_parse_media_types)
 
 
 def accepts(header: str | None, media_type: str) -> bool:
     """Whether an ``Accept`` header admits ``media_type`` (``*/*`` and ``type/*`` count)."""
     types = media_types(header)
-    major = media_type.split("/", 1)[0]
-    return bool(types & {media_type, "*/*", f"{major}/*"})
+    if media_type in types or "*/*" in types:
+        return True
+    return f"{media_type.split('/', 1)[0]}/*" in types
 
 
 async def read_body(receive: Receive, limit: int, timeout: float | None = None) -> bytes:

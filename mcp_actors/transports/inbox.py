@@ -59,7 +59,9 @@ class Inbox(Generic[T]):
         self.put_nowait(item)
 
     async def get(self) -> T:
-        await trio.lowlevel.checkpoint()
+        if self._items or self._ended or self._closed:
+            await trio.lowlevel.checkpoint()
+        # else waiting is the checkpoint: a reader that parks does not first yield in vain
         while not self._items and not (self._ended or self._closed):
             await self._wait()
         if self._closed or not self._items:
