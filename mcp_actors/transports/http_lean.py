@@ -237,32 +237,41 @@ class _Connection:
     async def _next_request(self, limits: LeanLimits) -> h11.Request | None:
         """The next request's head, or None when the connection should close quietly."""
         started: float | None = None
+        pending, closed = self.parser.trailing_data
+        #: Bytes h11 has had for this head: only a head that may be larger than the
+        #: limit is measured.
+        received = len(pending)
+        waiting = not pending and not closed  # nothing to parse yet: wait for bytes first
         while True:
-            event = self.parser.next_event()
-            if isinstance(event, h11.Request):
-                if _head_size(event) > limits.max_header_size:
-                    await self.refuse(431, "request header fields too large")
+            if not waiting:
+                event = self.parser.next_event()
+                if isinstance(event, h11.Request):
+                    size = limits.max_header_size
+                    if received > size and _head_size(event) > size:
+                        await self.refuse(431, "request header fields too large")
+                        return None
+                    return event
+                if isinstance(event, h11.ConnectionClosed):
                     return None
-                return event
-            if isinstance(event, h11.ConnectionClosed):
-                return None
-            if event is not h11.NEED_DATA:
-                return None  # PAUSED cannot happen between cycles; anything else: close
-            if self.parser.trailing_data[0] or started is not None:
-                started = trio.current_time() if started is None else started
-                deadline = started + limits.header_timeout
-                with trio.move_on_at(deadline):
-                    await self.feed()
-                    continue
-                return None  # too slow: nothing to answer yet (h11 has no request)
+                if event is not h11.NEED_DATA:
+                    return None  # PAUSED cannot happen between cycles; anything else: close
+                if self.parser.trailing_data[0] or started is not None:
+                    started = trio.current_time() if started is None else started
+                    deadline = started + limits.header_timeout
+                    with trio.move_on_at(deadline):
+                        received += await self.feed()
+                        continue
+                    return None  # too slow: nothing to answer yet (h11 has no request)
+            waiting = False
             with trio.move_on_after(limits.keep_alive_timeout) as self._idle_scope:
-                await self.feed()
+                received += await self.feed()
                 started = trio.current_time()
                 continue
             return None  # idle too long, or shutting down
 
-    async def feed(self) -> None:
-        """Read what the peer sent into h11; :class:`_Closed` if the connection broke."""
+    async def feed(self) -> int:
+        """Read what the peer sent into h11 (returns how many bytes); :class:`_Closed`
+        if the connection broke."""
         try:
             data = await self.stream.receive_some(_READ_SIZE)
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
@@ -270,6 +279,7 @@ class _Connection:
         if not data:
             self._eof = True
         self.parser.receive_data(data)
+        return len(data)
 
     async def write(self, data: bytes) -> None:
         try:

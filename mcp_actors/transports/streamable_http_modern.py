@@ -70,6 +70,7 @@ from .asgi import (
 )
 from .http_config import HttpConfig
 from .http_sessions import RETRY_AFTER, StartSession
+from .inbox import Inbox, InboxClosed
 from .sse import encode_comment, encode_event
 
 log = logging.getLogger("mcp_actors.http")
@@ -106,7 +107,7 @@ class ModernExchange(MessageStream):
     def __init__(self, body: bytes, request_id: RequestId, queue_size: int) -> None:
         self._body: bytes | None = body
         self.request_id = request_id
-        self._send, self._receive = trio.open_memory_channel[_Message](queue_size)
+        self._queue: Inbox[_Message] = Inbox(max(1, queue_size))  # 0: one at a time
         #: Whether notifications are wanted (False: the reply is one JSON body).
         self.streaming = True
         self.answered = trio.Event()
@@ -133,20 +134,20 @@ class ModernExchange(MessageStream):
 
     async def _put(self, message: _Message) -> None:
         try:
-            await self._send.send(message)
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            await self._queue.put(message)
+        except InboxClosed:
             raise TransportClosed("the client has gone") from None
 
     async def next(self) -> _Message | None:
         """The next message for the HTTP reply; None if the session ended without answering."""
         try:
-            return await self._receive.receive()
-        except (trio.EndOfChannel, trio.ClosedResourceError):
+            return await self._queue.get()
+        except InboxClosed:
             return None
 
     async def aclose(self) -> None:
         self.answered.set()
-        self._send.close()
+        self._queue.end()  # what is queued is still read, then next() says None
         await trio.lowlevel.checkpoint()
 
 
