@@ -162,14 +162,26 @@ async def respond(
     headers: Iterable[tuple[str, str]] = (),
 ) -> None:
     """Send a complete response."""
-    all_headers = list(headers)
+    all_headers = _header_list(headers)
     if content_type is not None:
-        all_headers.append(("content-type", content_type))
-    all_headers.append(("content-length", str(len(body))))
-    await send(
-        {"type": "http.response.start", "status": status, "headers": _header_list(all_headers)}
-    )
+        all_headers.append(_CONTENT_TYPES.get(content_type) or _content_type(content_type))
+    all_headers.append((b"content-length", b"%d" % len(body)))
+    await send({"type": "http.response.start", "status": status, "headers": all_headers})
     await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+def _content_type(media_type: str) -> tuple[bytes, bytes]:
+    return (b"content-type", media_type.encode("latin-1"))
+
+
+#: The ``Content-Type`` headers our responses carry, encoded once.
+_CONTENT_TYPES: Final = {media_type: _content_type(media_type) for media_type in (JSON,)}
+#: The headers every event stream starts with, encoded once.
+_EVENT_STREAM_HEADERS: Final = (
+    _content_type(EVENT_STREAM),
+    (b"cache-control", b"no-cache, no-transform"),
+    (b"x-accel-buffering", b"no"),
+)
 
 
 async def respond_answer(send: Send, answer: HttpAnswer) -> None:
@@ -221,15 +233,8 @@ async def start_event_stream(
     send: Send, headers: Iterable[tuple[str, str]] = (), status: int = 200
 ) -> None:
     """Begin a ``text/event-stream`` response; the body follows in :func:`send_chunk` calls."""
-    all_headers = [
-        ("content-type", EVENT_STREAM),
-        ("cache-control", "no-cache, no-transform"),
-        ("x-accel-buffering", "no"),
-        *headers,
-    ]
-    await send(
-        {"type": "http.response.start", "status": status, "headers": _header_list(all_headers)}
-    )
+    all_headers = [*_EVENT_STREAM_HEADERS, *_header_list(headers)]
+    await send({"type": "http.response.start", "status": status, "headers": all_headers})
 
 
 async def send_chunk(send: Send, data: bytes) -> None:
