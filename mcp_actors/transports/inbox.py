@@ -53,10 +53,13 @@ class Inbox(Generic[T]):
         self._wake()
 
     async def put(self, item: T) -> None:
-        await trio.lowlevel.checkpoint()
+        await trio.lowlevel.checkpoint_if_cancelled()
         while not (self._ended or self._closed) and len(self._items) >= self._capacity:
             await self._wait()
         self.put_nowait(item)
+        # Queued, then yield (as trio's channels do): the reader, woken, runs now, so an
+        # answer it can give at once is there when the caller resumes.
+        await trio.lowlevel.cancel_shielded_checkpoint()
 
     async def get(self) -> T:
         if self._items or self._ended or self._closed:

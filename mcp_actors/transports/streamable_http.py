@@ -438,8 +438,11 @@ class StreamableHttpEndpoint:
         to give is what keeps a request's progress on GET ahead of its JSON reply).
         """
         if transport.stateless:
-            with trio.move_on_after(QUICK_REPLY):
-                await _settled(transport, stream)
+            if not (stream.finished or transport.closed.is_set()):
+                await trio.lowlevel.checkpoint()  # as in _first_change
+            if not (stream.finished or transport.closed.is_set()):
+                with trio.move_on_after(QUICK_REPLY):
+                    await _settled(transport, stream)
             if stream.finished or transport.closed.is_set():
                 return stream.finished
         async with trio.open_nursery() as nursery:
@@ -667,10 +670,17 @@ async def _settled(transport: HttpSessionStream, stream: ResponseStream) -> None
 async def _first_change(transport: HttpSessionStream, stream: ResponseStream) -> None:
     """Wait (at most :data:`QUICK_REPLY` seconds) until a new response stream has
     something to write beyond its priming event, or is finished."""
-    if stream.changes or stream.finished or transport.closed.is_set():
-        return
-    with trio.move_on_after(QUICK_REPLY):
-        await stream.changed.wait()
+    if not _changed(transport, stream):
+        # The session was woken by the POST's body; if it runs later in this pass of the
+        # scheduler, it answers there and then: a yield is cheaper than a timed wait.
+        await trio.lowlevel.checkpoint()
+        if not _changed(transport, stream):
+            with trio.move_on_after(QUICK_REPLY):
+                await stream.changed.wait()
+
+
+def _changed(transport: HttpSessionStream, stream: ResponseStream) -> bool:
+    return bool(stream.changes) or stream.finished or transport.closed.is_set()
 
 
 #: The longest ``Last-Event-ID`` we look up; ours are a few characters.

@@ -103,6 +103,9 @@ class ModernExchange(MessageStream):
     """
 
     stateless = True
+    #: The reader may send the answer itself: waiting while the queue is full holds up
+    #: nothing else (the exchange carries one request).
+    direct_writes = True
 
     def __init__(self, body: bytes, request_id: RequestId, queue_size: int) -> None:
         self._body: bytes | None = body

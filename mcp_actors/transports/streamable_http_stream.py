@@ -40,7 +40,7 @@ from ..protocol.inspect import negotiated_version, outgoing_request, response_id
 from ..protocol.jsonrpc import RequestId, encode_cancellation, encode_error
 from ..protocol.versions import LATEST, REVISIONS
 from .abc import MessageStream, Outgoing, TransportClosed
-from .event_store import EventStore, StoredEvent
+from .event_store import EventStore, InMemoryEventStore, StoredEvent
 from .http_config import HttpConfig
 from .inbox import Inbox, InboxClosed
 from .sse import encode_comment, encode_event, encode_event_parts
@@ -145,6 +145,9 @@ class HttpSessionStream(MessageStream):
         self.session_id = session_id
         self.config = config
         self.store = store
+        #: Sending appends to the store and wakes the connections: it never waits when
+        #: the store is in memory, so the session's reader may send its answers itself.
+        self.direct_writes = isinstance(store, InMemoryEventStore)
         self.stateless = stateless
         #: The negotiated protocol version, read from the initialize response we carried.
         self.version = version
