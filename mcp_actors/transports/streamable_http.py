@@ -27,7 +27,12 @@ described below, whose behaviour is unchanged.
   resumes the stream that id belongs to, replaying what followed it.
 - **DELETE** ends the session, cancelling its in-flight requests.
 - **A client that closes a POST's connection** before its reply cancels the requests
-  still unanswered on it, unless it can resume the stream (see :meth:`_abandoned`).
+  still unanswered on it, unless it can resume the stream (see :meth:`_abandoned`);
+  it is noticed within :data:`~.asgi.QUICK_REPLY` seconds (a reply that comes sooner
+  is awaited without watching the connection).
+- **An event stream** (a POST's) starts once it has something to carry (the first
+  message related to the POST, or its end), or after ``QUICK_REPLY`` seconds: its
+  priming event and a quick answer go out in one write.
 - **Stateless** (``HttpConfig.stateless``): no ids; each POST is served by a
   fresh session that starts operating without ``initialize`` and ends with the
   response; GET and DELETE answer 405.

@@ -30,7 +30,9 @@ if the client's ``Accept`` lacks ``text/event-stream``), kept open with the
 keep-alive comments until the server ends it or the client closes it.
 
 A client that closes the connection before the answer cancels the request: its
-session actor is closed, which cancels the handler (a JSON reply too). Nothing
+session actor is closed, which cancels the handler (a JSON reply too). The closing
+is noticed within :data:`~.asgi.QUICK_REPLY` seconds: an answer that comes sooner is
+awaited without watching the connection. Nothing
 is remembered after the answer: an ``Mcp-Session-Id`` is ignored and never sent.
 At most ``HttpConfig.max_modern_requests`` requests are served at once; one more
 is refused with ``503`` and ``Retry-After``.
