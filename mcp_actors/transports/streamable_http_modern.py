@@ -238,10 +238,12 @@ class ModernPostHandler:
         wait = math.inf if keepalive is None else keepalive
         first: _Message | None = None
         came = False
+        # A JSON reply is awaited for ever; one that may turn into a stream, until the
+        # first keep-alive comment is due.
+        patience = wait if exchange.streaming else math.inf
+        deadline = trio.current_time() + patience
         if not stream_only:
             # The first QUICK_REPLY seconds without a disconnect watcher (see there).
-            patience = wait if exchange.streaming else math.inf
-            deadline = trio.current_time() + patience
             with trio.move_on_after(min(QUICK_REPLY, patience)):
                 first = await exchange.next()
                 came = True
