@@ -248,7 +248,7 @@ class ModernPostHandler:
                 first = await exchange.next()
                 came = True
             if came and (first is None or first.answer):
-                await _respond_json(send, exchange.request_id, first)
+                await _respond_json(send, exchange.request_id, first, watched=False)
                 return
         async with trio.open_nursery() as nursery:
             nursery.start_soon(watch_disconnect, receive, nursery.cancel_scope)
@@ -295,12 +295,19 @@ async def _stream(
         message = None
 
 
-async def _respond_json(send: Send, request_id: RequestId, message: _Message | None) -> None:
+async def _respond_json(
+    send: Send, request_id: RequestId, message: _Message | None, *, watched: bool = True
+) -> None:
+    """The answer as one JSON body; ``watched``: shielded from the disconnect watcher
+    beside it (see :func:`_stream`)."""
     if message is None:
         failure = McpError(INTERNAL_ERROR, "Internal error: the request ended without an answer")
         await _respond_error(send, request_id, failure)
         return
     status = status_for_error(error_code(message.payload))
+    if not watched:
+        await respond(send, status, message.payload, content_type=JSON)
+        return
     with trio.CancelScope(shield=True):
         await respond(send, status, message.payload, content_type=JSON)
 
