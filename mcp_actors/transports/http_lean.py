@@ -238,8 +238,7 @@ class _Connection:
         """The next request's head, or None when the connection should close quietly."""
         started: float | None = None
         pending, closed = self.parser.trailing_data
-        #: Bytes h11 has had for this head: only a head that may be larger than the
-        #: limit is measured.
+        # Bytes h11 has had for this head: only a head that may exceed the limit is measured.
         received = len(pending)
         waiting = not pending and not closed  # nothing to parse yet: wait for bytes first
         while True:
