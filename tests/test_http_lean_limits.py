@@ -120,6 +120,35 @@ async def test_a_client_that_leaves_mid_stream_is_seen_as_a_disconnect() -> None
     assert seen == ["http.disconnect"]
 
 
+async def _unframed(scope: Any, receive: Any, send: Any) -> None:
+    """Echoes the body (it must come in one message), in one piece or in two."""
+    message = await receive()
+    assert not message.get("more_body"), "a body that came whole is one message"
+    start = {"type": "http.response.start", "status": 200, "headers": []}
+    await send(start)
+    if scope["path"] == "/streamed":
+        await send({"type": "http.response.body", "body": message["body"], "more_body": True})
+        await send({"type": "http.response.body", "body": b"!"})
+    else:
+        await send({"type": "http.response.body", "body": message["body"]})
+
+
+async def test_a_response_in_one_message_has_a_content_length_a_streamed_one_is_chunked() -> None:
+    async with (
+        _lean(_unframed, LeanLimits()) as port,
+        await trio.open_tcp_stream("127.0.0.1", port) as stream,
+    ):
+        post = b"POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello"
+        await stream.send_all(post % b"/whole" + post % b"/streamed")
+        data = await read_until(stream, 1, b"0\r\n\r\n")
+    whole, streamed = data.split(b"HTTP/1.1 200")[1:]
+    assert b"content-length: 5\r\n" in whole.lower()
+    assert b"transfer-encoding" not in whole.lower()
+    assert whole.endswith(b"\r\n\r\nhello")
+    assert b"transfer-encoding: chunked" in streamed.lower()
+    assert b"content-length" not in streamed.lower()
+
+
 def test_limits_are_checked() -> None:
     with pytest.raises(ValueError, match="header_timeout"):
         LeanLimits(header_timeout=0)

@@ -8,6 +8,7 @@ transports free of dict plumbing; they are not a web framework.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any, Final
@@ -76,7 +77,7 @@ class Request:
             else:
                 headers[name] = value
         query_string = scope.get("query_string", b"").decode("latin-1")
-        query = parse_qs(query_string)
+        query = parse_qs(query_string) if query_string else {}
         peer = scope.get("client")
         return cls(
             scope["method"],
@@ -93,18 +94,34 @@ class Request:
         return self.headers.get(name)
 
 
-def media_types(header: str | None) -> set[str]:
+#: Header values up to this long have their parse remembered (clients send the same
+#: ``Accept`` and ``Content-Type`` on every request); at most :data:`_PARSES_KEPT` of them.
+_REMEMBERED_LENGTH: Final = 256
+_PARSES_KEPT: Final = 64
+
+
+def media_types(header: str | None) -> frozenset[str]:
     """The media types an ``Accept`` or ``Content-Type`` header names (parameters dropped)."""
     if not header:
-        return set()
-    return {part.split(";", 1)[0].strip().lower() for part in header.split(",")} - {""}
+        return frozenset()
+    if len(header) <= _REMEMBERED_LENGTH:
+        return _remembered_media_types(header)
+    return _parse_media_types(header)
+
+
+def _parse_media_types(header: str) -> frozenset[str]:
+    return frozenset(part.split(";", 1)[0].strip().lower() for part in header.split(",")) - {""}
+
+
+_remembered_media_types = functools.lru_cache(maxsize=_PARSES_KEPT)(_parse_media_types)
 
 
 def accepts(header: str | None, media_type: str) -> bool:
     """Whether an ``Accept`` header admits ``media_type`` (``*/*`` and ``type/*`` count)."""
     types = media_types(header)
-    major = media_type.split("/", 1)[0]
-    return bool(types & {media_type, "*/*", f"{major}/*"})
+    if media_type in types or "*/*" in types:
+        return True
+    return f"{media_type.split('/', 1)[0]}/*" in types
 
 
 async def read_body(receive: Receive, limit: int, timeout: float | None = None) -> bytes:
@@ -145,14 +162,26 @@ async def respond(
     headers: Iterable[tuple[str, str]] = (),
 ) -> None:
     """Send a complete response."""
-    all_headers = list(headers)
+    all_headers = _header_list(headers)
     if content_type is not None:
-        all_headers.append(("content-type", content_type))
-    all_headers.append(("content-length", str(len(body))))
-    await send(
-        {"type": "http.response.start", "status": status, "headers": _header_list(all_headers)}
-    )
+        all_headers.append(_CONTENT_TYPES.get(content_type) or _content_type(content_type))
+    all_headers.append((b"content-length", b"%d" % len(body)))
+    await send({"type": "http.response.start", "status": status, "headers": all_headers})
     await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+def _content_type(media_type: str) -> tuple[bytes, bytes]:
+    return (b"content-type", media_type.encode("latin-1"))
+
+
+#: The ``Content-Type`` headers our responses carry, encoded once.
+_CONTENT_TYPES: Final = {media_type: _content_type(media_type) for media_type in (JSON,)}
+#: The headers every event stream starts with, encoded once.
+_EVENT_STREAM_HEADERS: Final = (
+    _content_type(EVENT_STREAM),
+    (b"cache-control", b"no-cache, no-transform"),
+    (b"x-accel-buffering", b"no"),
+)
 
 
 async def respond_answer(send: Send, answer: HttpAnswer) -> None:
@@ -204,15 +233,8 @@ async def start_event_stream(
     send: Send, headers: Iterable[tuple[str, str]] = (), status: int = 200
 ) -> None:
     """Begin a ``text/event-stream`` response; the body follows in :func:`send_chunk` calls."""
-    all_headers = [
-        ("content-type", EVENT_STREAM),
-        ("cache-control", "no-cache, no-transform"),
-        ("x-accel-buffering", "no"),
-        *headers,
-    ]
-    await send(
-        {"type": "http.response.start", "status": status, "headers": _header_list(all_headers)}
-    )
+    all_headers = [*_EVENT_STREAM_HEADERS, *_header_list(headers)]
+    await send({"type": "http.response.start", "status": status, "headers": all_headers})
 
 
 async def send_chunk(send: Send, data: bytes) -> None:
@@ -226,6 +248,17 @@ async def send_last(send: Send, data: bytes) -> None:
 
 async def end_body(send: Send) -> None:
     await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+#: Seconds an MCP POST's reply is awaited before the endpoint watches for the client leaving.
+#:
+#: Most replies come at once. Watching for a disconnect takes a task beside the
+#: request's (a nursery, a task, its cancellation: a good part of a small call), so
+#: the first ``QUICK_REPLY`` seconds are awaited without it: a client that leaves is
+#: noticed (and its requests cancelled) at most this late. An event stream starts
+#: when its first message (or its end) is there, or after this long: its priming
+#: event and a quick answer go out in one write.
+QUICK_REPLY = 0.05
 
 
 async def watch_disconnect(receive: Receive, scope: trio.CancelScope) -> None:

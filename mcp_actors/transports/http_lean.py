@@ -8,7 +8,8 @@ does the rest in one task per connection:
 
 - **One task per connection.** It reads with ``receive_some``, feeds h11, and runs
   the application *in the same task* for each request; a reply written in one go
-  (``http.response.start`` then one last body chunk) is one ``send``.
+  (``http.response.start`` then one last body chunk) is one ``send``, framed with
+  ``Content-Length`` (an event stream too) rather than chunked.
 - **Disconnects.** Once the request body is read, the application's ``receive()``
   reads the socket for EOF (what a streaming response watches for); the end of the
   response wakes it with ``http.disconnect``, as ASGI servers do.
@@ -59,6 +60,10 @@ log = logging.getLogger("mcp_actors.http")
 
 _READ_SIZE: Final = 64 * 1024
 _ASGI: Final = {"version": "3.0", "spec_version": "2.3"}
+#: The headers that say how a response body is framed (lower-cased).
+_FRAMING: Final = frozenset({b"content-length", b"transfer-encoding"})
+#: Statuses whose responses have no body, hence no framing header.
+_NO_BODY: Final = frozenset({204, 304})
 
 
 def _positive(instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -232,32 +237,40 @@ class _Connection:
     async def _next_request(self, limits: LeanLimits) -> h11.Request | None:
         """The next request's head, or None when the connection should close quietly."""
         started: float | None = None
+        pending, closed = self.parser.trailing_data
+        # Bytes h11 has had for this head: only a head that may exceed the limit is measured.
+        received = len(pending)
+        waiting = not pending and not closed  # nothing to parse yet: wait for bytes first
         while True:
-            event = self.parser.next_event()
-            if isinstance(event, h11.Request):
-                if _head_size(event) > limits.max_header_size:
-                    await self.refuse(431, "request header fields too large")
+            if not waiting:
+                event = self.parser.next_event()
+                if isinstance(event, h11.Request):
+                    size = limits.max_header_size
+                    if received > size and _head_size(event) > size:
+                        await self.refuse(431, "request header fields too large")
+                        return None
+                    return event
+                if isinstance(event, h11.ConnectionClosed):
                     return None
-                return event
-            if isinstance(event, h11.ConnectionClosed):
-                return None
-            if event is not h11.NEED_DATA:
-                return None  # PAUSED cannot happen between cycles; anything else: close
-            if self.parser.trailing_data[0] or started is not None:
-                started = trio.current_time() if started is None else started
-                deadline = started + limits.header_timeout
-                with trio.move_on_at(deadline):
-                    await self.feed()
-                    continue
-                return None  # too slow: nothing to answer yet (h11 has no request)
+                if event is not h11.NEED_DATA:
+                    return None  # PAUSED cannot happen between cycles; anything else: close
+                if self.parser.trailing_data[0] or started is not None:
+                    started = trio.current_time() if started is None else started
+                    deadline = started + limits.header_timeout
+                    with trio.move_on_at(deadline):
+                        received += await self.feed()
+                        continue
+                    return None  # too slow: nothing to answer yet (h11 has no request)
+            waiting = False
             with trio.move_on_after(limits.keep_alive_timeout) as self._idle_scope:
-                await self.feed()
+                received += await self.feed()
                 started = trio.current_time()
                 continue
             return None  # idle too long, or shutting down
 
-    async def feed(self) -> None:
-        """Read what the peer sent into h11; :class:`_Closed` if the connection broke."""
+    async def feed(self) -> int:
+        """Read what the peer sent into h11 (returns how many bytes); :class:`_Closed`
+        if the connection broke."""
         try:
             data = await self.stream.receive_some(_READ_SIZE)
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
@@ -265,6 +278,7 @@ class _Connection:
         if not data:
             self._eof = True
         self.parser.receive_data(data)
+        return len(data)
 
     async def write(self, data: bytes) -> None:
         try:
@@ -369,7 +383,7 @@ class _Exchange:
                 self._disconnected = True
                 break
             if isinstance(event, h11.Data):
-                return {"type": "http.request", "body": bytes(event.data), "more_body": True}
+                return self._body_from(event)
             if isinstance(event, h11.EndOfMessage):
                 self._body_done = True
                 return {"type": "http.request", "body": b"", "more_body": False}
@@ -387,6 +401,27 @@ class _Exchange:
             self._disconnected = True  # ConnectionClosed, or a protocol error
         await self._wait_disconnect()
         return {"type": "http.disconnect"}
+
+    def _body_from(self, first: h11.Data) -> Message:
+        """The body bytes already received from ``first`` on, in one message: a body
+        that came whole (the usual case) is one ``http.request`` with ``more_body``
+        false, not two."""
+        parser = self.connection.parser
+        chunks = [first.data]
+        while True:
+            try:
+                event = parser.next_event()
+            except h11.RemoteProtocolError:
+                event = None  # the next receive() meets the error again and says so
+            if isinstance(event, h11.Data):
+                chunks.append(event.data)
+                continue
+            done = isinstance(event, h11.EndOfMessage)
+            self._body_done = done
+            if event is not None and not done and event is not h11.NEED_DATA:
+                self._disconnected = True  # ConnectionClosed: the body was cut short
+            body = bytes(chunks[0]) if len(chunks) == 1 else b"".join(chunks)
+            return {"type": "http.request", "body": body, "more_body": not done}
 
     async def _wait_disconnect(self) -> None:
         """Return once the response is done or the client went away, reading (and
@@ -418,20 +453,29 @@ class _Exchange:
         if kind != "http.response.body" or self._start is None or self._response_done:
             raise RuntimeError(f"unexpected ASGI message {kind!r}")
         data = b""
+        body = message.get("body", b"")
+        more = message.get("more_body", False)
         if not self._started:
             self._started = True
             start = self._start
             headers = list(start.get("headers", ()))
+            if (
+                not more
+                and start["status"] not in _NO_BODY
+                and self.request.method != b"HEAD"
+                and not any(name.lower() in _FRAMING for name, _ in headers)
+            ):
+                # The whole body in one message: its length is known, no chunked framing.
+                headers.append((b"content-length", b"%d" % len(body)))
             if connection.server.closing or not self.body_complete():
                 headers.append((b"connection", b"close"))
             data = (
                 connection.parser.send(h11.Response(status_code=start["status"], headers=headers))
                 or b""
             )
-        body = message.get("body", b"")
         if body:
             data += connection.parser.send(h11.Data(data=body)) or b""
-        if not message.get("more_body", False):
+        if not more:
             data += connection.parser.send(h11.EndOfMessage()) or b""
             self._response_done = True
         if self._disconnected:

@@ -79,6 +79,15 @@ class HostPolicy:
 
     allowed_hosts: tuple[str, ...] | None = None
     allowed_origins: tuple[str, ...] = ()
+    #: Both lists lower-cased once, as every request is checked against them.
+    _hosts: tuple[str, ...] | None = attrs.field(init=False, eq=False, repr=False)
+    _origins: tuple[str, ...] = attrs.field(init=False, eq=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        hosts = self.allowed_hosts
+        lowered = None if hosts is None else tuple(host.lower() for host in hosts)
+        object.__setattr__(self, "_hosts", lowered)
+        object.__setattr__(self, "_origins", tuple(o.lower() for o in self.allowed_origins))
 
     @classmethod
     def for_bind(
@@ -115,23 +124,21 @@ class HostPolicy:
 
     def check(self, host: str | None, origin: str | None, scheme: str = "http") -> str | None:
         """Why the request must be refused (answer 403), or None if it may proceed."""
-        if self.allowed_hosts is not None and (
-            host is None or not _matches(host.lower(), self.allowed_hosts)
-        ):
+        if self._hosts is not None and (host is None or not _matches(host.lower(), self._hosts)):
             return f"Host {host!r} is not allowed"
         if origin is None:
             return None
         origin = origin.lower().rstrip("/")
         if host is not None and origin == f"{scheme}://{host.lower()}":
             return None
-        if _matches(origin, self.allowed_origins):
+        if _matches(origin, self._origins):
             return None
         return f"Origin {origin!r} is not allowed"
 
 
 def _matches(value: str, patterns: Sequence[str]) -> bool:
+    """Whether ``value`` matches one of ``patterns`` (both lower-cased)."""
     for pattern in patterns:
-        pattern = pattern.lower()
         if pattern.endswith(":*"):
             base = pattern[:-2]
             if value == base:

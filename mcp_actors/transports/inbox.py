@@ -59,10 +59,13 @@ class Inbox(Generic[T]):
         self._wake()
 
     async def put(self, item: T) -> None:
-        await trio.lowlevel.checkpoint()
+        await trio.lowlevel.checkpoint_if_cancelled()
         while not (self._ended or self._closed) and len(self._items) >= self._capacity:
             await self._wait()
         self.put_nowait(item)
+        # Queued, then yield (as trio's channels do): the reader, woken, runs now, so an
+        # answer it can give at once is there when the caller resumes.
+        await trio.lowlevel.cancel_shielded_checkpoint()
 
     @property
     def reader_waiting(self) -> bool:
@@ -77,7 +80,9 @@ class Inbox(Generic[T]):
             self._wake()
 
     async def get(self) -> T:
-        await trio.lowlevel.checkpoint()
+        if self._items or self._ended or self._closed:
+            await trio.lowlevel.checkpoint()
+        # else waiting is the checkpoint: a reader that parks does not first yield in vain
         self._interrupted = False
         self._reading = True
         try:

@@ -27,7 +27,12 @@ described below, whose behaviour is unchanged.
   resumes the stream that id belongs to, replaying what followed it.
 - **DELETE** ends the session, cancelling its in-flight requests.
 - **A client that closes a POST's connection** before its reply cancels the requests
-  still unanswered on it, unless it can resume the stream (see :meth:`_abandoned`).
+  still unanswered on it, unless it can resume the stream (see :meth:`_abandoned`);
+  it is noticed within :data:`~.asgi.QUICK_REPLY` seconds (a reply that comes sooner
+  is awaited without watching the connection).
+- **An event stream** (a POST's) starts once it has something to carry (the first
+  message related to the POST, or its end), or after ``QUICK_REPLY`` seconds: its
+  priming event and a quick answer go out in one write.
 - **Stateless** (``HttpConfig.stateless``): no ids; each POST is served by a
   fresh session that starts operating without ``initialize`` and ends with the
   response; GET and DELETE answer 405.
@@ -54,6 +59,7 @@ from .abc import TransportClosed
 from .asgi import (
     EVENT_STREAM,
     JSON,
+    QUICK_REPLY,
     BodyTimeout,
     BodyTooLarge,
     ClientGone,
@@ -406,6 +412,7 @@ class StreamableHttpEndpoint:
         headers: list[tuple[str, str]],
     ) -> None:
         if not json_mode:
+            await _first_change(transport, stream)
             await start_event_stream(send, headers)
             await self._carry(transport, stream, None, receive, send)
             return
@@ -427,11 +434,25 @@ class StreamableHttpEndpoint:
     async def _wait_finished(
         self, transport: HttpSessionStream, stream: ResponseStream, receive: Receive
     ) -> bool:
-        """Wait until every request of the POST is answered; False if the client or session left."""
+        """Wait until every request of the POST is answered; False if the client or session left.
+
+        Stateless, the first :data:`QUICK_REPLY` seconds are awaited without watching the
+        client (see there): no other stream of the session (there is none) carries
+        messages that must reach the client before this reply. With a session, the
+        standalone stream may: the watcher's task is kept there (the order it happens
+        to give is what keeps a request's progress on GET ahead of its JSON reply).
+        """
+        if transport.stateless:
+            if not (stream.finished or transport.closed.is_set()):
+                await trio.lowlevel.checkpoint()  # as in _first_change
+            if not (stream.finished or transport.closed.is_set()):
+                with trio.move_on_after(QUICK_REPLY):
+                    await _settled(transport, stream)
+            if stream.finished or transport.closed.is_set():
+                return stream.finished
         async with trio.open_nursery() as nursery:
             nursery.start_soon(watch_disconnect, receive, nursery.cancel_scope)
-            while not stream.finished and not transport.closed.is_set():
-                await stream.changed.wait()
+            await _settled(transport, stream)
             nursery.cancel_scope.cancel()
         return stream.finished
 
@@ -443,7 +464,20 @@ class StreamableHttpEndpoint:
         receive: Receive,
         send: Send,
     ) -> None:
-        """Write ``stream`` on this response until it is done or the client goes away."""
+        """Write ``stream`` on this response until it is done or the client goes away.
+
+        A stream already finished is written out in one go, without a disconnect
+        watcher: nothing is left to wait for but the writes, which fail by themselves
+        once the client has gone.
+        """
+        if stream.finished:
+            ended = await transport.pump(
+                stream, partial(send_chunk, send), after, partial(send_last, send)
+            )
+            if not ended:
+                with suppress(Exception):  # the connection may be gone
+                    await end_body(send)
+            return
         ended = pumped = False
         async with trio.open_nursery() as nursery:
             nursery.start_soon(watch_disconnect, receive, nursery.cancel_scope)
@@ -630,6 +664,28 @@ class StreamableHttpEndpoint:
         if request.principal is not None:
             transport.principal = request.principal  # a new token may carry new scopes
         return transport
+
+
+async def _settled(transport: HttpSessionStream, stream: ResponseStream) -> None:
+    """Return once every request of ``stream`` is answered, or the session has ended."""
+    while not stream.finished and not transport.closed.is_set():
+        await stream.changed.wait()
+
+
+async def _first_change(transport: HttpSessionStream, stream: ResponseStream) -> None:
+    """Wait (at most :data:`QUICK_REPLY` seconds) until a new response stream has
+    something to write beyond its priming event, or is finished."""
+    if not _changed(transport, stream):
+        # The session was woken by the POST's body; if it runs later in this pass of the
+        # scheduler, it answers there and then: a yield is cheaper than a timed wait.
+        await trio.lowlevel.checkpoint()
+        if not _changed(transport, stream):
+            with trio.move_on_after(QUICK_REPLY):
+                await stream.changed.wait()
+
+
+def _changed(transport: HttpSessionStream, stream: ResponseStream) -> bool:
+    return bool(stream.changes) or stream.finished or transport.closed.is_set()
 
 
 #: The longest ``Last-Event-ID`` we look up; ours are a few characters.

@@ -30,7 +30,9 @@ if the client's ``Accept`` lacks ``text/event-stream``), kept open with the
 keep-alive comments until the server ends it or the client closes it.
 
 A client that closes the connection before the answer cancels the request: its
-session actor is closed, which cancels the handler (a JSON reply too). Nothing
+session actor is closed, which cancels the handler (a JSON reply too). The closing
+is noticed within :data:`~.asgi.QUICK_REPLY` seconds: an answer that comes sooner is
+awaited without watching the connection. Nothing
 is remembered after the answer: an ``Mcp-Session-Id`` is ignored and never sent.
 At most ``HttpConfig.max_modern_requests`` requests are served at once; one more
 is refused with ``503`` and ``Retry-After``.
@@ -57,6 +59,7 @@ from .abc import MessageStream, Outgoing, TransportClosed
 from .asgi import (
     EVENT_STREAM,
     JSON,
+    QUICK_REPLY,
     Receive,
     Request,
     Send,
@@ -69,6 +72,7 @@ from .asgi import (
 )
 from .http_config import HttpConfig
 from .http_sessions import RETRY_AFTER, StartSession
+from .inbox import Inbox, InboxClosed
 from .sse import encode_comment, encode_event
 
 log = logging.getLogger("mcp_actors.http")
@@ -101,11 +105,14 @@ class ModernExchange(MessageStream):
     """
 
     stateless = True
+    #: The reader may send the answer itself: waiting while the queue is full holds up
+    #: nothing else (the exchange carries one request).
+    direct_writes = True
 
     def __init__(self, body: bytes, request_id: RequestId, queue_size: int) -> None:
         self._body: bytes | None = body
         self.request_id = request_id
-        self._send, self._receive = trio.open_memory_channel[_Message](queue_size)
+        self._queue: Inbox[_Message] = Inbox(max(1, queue_size))  # 0: one at a time
         #: Whether notifications are wanted (False: the reply is one JSON body).
         self.streaming = True
         self.answered = trio.Event()
@@ -132,20 +139,20 @@ class ModernExchange(MessageStream):
 
     async def _put(self, message: _Message) -> None:
         try:
-            await self._send.send(message)
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            await self._queue.put(message)
+        except InboxClosed:
             raise TransportClosed("the client has gone") from None
 
     async def next(self) -> _Message | None:
         """The next message for the HTTP reply; None if the session ended without answering."""
         try:
-            return await self._receive.receive()
-        except (trio.EndOfChannel, trio.ClosedResourceError):
+            return await self._queue.get()
+        except InboxClosed:
             return None
 
     async def aclose(self) -> None:
         self.answered.set()
-        self._send.close()
+        self._queue.end()  # what is queued is still read, then next() says None
         await trio.lowlevel.checkpoint()
 
 
@@ -229,12 +236,25 @@ class ModernPostHandler:
     ) -> None:
         keepalive = self.config.keepalive_interval
         wait = math.inf if keepalive is None else keepalive
+        first: _Message | None = None
+        came = False
+        # A JSON reply is awaited for ever; one that may turn into a stream, until the
+        # first keep-alive comment is due.
+        patience = wait if exchange.streaming else math.inf
+        deadline = trio.current_time() + patience
+        if not stream_only:
+            # The first QUICK_REPLY seconds without a disconnect watcher (see there).
+            with trio.move_on_after(min(QUICK_REPLY, patience)):
+                first = await exchange.next()
+                came = True
+            if came and (first is None or first.answer):
+                await _respond_json(send, exchange.request_id, first, watched=False)
+                return
         async with trio.open_nursery() as nursery:
             nursery.start_soon(watch_disconnect, receive, nursery.cancel_scope)
-            first: _Message | None = None
             silent = False
-            if not stream_only:
-                with trio.move_on_after(wait if exchange.streaming else math.inf) as timer:
+            if not stream_only and not came:
+                with trio.move_on_at(deadline) as timer:
                     first = await exchange.next()
                 silent = timer.cancelled_caught
                 if not silent and (first is None or first.answer):
@@ -275,12 +295,19 @@ async def _stream(
         message = None
 
 
-async def _respond_json(send: Send, request_id: RequestId, message: _Message | None) -> None:
+async def _respond_json(
+    send: Send, request_id: RequestId, message: _Message | None, *, watched: bool = True
+) -> None:
+    """The answer as one JSON body; ``watched``: shielded from the disconnect watcher
+    beside it (see :func:`_stream`)."""
     if message is None:
         failure = McpError(INTERNAL_ERROR, "Internal error: the request ended without an answer")
         await _respond_error(send, request_id, failure)
         return
     status = status_for_error(error_code(message.payload))
+    if not watched:
+        await respond(send, status, message.payload, content_type=JSON)
+        return
     with trio.CancelScope(shield=True):
         await respond(send, status, message.payload, content_type=JSON)
 

@@ -47,7 +47,7 @@ from ..protocol.inspect import negotiated_version, outgoing_request, response_id
 from ..protocol.jsonrpc import RequestId, encode_cancellation, encode_error
 from ..protocol.versions import LATEST, REVISIONS
 from .abc import MessageStream, Outgoing, TransportClosed
-from .event_store import EventStore, StoredEvent
+from .event_store import EventStore, InMemoryEventStore, StoredEvent
 from .http_config import HttpConfig
 from .inbox import Inbox, InboxClosed, InboxInterrupted
 from .sse import encode_comment, encode_event, encode_event_parts
@@ -109,6 +109,7 @@ class ResponseStream:
 
     __slots__ = (
         "_changed",
+        "changes",
         "connection",
         "delivered",
         "finished",
@@ -131,6 +132,8 @@ class ResponseStream:
         #: The connection carrying this stream now, if any (a newer one cancels it).
         self.connection: trio.CancelScope | None = None
         self._changed: trio.Event | None = None
+        #: How many times it changed (a message appended, or it finished).
+        self.changes = 0
 
     @property
     def changed(self) -> trio.Event:
@@ -145,6 +148,7 @@ class ResponseStream:
 
     def notify(self) -> None:
         """Wake whoever waits for this stream to change."""
+        self.changes += 1
         changed, self._changed = self._changed, None
         if changed is not None:
             changed.set()
@@ -165,6 +169,9 @@ class HttpSessionStream(MessageStream):
         self.session_id = session_id
         self.config = config
         self.store = store
+        #: Sending appends to the store and wakes the connections: it never waits when
+        #: the store is in memory, so the session's reader may send its answers itself.
+        self.direct_writes = isinstance(store, InMemoryEventStore)
         self.stateless = stateless
         #: The negotiated protocol version, read from the initialize response we carried.
         self.version = version
