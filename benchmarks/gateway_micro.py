@@ -1,4 +1,4 @@
-"""In-process gateway hop: our client calling ``add`` directly vs through a mounted Upstream.
+"""In-process gateway hop: our client calling a tool directly vs through a mounted Upstream.
 
 Everything runs in one Trio process over the in-memory transport (no pipes, no
 sockets), so the work a hop adds is all Python and can be counted exactly: run it
@@ -10,6 +10,10 @@ under callgrind and subtract two call counts to drop the start-up::
 
 It also prints µs per call and the Trio task steps and spawns per call (an
 instrument counts them): the scheduler passes a hop adds are most of its cost.
+
+``--tool add`` (the default) is declared ``inline=True``: served by the upstream's reader
+with no task, the cheapest call there is. ``--tool add_awaiting`` awaits once, as any
+tool that does I/O does, so the upstream serves it as a request actor of its own.
 """
 
 from __future__ import annotations
@@ -30,6 +34,13 @@ from ours import server as upstream_server
 ARGUMENTS = {"a": 1, "b": 2}
 
 
+@upstream_server.tool
+async def add_awaiting(a: int, b: int) -> int:
+    """``add`` after one checkpoint: the shape of a tool that awaits I/O."""
+    await trio.lowlevel.checkpoint()
+    return a + b
+
+
 class _Steps(trio.abc.Instrument):
     """Counts task steps and spawns."""
 
@@ -44,10 +55,12 @@ class _Steps(trio.abc.Instrument):
         self.spawned += 1
 
 
-async def measure(path: str, era: str, calls: int) -> None:
+async def measure(path: str, era: str, calls: int, tool_name: str) -> None:
     gateway = Server("gateway")
     gateway.mount(Upstream(upstream_server, era=era), prefix="up")  # type: ignore[arg-type]
-    target, tool = (upstream_server, "add") if path == "direct" else (gateway, "up_add")
+    target, tool = (
+        (upstream_server, tool_name) if path == "direct" else (gateway, f"up_{tool_name}")
+    )
     async with open_client(target, era=era) as client:  # type: ignore[arg-type]
         for _ in range(50):  # warm up (the gateway connects upstream)
             await client.call_tool(tool, ARGUMENTS)
@@ -59,7 +72,7 @@ async def measure(path: str, era: str, calls: int) -> None:
         elapsed = time.perf_counter() - started
         trio.lowlevel.remove_instrument(steps)
     print(
-        f"{path} {era}: {elapsed / calls * 1e6:.1f} µs/call,"
+        f"{path} {era} {tool_name}: {elapsed / calls * 1e6:.1f} µs/call,"
         f" {steps.steps / calls:.2f} task steps/call, {steps.spawned / calls:.2f} spawns/call"
     )
 
@@ -69,8 +82,9 @@ def main() -> None:
     parser.add_argument("path", choices=["direct", "gateway"])
     parser.add_argument("--era", choices=["legacy", "modern"], default="modern")
     parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--tool", choices=["add", "add_awaiting"], default="add")
     options = parser.parse_args()
-    trio.run(measure, options.path, options.era, options.calls)
+    trio.run(measure, options.path, options.era, options.calls, options.tool)
 
 
 if __name__ == "__main__":
