@@ -1,4 +1,5 @@
-"""Helpers of the scale-out tests: a real ``redis-server`` and ``mcp-actors run`` processes.
+"""Helpers of the scale-out tests: a real ``redis-server`` and ``mcp-actors run`` processes,
+and the raw Streamable HTTP exchanges they drive.
 
 Everything listens on 127.0.0.1. ``redis-server`` is Debian's (``.ci/run`` installs
 it); a test that needs it fails, not skips, when it is missing.
@@ -6,6 +7,7 @@ it); a test that needs it fails, not skips, when it is missing.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -15,14 +17,54 @@ import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import attrs
+import httpx
 import trio
+
+from mcp_actors.transports.sse import ServerSentEvent, SSEDecoder
 
 SERVERS = Path(__file__).parent / "servers"
 SCALE_OUT_SERVER = str(SERVERS / "scale_out.py")
+LEGACY = "2025-11-25"
+HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 #: What workers of one deployment share for requestState (two keys: rotation).
 STATE_KEYS = '["' + "11" * 32 + '", "' + "22" * 32 + '"]'
+
+
+def request(request_id: int | None, method: str, params: dict[str, Any]) -> bytes:
+    """A JSON-RPC request body (a notification when ``request_id`` is None)."""
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+    if request_id is not None:
+        message["id"] = request_id
+    return json.dumps(message).encode()
+
+
+async def events_of(response: httpx.Response) -> list[ServerSentEvent]:
+    """Every server-sent event of ``response``, to its end."""
+    decoder = SSEDecoder()
+    events: list[ServerSentEvent] = []
+    async for chunk in response.aiter_bytes():
+        events.extend(decoder.feed(chunk))
+    return events
+
+
+async def open_legacy_session(
+    http: httpx.AsyncClient, url: str, headers: Mapping[str, str]
+) -> dict[str, str]:
+    """Initialize a 2025-11-25 session at ``url``; the headers its later requests carry."""
+    init = {
+        "protocolVersion": LEGACY,
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    }
+    opened = await http.post(url, content=request(1, "initialize", init), headers=headers)
+    assert opened.status_code == 200, opened.text
+    session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": LEGACY}
+    initialized = request(None, "notifications/initialized", {})
+    await http.post(url, content=initialized, headers={**headers, **session})
+    return session
 
 
 def free_port() -> int:
@@ -38,6 +80,19 @@ def need(program: str) -> str:
     return found
 
 
+async def accepting(port: int, seconds: float = 10.0) -> None:
+    """Return once something accepts connections on loopback ``port`` (fails after ``seconds``)."""
+    with trio.fail_after(seconds):
+        while True:
+            try:
+                stream = await trio.open_tcp_stream("127.0.0.1", port)
+            except OSError:
+                await trio.sleep(0.05)
+                continue
+            await stream.aclose()
+            return
+
+
 @asynccontextmanager
 async def redis_server() -> AsyncIterator[str]:
     """A throwaway ``redis-server`` on loopback (no persistence); yields its URL."""
@@ -47,15 +102,7 @@ async def redis_server() -> AsyncIterator[str]:
     async with trio.open_nursery() as nursery:
         process = await nursery.start(trio.run_process, command)
         try:
-            with trio.fail_after(10):
-                while True:
-                    try:
-                        stream = await trio.open_tcp_stream("127.0.0.1", port)
-                    except OSError:
-                        await trio.sleep(0.05)
-                        continue
-                    await stream.aclose()
-                    break
+            await accepting(port)
             yield f"redis://127.0.0.1:{port}/0"
         finally:
             process.terminate()
@@ -142,15 +189,7 @@ async def nginx(directory: Path, workers: list[int]) -> AsyncIterator[str]:
     async with trio.open_nursery() as nursery:
         process = await nursery.start(trio.run_process, command)
         try:
-            with trio.fail_after(10):
-                while True:
-                    try:
-                        stream = await trio.open_tcp_stream("127.0.0.1", listen)
-                    except OSError:
-                        await trio.sleep(0.05)
-                        continue
-                    await stream.aclose()
-                    break
+            await accepting(listen)
             yield f"http://127.0.0.1:{listen}"
         finally:
             process.terminate()

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from contextlib import AsyncExitStack
 from functools import partial
-from typing import Any
 
 import httpx
 import pytest
@@ -23,17 +22,11 @@ from mcp_actors.auth.server import InvalidToken, ResourceServer
 from mcp_actors.server.serve_http import HttpServerHandle, serve_http
 from mcp_actors.shared.settings import SharedSettings
 from mcp_actors.transports.http_auth import Principal
-from mcp_actors.transports.sse import SSEDecoder
 
-from deployment import redis_server
+from deployment import HEADERS, events_of, open_legacy_session, redis_server, request
 
-LEGACY = "2025-11-25"
 TOKEN = "alice-token"
-HEADERS = {
-    "accept": "application/json, text/event-stream",
-    "content-type": "application/json",
-    "authorization": f"Bearer {TOKEN}",
-}
+AUTHORIZED = {**HEADERS, "authorization": f"Bearer {TOKEN}"}
 
 
 def worker() -> Server:
@@ -58,21 +51,6 @@ class OneToken:
         return Principal("alice")
 
 
-def body(request_id: int | None, method: str, params: dict[str, Any]) -> bytes:
-    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
-    if request_id is not None:
-        message["id"] = request_id
-    return json.dumps(message).encode()
-
-
-async def events_of(response: httpx.Response) -> list[Any]:
-    decoder = SSEDecoder()
-    events: list[Any] = []
-    async for chunk in response.aiter_bytes():
-        events.extend(decoder.feed(chunk))
-    return events
-
-
 @pytest.mark.parametrize("authenticating", [False, True], ids=["open", "auth"])
 async def test_a_stream_resumed_elsewhere_is_replayed_only_without_an_auth_hook(
     authenticating: bool,
@@ -95,29 +73,22 @@ async def test_a_stream_resumed_elsewhere_is_replayed_only_without_an_auth_hook(
             )
         a, b = handles
         http = await stack.enter_async_context(httpx.AsyncClient(timeout=10))
-        init = {
-            "protocolVersion": LEGACY,
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        }
-        opened = await http.post(a.url, content=body(1, "initialize", init), headers=HEADERS)
-        assert opened.status_code == 200, opened.text
-        session = {
-            "mcp-session-id": opened.headers["mcp-session-id"],
-            "mcp-protocol-version": LEGACY,
-        }
-        initialized = body(None, "notifications/initialized", {})
-        await http.post(a.url, content=initialized, headers={**HEADERS, **session})
-        call = body(2, "tools/call", {"name": "slow", "arguments": {"seconds": 0.2}})
+        session = await open_legacy_session(http, a.url, AUTHORIZED)
+        call = request(2, "tools/call", {"name": "slow", "arguments": {"seconds": 0.2}})
         async with http.stream(
-            "POST", a.url, content=call, headers={**HEADERS, **session}
+            "POST", a.url, content=call, headers={**AUTHORIZED, **session}
         ) as first:
             assert first.headers["content-type"].startswith("text/event-stream")
             seen_on_a = await events_of(first)
         primed = seen_on_a[0]
         assert primed.id and not primed.data
 
-        resume = {**HEADERS, **session, "accept": "text/event-stream", "last-event-id": primed.id}
+        resume = {
+            **AUTHORIZED,
+            **session,
+            "accept": "text/event-stream",
+            "last-event-id": primed.id,
+        }
         async with http.stream("GET", b.url, headers=resume) as replay:
             if authenticating:
                 assert replay.status_code == 404

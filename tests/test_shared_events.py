@@ -4,32 +4,21 @@ from __future__ import annotations
 
 import json
 from contextlib import AsyncExitStack
-from typing import Any
 
 import httpx
 
 from mcp_actors.shared.event_store import RedisEventStore
 from mcp_actors.shared.redis_client import RedisClient
-from mcp_actors.transports.sse import SSEDecoder
 
-from deployment import SCALE_OUT_SERVER, mcp_actors_run, redis_server
-
-LEGACY = "2025-11-25"
-HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-
-
-def request(request_id: int, method: str, params: dict[str, Any]) -> bytes:
-    return json.dumps(
-        {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
-    ).encode()
-
-
-async def events_of(response: httpx.Response) -> list[Any]:
-    decoder = SSEDecoder()
-    events: list[Any] = []
-    async for chunk in response.aiter_bytes():
-        events.extend(decoder.feed(chunk))
-    return events
+from deployment import (
+    HEADERS,
+    SCALE_OUT_SERVER,
+    events_of,
+    mcp_actors_run,
+    open_legacy_session,
+    redis_server,
+    request,
+)
 
 
 async def test_a_stream_resumed_on_another_worker_gets_every_stored_event() -> None:
@@ -46,18 +35,7 @@ async def test_a_stream_resumed_on_another_worker_gets_every_stored_event() -> N
             for _ in range(2)
         ]
         http = await stack.enter_async_context(httpx.AsyncClient(timeout=10))
-        init = {
-            "protocolVersion": LEGACY,
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        }
-        response = await http.post(a.url, content=request(1, "initialize", init), headers=HEADERS)
-        session = {
-            "mcp-session-id": response.headers["mcp-session-id"],
-            "mcp-protocol-version": LEGACY,
-        }
-        initialized = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        await http.post(a.url, content=initialized, headers={**HEADERS, **session})
+        session = await open_legacy_session(http, a.url, HEADERS)
 
         call = request(2, "tools/call", {"name": "slow", "arguments": {"seconds": 0.2}})
         async with http.stream(
