@@ -59,7 +59,30 @@ ACCEPT = "application/json, text/event-stream"
 LEGACY = "2025-11-25"
 MODERN = "2026-07-28"
 
-LUA = r"""
+#: wrk's summary as one ``RESULT {json}`` line (the end of every script of ours).
+WRK_DONE = r"""
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format(
+    'RESULT {"requests":%d,"errors":%d,"non2xx":%d,"p50_us":%d,"p99_us":%d,"duration_us":%d}\n',
+    summary.requests, e.connect + e.read + e.write + e.timeout, e.status,
+    latency:percentile(50), latency:percentile(99), summary.duration))
+end
+"""
+#: The initialize request of a legacy session.
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": LEGACY,
+        "capabilities": {},
+        "clientInfo": {"name": "wrk", "version": "1"},
+    },
+}
+
+LUA = (
+    r"""
 local sids = {}
 for s in string.gmatch(os.getenv("MCP_SIDS") or "", "[^,]+") do table.insert(sids, s) end
 local version = os.getenv("MCP_VERSION")
@@ -84,14 +107,9 @@ request = function()
   if #sids > 0 then headers["Mcp-Session-Id"] = sids[(counter % #sids) + 1] end
   return wrk.format("POST", nil, headers, string.format(template, counter))
 end
-done = function(summary, latency, requests)
-  local e = summary.errors
-  io.write(string.format(
-    'RESULT {"requests":%d,"errors":%d,"non2xx":%d,"p50_us":%d,"p99_us":%d,"duration_us":%d}\n',
-    summary.requests, e.connect + e.read + e.write + e.timeout, e.status,
-    latency:percentile(50), latency:percentile(99), summary.duration))
-end
 """
+    + WRK_DONE
+)
 
 
 @attrs.frozen
@@ -239,17 +257,7 @@ def post(port: int, body: dict[str, Any], headers: dict[str, str]) -> tuple[int,
 
 
 def open_session(port: int) -> str:
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": LEGACY,
-            "capabilities": {},
-            "clientInfo": {"name": "wrk", "version": "1"},
-        },
-    }
-    status, session = post(port, initialize, {})
+    status, session = post(port, INITIALIZE, {})
     if status != 200 or session is None:
         raise RuntimeError(f"initialize: HTTP {status}")
     headers = {"mcp-session-id": session, "mcp-protocol-version": LEGACY}

@@ -34,11 +34,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from http_compare import ACCEPT, INITIALIZE, LEGACY, MODERN  # benchmarks/: the same requests
+
 HERE = Path(__file__).resolve().parent
 SERVERS = HERE / "servers"
-LEGACY = "2025-11-25"
-MODERN = "2026-07-28"
-ACCEPT = "application/json, text/event-stream"
 WORKLOADS = ("seq", "stateless", "modern", "bare")
 
 
@@ -79,17 +78,7 @@ class Client:
 
 def setup(client: Client, workload: str) -> None:
     if workload == "seq":
-        initialize = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": LEGACY,
-                "capabilities": {},
-                "clientInfo": {"name": "count", "version": "1"},
-            },
-        }
-        response = client.post(json.dumps(initialize).encode())
+        response = client.post(json.dumps(INITIALIZE).encode())
         session = response.getheader("mcp-session-id")
         assert session is not None
         client.headers.update({"mcp-session-id": session, "mcp-protocol-version": LEGACY})

@@ -32,10 +32,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from http_compare import WRK_DONE  # benchmarks/: the same RESULT line
+
 HERE = Path(__file__).resolve().parent
 SERVER = HERE / "servers" / "ours.py"
 
-LUA = r"""
+LUA = (
+    r"""
 local template = '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add",' ..
   '"arguments":{"a":1,"b":2},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",' ..
   '"io.modelcontextprotocol/clientCapabilities":{}}}}'
@@ -48,14 +51,9 @@ request = function()
                    ["Mcp-Method"] = "tools/call", ["Mcp-Name"] = "add"}
   return wrk.format("POST", "/mcp", headers, string.format(template, counter))
 end
-done = function(summary, latency, requests)
-  local e = summary.errors
-  io.write(string.format(
-    'RESULT {"requests":%d,"errors":%d,"non2xx":%d,"p50_us":%d,"p99_us":%d,"duration_us":%d}\n',
-    summary.requests, e.connect + e.read + e.write + e.timeout, e.status,
-    latency:percentile(50), latency:percentile(99), summary.duration))
-end
 """
+    + WRK_DONE
+)
 
 
 def free_port() -> int:
