@@ -68,6 +68,20 @@ class Supervisor:
         self._sessions.add(session)
         self._nursery.start_soon(self._supervise, session)
 
+    async def serve_here(self, session: Session) -> None:
+        """Run ``session`` in the calling task until it ends, supervised as a started one is.
+
+        For a session that lives exactly as long as the task asking for it (the session
+        of one stateless HTTP request, which is served in that request's own task):
+        it is counted, its failure contained and logged, the actors it parks run here;
+        what it saves is a task, a nursery and two passes of the scheduler per request.
+        Such a session must not sleep (its transport never offers rest).
+        """
+        session.host = self
+        self._started += 1
+        self._sessions.add(session)
+        await self._supervise(session)
+
     async def _supervise(
         self, session: Session, *, task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED
     ) -> None:

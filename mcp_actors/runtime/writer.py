@@ -69,6 +69,8 @@ class Writer:
     _direct_writing: bool = attrs.field(init=False, default=False)
     _direct_done: trio.Event | None = attrs.field(init=False, default=None)
     _queued_by_reader: int = attrs.field(init=False, default=0)
+    #: Whether the write loop has begun: before, nothing can have been handed to it.
+    _looping: bool = attrs.field(init=False, default=False)
 
     def __attrs_post_init__(self) -> None:
         self._direct_writes = self.transport.direct_writes
@@ -96,6 +98,7 @@ class Writer:
         """The session goes to sleep (its writer :attr:`idle`): let the queue go."""
         self._send_channel, self._receive_channel = _RESTING
         self._overflow = None
+        self._looping = False
 
     def wake(self) -> None:
         """A new, empty queue for the task to come (a resting writer's first)."""
@@ -162,7 +165,11 @@ class Writer:
             and not self.transport.input_ready()
         ):
             statistics = self._receive_channel.statistics()
-            if statistics.current_buffer_used == 0 and statistics.tasks_waiting_receive:
+            # Nothing queued, and the writer is not holding a message: waiting for one, or
+            # its task has not run yet (a session's first answer can go before it does).
+            if statistics.current_buffer_used == 0 and (
+                statistics.tasks_waiting_receive or not self._looping
+            ):
                 await self._write_direct(message)
                 return
         try:
@@ -208,6 +215,7 @@ class Writer:
     async def _write_loop(self) -> None:
         receive = self._receive_channel
         send_all = self.transport.send_all
+        self._looping = True
         try:
             async for first in receive:
                 batch = [first] if first is not _TICK else []

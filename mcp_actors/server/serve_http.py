@@ -35,6 +35,7 @@ import trio
 
 from ..protocol.lifecycle import SessionState
 from ..protocol.versions import ALL
+from ..runtime.session import Session
 from ..runtime.supervisor import Supervisor, open_supervisor
 from ..shared.settings import SharedSettings
 
@@ -45,7 +46,7 @@ from ..transports.http_app import HealthCheck, McpHttpApp
 from ..transports.http_config import HttpConfig
 from ..transports.http_lean import LeanHttpServer, LeanLimits
 from ..transports.http_security import HostPolicy
-from ..transports.http_sessions import CloseSession
+from ..transports.http_sessions import CloseSession, ServeExchange
 from ..transports.listen_socket import listening_reuse_port_socket
 from ..transports.streamable_http_modern import InputSchemaOf
 from .app import Server
@@ -99,24 +100,38 @@ class HttpServerHandle:
         return len(self.app.registry)
 
 
+def _session_for(server: Server, stream: MessageStream, stateless_version: str | None) -> Session:
+    state = None
+    if stateless_version is not None:
+        # Stateless HTTP: this session starts operating, the client initialized long
+        # ago. It checks requests against every capability, so that what stateless
+        # HTTP cannot do (subscribe) reaches its handler and gets its specific error
+        # rather than a bare "method not found".
+        state = SessionState.stateless(
+            "server", server.capabilities(), stateless_version, server.supported_versions
+        )
+    return server.create_session(stream, state)
+
+
 def session_starter(server: Server, supervisor: Supervisor) -> Any:
     """The ``start_session`` callback the HTTP endpoints use to make session actors."""
 
     async def start(stream: MessageStream, stateless_version: str | None) -> CloseSession:
-        state = None
-        if stateless_version is not None:
-            # Stateless HTTP: this session starts operating, the client initialized long
-            # ago. It checks requests against every capability, so that what stateless
-            # HTTP cannot do (subscribe) reaches its handler and gets its specific error
-            # rather than a bare "method not found".
-            state = SessionState.stateless(
-                "server", server.capabilities(), stateless_version, server.supported_versions
-            )
-        session = server.create_session(stream, state)
+        session = _session_for(server, stream, stateless_version)
         await supervisor.start_session(session)
         return session.close
 
     return start
+
+
+def exchange_server(server: Server, supervisor: Supervisor) -> ServeExchange:
+    """The ``serve_exchange`` callback: the session of one stateless exchange, served
+    in the request's task (see :meth:`~mcp_actors.runtime.supervisor.Supervisor.serve_here`)."""
+
+    async def serve(stream: MessageStream, stateless_version: str | None) -> None:
+        await supervisor.serve_here(_session_for(server, stream, stateless_version))
+
+    return serve
 
 
 def input_schema_lookup(server: Server) -> InputSchemaOf:
@@ -286,6 +301,7 @@ async def _serve(
             config,
             policy,
             session_starter(server, supervisor),
+            exchange_server(server, supervisor),
             input_schema_lookup(server),
             auth,
             health_check=health,

@@ -32,7 +32,7 @@ from .event_store import EventStoreStatistics
 from .http_auth import HttpAnswer, HttpAuthHook
 from .http_config import HttpConfig
 from .http_security import HostPolicy
-from .http_sessions import SessionRegistry, StartSession
+from .http_sessions import ServeExchange, SessionRegistry, StartSession
 from .http_sse import LegacySseEndpoints
 from .streamable_http import VERSION_HEADER as VERSION
 from .streamable_http import StreamableHttpEndpoint
@@ -53,6 +53,7 @@ class McpHttpApp:
     config: HttpConfig
     policy: HostPolicy
     start_session: StartSession
+    serve_exchange: ServeExchange
     #: A tool's input schema by name (the 2026-07-28 ``Mcp-Param-*`` check; None: none).
     input_schema_of: InputSchemaOf | None = None
     #: Who may call (OAuth resource server, see :mod:`.http_auth`; None: anyone).
@@ -76,7 +77,12 @@ class McpHttpApp:
             config.session_rest_after,
         )
         self._streamable = StreamableHttpEndpoint(
-            config, self.registry, self.start_session, self.input_schema_of, self.auth
+            config,
+            self.registry,
+            self.start_session,
+            self.serve_exchange,
+            self.input_schema_of,
+            self.auth,
         )
         self._legacy = LegacySseEndpoints(config, self.registry, self.start_session, self.auth)
 

@@ -50,6 +50,10 @@ CloseSession = Callable[[], None]
 #: function that ends it. A version is given for a stateless session, which then
 #: starts operating at that version without ``initialize``.
 StartSession = Callable[["MessageStream", str | None], Awaitable[CloseSession]]
+#: Serves a session over a stream in the calling task, supervised by the server, and
+#: returns when it has ended: the session of one stateless request, which lives no
+#: longer than that request's task. The version is as for :data:`StartSession`.
+ServeExchange = Callable[["MessageStream", str | None], Awaitable[None]]
 
 #: Seconds a refused client is told to wait (``Retry-After``) before asking again.
 RETRY_AFTER = 5

@@ -83,7 +83,7 @@ from .asgi import (
 from .event_store import EventMemory, EventStore, InMemoryEventStore
 from .http_auth import HttpAuthHook, same_caller
 from .http_config import HttpConfig
-from .http_sessions import SessionRegistry, StartSession, mint_session_id
+from .http_sessions import ServeExchange, SessionRegistry, StartSession, mint_session_id
 from .sse import encode_event
 from .streamable_http_modern import InputSchemaOf, ModernPostHandler
 from .streamable_http_stream import HttpSessionStream, ResponseStream
@@ -135,6 +135,8 @@ class StreamableHttpEndpoint:
     config: HttpConfig
     registry: SessionRegistry
     start_session: StartSession
+    #: Serves the session of one stateless exchange in the request's own task.
+    serve_exchange: ServeExchange
     #: The input schema of a tool by name, for the ``Mcp-Param-*`` check of the
     #: 2026-07-28 era (None: the headers are not checked).
     input_schema_of: InputSchemaOf | None = None
@@ -147,7 +149,7 @@ class StreamableHttpEndpoint:
 
     def __attrs_post_init__(self) -> None:
         config = self.config
-        self._modern = ModernPostHandler(config, self.start_session, self.input_schema_of)
+        self._modern = ModernPostHandler(config, self.serve_exchange, self.input_schema_of)
         if config.event_store_factory is not None:
             self.event_memory, self._new_store = None, config.event_store_factory
         else:

@@ -13,7 +13,9 @@ A modern POST carries one request with everything the server needs in its
    headers against body (-32020), version (-32022), ``Mcp-Param-*`` (-32020), each
    ``400`` with the request's id;
 3. serves the request with a session actor of its own over a
-   :class:`ModernExchange`, in the server's supervisor, and writes the reply with
+   :class:`ModernExchange`, supervised by the server but run in the POST's own task
+   (the request is the session's whole life: no task, nursery or queue of its own
+   is worth starting), and writes the reply with
    a *deferred commit*: if the request's answer comes before anything else, it is
    one ``application/json`` body whose status the error code decides (``404`` for
    -32601, ``400`` for the ladder's codes, else ``200``, see
@@ -30,7 +32,7 @@ if the client's ``Accept`` lacks ``text/event-stream``), kept open with the
 keep-alive comments until the server ends it or the client closes it.
 
 A client that closes the connection before the answer cancels the request: its
-session actor is closed, which cancels the handler (a JSON reply too). The closing
+session actor's input ends, which cancels the handler (a JSON reply too). The closing
 is noticed within :data:`~.asgi.QUICK_REPLY` seconds: an answer that comes sooner is
 awaited without watching the connection. Nothing
 is remembered after the answer: an ``Mcp-Session-Id`` is ignored and never sent.
@@ -68,11 +70,9 @@ from .asgi import (
     send_chunk,
     send_last,
     start_event_stream,
-    watch_disconnect,
 )
 from .http_config import HttpConfig
-from .http_sessions import RETRY_AFTER, StartSession
-from .inbox import Inbox, InboxClosed
+from .http_sessions import RETRY_AFTER, ServeExchange
 from .sse import encode_comment, encode_event
 
 log = logging.getLogger("mcp_actors.http")
@@ -86,73 +86,167 @@ _LISTEN: Final = "subscriptions/listen"
 InputSchemaOf = Callable[[str], Any]
 
 
-@attrs.frozen
-class _Message:
-    payload: bytes
-    #: The request's answer (the last message of the exchange).
-    answer: bool
-
-
 class ModernExchange(MessageStream):
-    """The session actor's end of one modern POST: the request in; its notifications
-    and its answer out, through a bounded queue (``queue_size``; when full, the
-    session's writer waits for the HTTP side to write).
+    """One modern POST as the stream of the session serving it, writing the reply itself.
 
-    Once the answer is out, :meth:`receive` reports the end of input, so the session
-    finishes (it has nothing else in flight) and ends on its own. A message unrelated
-    to the request has nowhere to go and is dropped; so is a request to the client,
-    which this era never sends (a modern request's state has no back channel).
+    The session runs in the POST's own task (:meth:`ModernPostHandler.post`): its
+    reader gets the request from :meth:`receive`, and waits in the next ``receive``
+    until the request is answered. While it waits it watches the client — from
+    :data:`~.asgi.QUICK_REPLY` seconds on (see there): a client that leaves ends the
+    input, which cancels the request — and, on a reply that may stream, writes the
+    keep-alive comments. The session's writes (:meth:`send_all`) go straight into the
+    HTTP response, with the deferred commit of the module docstring: the answer
+    before anything else is one JSON body; a notification first starts an event
+    stream. There is no queue between the session and the connection: a slow client
+    holds up the session's writer, and nothing else (the exchange carries one request).
+
+    A message unrelated to the request has nowhere to go and is dropped; so is a
+    request to the client, which this era never sends (a modern request's state has
+    no back channel).
     """
 
     stateless = True
-    #: The reader may send the answer itself: waiting while the queue is full holds up
-    #: nothing else (the exchange carries one request).
+    #: The reader may write the answer itself: nothing else is in flight to overtake.
     direct_writes = True
 
-    def __init__(self, body: bytes, request_id: RequestId, queue_size: int) -> None:
+    def __init__(
+        self,
+        body: bytes,
+        request_id: RequestId,
+        http: tuple[Receive, Send],
+        *,
+        streaming: bool,
+        stream_only: bool,
+        keepalive: float | None,
+    ) -> None:
         self._body: bytes | None = body
         self.request_id = request_id
-        self._queue: Inbox[_Message] = Inbox(max(1, queue_size))  # 0: one at a time
+        self._receive, self._send = http
         #: Whether notifications are wanted (False: the reply is one JSON body).
-        self.streaming = True
-        self.answered = trio.Event()
+        self.streaming = streaming
+        #: Whether the reply must be an event stream, started at once.
+        self._stream_only = stream_only
+        self._keepalive = keepalive if streaming and keepalive is not None else math.inf
+        #: Whether the answer has been handed over (it is the last message).
+        self.answered = False
+        #: Whether the client closed the connection before the answer.
+        self.client_gone = False
+        #: Whether the reply began as an event stream (else nothing is written yet).
+        self.streaming_started = False
+        self._last_write = 0.0
+        self._waiting: trio.CancelScope | None = None
+        self._writing = False
+        self._keeping_alive: trio.Event | None = None
 
     async def receive(self) -> bytes:
         body, self._body = self._body, None
         if body is not None:
             return body
-        await self.answered.wait()
+        if not (self.answered or self.client_gone):
+            with trio.CancelScope() as self._waiting:
+                await self._watch()
+            self._waiting = None
         raise TransportClosed("the modern exchange is over")
+
+    async def _watch(self) -> None:
+        """Wait for the answer (cancelled by it); meanwhile watch the client, keep the
+        stream alive."""
+        if self._stream_only:
+            await self._start_stream()
+        else:
+            with trio.move_on_after(QUICK_REPLY):
+                await trio.sleep_forever()
+        self._last_write = trio.current_time()
+        while True:
+            message = None
+            with trio.move_on_at(self._last_write + self._keepalive):
+                message = await self._receive()
+            if message is not None and message["type"] == "http.disconnect":
+                self.client_gone = True
+                return
+            if message is None:  # silence
+                if self._writing:  # not silent after all: a message is being written
+                    self._last_write = trio.current_time()
+                elif not await self._keep_alive():
+                    self.client_gone = True
+                    return
+
+    async def _keep_alive(self) -> bool:
+        """Write a keep-alive comment (starting the stream first if need be); False if
+        the connection failed under it. Shielded: the answer waits for it to be written
+        whole rather than cut it short."""
+        self._keeping_alive = done = trio.Event()
+        try:
+            with trio.CancelScope(shield=True):
+                if not self.streaming_started:
+                    await self._start_stream()
+                await send_chunk(self._send, encode_comment("keep-alive"))
+        except Exception:  # the connection broke (how depends on the HTTP server)
+            return False
+        finally:
+            self._keeping_alive = None
+            done.set()
+        self._last_write = trio.current_time()
+        return True
+
+    async def _start_stream(self) -> None:
+        self.streaming_started = True
+        await start_event_stream(self._send)
 
     async def send_all(self, messages: Sequence[Outgoing]) -> None:
         for message in messages:
-            if message.related_request != self.request_id or self.answered.is_set():
+            if self.answered or message.related_request != self.request_id:
                 log.debug("modern HTTP: dropped a message unrelated to the request")
                 continue
+            if self.client_gone:
+                raise TransportClosed("the client has gone")
             if message.closes_request:
-                await self._put(_Message(message.payload, True))
-                self.answered.set()
+                self.answered = True
+                if self._waiting is not None:
+                    self._waiting.cancel()
+                await self._write(message.payload, answer=True)
             elif outgoing_request(message.payload) is not None:
                 log.warning("modern HTTP: dropped a server-to-client request")
             elif self.streaming:
-                await self._put(_Message(message.payload, False))
+                await self._write(message.payload, answer=False)
 
-    async def _put(self, message: _Message) -> None:
+    async def _write(self, payload: bytes, *, answer: bool) -> None:
+        while self._keeping_alive is not None:
+            await self._keeping_alive.wait()
+        self._writing = True
         try:
-            await self._queue.put(message)
-        except InboxClosed:
-            raise TransportClosed("the client has gone") from None
+            if answer and not self.streaming_started and not self._stream_only:
+                status = status_for_error(error_code(payload))
+                await respond(self._send, status, payload, content_type=JSON)
+                return
+            if not self.streaming_started:
+                await self._start_stream()
+            if answer:
+                await send_last(self._send, encode_event(payload))
+            else:
+                await send_chunk(self._send, encode_event(payload))
+                self._last_write = trio.current_time()
+        finally:
+            self._writing = False
 
-    async def next(self) -> _Message | None:
-        """The next message for the HTTP reply; None if the session ended without answering."""
-        try:
-            return await self._queue.get()
-        except InboxClosed:
-            return None
+    async def finish(self) -> None:
+        """The session has ended: end a reply it left unfinished (it ended without
+        answering, or failed), unless the client is gone."""
+        if self.answered or self.client_gone:
+            return
+        self.answered = True
+        with suppress(Exception):  # the connection may be gone
+            if self.streaming_started:
+                await send_last(self._send, b"")
+            else:
+                failure = McpError(
+                    INTERNAL_ERROR, "Internal error: the request ended without an answer"
+                )
+                await _respond_error(self._send, self.request_id, failure)
 
     async def aclose(self) -> None:
-        self.answered.set()
-        self._queue.end()  # what is queued is still read, then next() says None
+        if self._waiting is not None:
+            self._waiting.cancel()
         await trio.lowlevel.checkpoint()
 
 
@@ -161,7 +255,7 @@ class ModernPostHandler:
     """Answers the POSTs the endpoint routes to the 2026-07-28 era (module docstring)."""
 
     config: HttpConfig
-    start_session: StartSession
+    serve_exchange: ServeExchange
     input_schema_of: InputSchemaOf | None = None
     #: Requests being served now (capped by ``config.max_modern_requests``).
     in_progress: int = attrs.field(init=False, default=0)
@@ -215,101 +309,22 @@ class ModernPostHandler:
             )
             await _respond_error(send, request_id, refusal, status=406)
             return
-        exchange = ModernExchange(body, request_id, self.config.outbound_queue_size)
+        exchange = ModernExchange(
+            body,
+            request_id,
+            (receive, send),
+            streaming=listen or not json_only,
+            stream_only=stream_only or listen,
+            keepalive=self.config.keepalive_interval,
+        )
         exchange.principal = request.principal
-        exchange.streaming = listen or not json_only
-        stream_only = stream_only or listen
         del body, post
         self.in_progress += 1
         try:
-            close = await self.start_session(exchange, None)
-            try:
-                await self._reply(exchange, stream_only, receive, send)
-            finally:
-                if not exchange.answered.is_set():
-                    close()  # the client left (or we failed): cancel the request
+            await self.serve_exchange(exchange, None)
+            await exchange.finish()
         finally:
             self.in_progress -= 1
-
-    async def _reply(
-        self, exchange: ModernExchange, stream_only: bool, receive: Receive, send: Send
-    ) -> None:
-        keepalive = self.config.keepalive_interval
-        wait = math.inf if keepalive is None else keepalive
-        first: _Message | None = None
-        came = False
-        # A JSON reply is awaited for ever; one that may turn into a stream, until the
-        # first keep-alive comment is due.
-        patience = wait if exchange.streaming else math.inf
-        deadline = trio.current_time() + patience
-        if not stream_only:
-            # The first QUICK_REPLY seconds without a disconnect watcher (see there).
-            with trio.move_on_after(min(QUICK_REPLY, patience)):
-                first = await exchange.next()
-                came = True
-            if came and (first is None or first.answer):
-                await _respond_json(send, exchange.request_id, first, watched=False)
-                return
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(watch_disconnect, receive, nursery.cancel_scope)
-            silent = False
-            if not stream_only and not came:
-                with trio.move_on_at(deadline) as timer:
-                    first = await exchange.next()
-                silent = timer.cancelled_caught
-                if not silent and (first is None or first.answer):
-                    await _respond_json(send, exchange.request_id, first)
-                    nursery.cancel_scope.cancel()
-                    return
-            await start_event_stream(send)
-            if silent:
-                await send_chunk(send, encode_comment("keep-alive"))
-            await _stream(exchange, first, send, wait)
-            nursery.cancel_scope.cancel()
-
-
-async def _stream(
-    exchange: ModernExchange, first: _Message | None, send: Send, keepalive: float
-) -> None:
-    """Write the exchange's messages as events until its answer ends the stream."""
-    message = first
-    while True:
-        if message is None:
-            with trio.move_on_after(keepalive) as idle:
-                message = await exchange.next()
-            if idle.cancelled_caught:
-                await send_chunk(send, encode_comment("keep-alive"))
-                continue
-            if message is None:  # the session ended without an answer
-                with trio.CancelScope(shield=True), suppress(Exception):
-                    await send_last(send, b"")
-                return
-        event = encode_event(message.payload)
-        if message.answer:
-            # Shielded: ending the body inside hypercorn's send must not be cut short
-            # by the disconnect watcher (see streamable_http._send_last_shielded).
-            with trio.CancelScope(shield=True):
-                await send_last(send, event)
-            return
-        await send_chunk(send, event)
-        message = None
-
-
-async def _respond_json(
-    send: Send, request_id: RequestId, message: _Message | None, *, watched: bool = True
-) -> None:
-    """The answer as one JSON body; ``watched``: shielded from the disconnect watcher
-    beside it (see :func:`_stream`)."""
-    if message is None:
-        failure = McpError(INTERNAL_ERROR, "Internal error: the request ended without an answer")
-        await _respond_error(send, request_id, failure)
-        return
-    status = status_for_error(error_code(message.payload))
-    if not watched:
-        await respond(send, status, message.payload, content_type=JSON)
-        return
-    with trio.CancelScope(shield=True):
-        await respond(send, status, message.payload, content_type=JSON)
 
 
 async def _respond_error(
