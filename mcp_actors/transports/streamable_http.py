@@ -35,7 +35,8 @@ described below, whose behaviour is unchanged.
   priming event and a quick answer go out in one write.
 - **Stateless** (``HttpConfig.stateless``): no ids; each POST is served by a
   fresh session that starts operating without ``initialize`` and ends with the
-  response; GET and DELETE answer 405.
+  response; GET and DELETE answer 405. A POST of one request (the usual case) is
+  served in its own task, its session writing the reply (see :mod:`.http_exchange`).
 
 Sessions are actors started through ``start_session`` in the server's
 supervisor, never inside the HTTP request's task: a request task only queues a
@@ -83,6 +84,7 @@ from .asgi import (
 from .event_store import EventMemory, EventStore, InMemoryEventStore
 from .http_auth import HttpAuthHook, same_caller
 from .http_config import HttpConfig
+from .http_exchange import HttpExchange
 from .http_sessions import ServeExchange, SessionRegistry, StartSession, mint_session_id
 from .sse import encode_event
 from .streamable_http_modern import InputSchemaOf, ModernPostHandler
@@ -315,6 +317,9 @@ class StreamableHttpEndpoint:
                     version=request.header(VERSION_HEADER),
                 )
                 return
+        if len(post.request_ids) == 1 and not post.batch:
+            await self._exchange(request, post, version, json_mode, receive, send)
+            return
         transport = HttpSessionStream(
             None,
             self.config,
@@ -342,6 +347,31 @@ class StreamableHttpEndpoint:
                 transport.end_input()  # the session answers what it has, then ends
             else:
                 close()
+
+    async def _exchange(
+        self,
+        request: Request,
+        post: _Post,
+        version: str | None,
+        json_mode: bool,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        """A stateless POST of one request: its session runs in this task and writes the
+        reply itself (see :mod:`.http_exchange`), an event stream unless ``json_mode``."""
+        exchange = HttpExchange(
+            post.take_body(),
+            post.request_ids[0],
+            (receive, send),
+            streaming=not json_mode,
+            stream_only=not json_mode,
+            keepalive=self.config.keepalive_interval,
+            status_of=_ok,
+            refuse_requests=True,
+        )
+        exchange.principal = request.principal
+        await self.serve_exchange(exchange, version)
+        await exchange.finish()
 
     async def _create_session(self, client: str | None) -> tuple[str, HttpSessionStream] | None:
         """A new session for ``client``, or None if the session table has no room for it."""
@@ -718,6 +748,11 @@ async def _send_last_shielded(send: Send, data: bytes) -> None:
     """
     with trio.CancelScope(shield=True):
         await send_last(send, data)
+
+
+def _ok(answer: bytes) -> int:
+    """The HTTP status of a legacy-era JSON reply: 200, whatever it says."""
+    return 200
 
 
 def _json_body(responses: list[bytes], batch: bool) -> bytes:

@@ -42,13 +42,13 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 
 import trio
 
-from ..protocol.errors import METHOD_NOT_FOUND, McpError
-from ..protocol.inspect import negotiated_version, outgoing_request, response_ids
-from ..protocol.jsonrpc import RequestId, encode_cancellation, encode_error
-from ..protocol.versions import LATEST, REVISIONS
+from ..protocol.inspect import negotiated_version, response_ids
+from ..protocol.jsonrpc import RequestId, encode_cancellation
+from ..protocol.versions import REVISIONS
 from .abc import MessageStream, Outgoing, TransportClosed
 from .event_store import EventStore, InMemoryEventStore, StoredEvent
 from .http_config import HttpConfig
+from .http_exchange import refusal_of
 from .inbox import Inbox, InboxClosed, InboxInterrupted
 from .sse import encode_comment, encode_event, encode_event_parts
 
@@ -495,18 +495,13 @@ class HttpSessionStream(MessageStream):
 
     def _refuse_request(self, payload: bytes) -> bool:
         """Stateless: answer a server-to-client request ourselves (no reply could reach us)."""
-        request = outgoing_request(payload)
-        if request is None:
+        refusal = refusal_of(payload)
+        if refusal is None:
             return False
-        request_id, method = request
-        refusal = McpError(
-            METHOD_NOT_FOUND,
-            f"{method}: server-to-client requests are not available over stateless HTTP",
-        )
         try:
-            self._inbox.put_nowait(encode_error(request_id, refusal, REVISIONS[LATEST]))
+            self._inbox.put_nowait(refusal)
         except (trio.WouldBlock, InboxClosed):
-            log.debug("stateless HTTP: could not refuse %s in time", method)
+            log.debug("stateless HTTP: could not refuse a server-to-client request in time")
         return True
 
     def _read_version(self, payload: bytes) -> None:
