@@ -576,6 +576,41 @@ async def test_closing_the_connection_cancels_the_request(accept: str) -> None:
                 await trio.sleep(0.01)
 
 
+async def test_a_request_in_flight_is_a_supervised_session_until_its_answer() -> None:
+    """The session of a modern request runs in the POST's own task, yet the supervisor
+    sees it (started, active, its request in flight) and forgets it with the answer."""
+    async with modern_server() as (http, handle, seen):
+        before = handle.supervisor.statistics()
+        params = {"_meta": META, "name": "wait_forever", "arguments": {}}
+        headers = headers_for("tools/call", "wait_forever")
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(
+                partial(http.post, handle.url, json=request("tools/call", params), headers=headers)
+            )
+            with trio.fail_after(5):
+                await seen["started"].wait()
+            during = handle.supervisor.statistics()
+            nursery.cancel_scope.cancel()
+        with trio.fail_after(5):
+            while handle.supervisor.statistics().sessions_active:
+                await trio.sleep(0.01)
+        reply, messages = await send(
+            http,
+            handle.url,
+            request("tools/call", {"_meta": META, "name": "add", "arguments": {"a": 2, "b": 3}}),
+            headers_for("tools/call", "add"),
+        )
+        with trio.fail_after(5):  # the session ends right after writing its answer
+            while handle.supervisor.statistics().sessions_active:
+                await trio.sleep(0.01)
+        after = handle.supervisor.statistics()
+    assert (during.sessions_active, during.inbound_requests) == (1, 1)
+    assert during.sessions_started == before.sessions_started + 1
+    assert reply.status_code == 200 and messages[-1]["result"]["structuredContent"] == {"result": 5}
+    assert (after.sessions_active, after.sessions_failed) == (0, 0)
+    assert after.sessions_started == before.sessions_started + 2
+
+
 # -- GET, DELETE and both eras at once --------------------------------------------------------
 
 
