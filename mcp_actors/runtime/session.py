@@ -47,7 +47,7 @@ import logging
 import math
 import types
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 import attrs
 import trio
@@ -105,6 +105,17 @@ class ServerDispatcher(Dispatcher, Protocol):
     """A server's dispatcher also says what the server is, for the ``initialize`` answer."""
 
     def describe_server(self, revision: Revision, *, stateless: bool) -> ServerDescription: ...
+
+
+def _is_server(dispatcher: Dispatcher) -> TypeGuard[ServerDispatcher]:
+    return _describes_server(type(dispatcher))
+
+
+@functools.cache
+def _describes_server(dispatcher_type: type) -> bool:
+    """Whether dispatchers of this type are a :class:`ServerDispatcher` (asked once per
+    type: a runtime protocol check walks the protocol's members every time)."""
+    return issubclass(dispatcher_type, ServerDispatcher)
 
 
 class ActorHost(Protocol):
@@ -176,7 +187,7 @@ class Session:
 
     def __attrs_post_init__(self) -> None:
         dispatcher = self.dispatcher
-        describe = dispatcher.describe_server if isinstance(dispatcher, ServerDispatcher) else None
+        describe = dispatcher.describe_server if _is_server(dispatcher) else None
         # The engine makes each request's actor object: an InboundRequest of this session
         # (a bound method: unlike functools.partial, no argument tuple is built per call).
         open_request = types.MethodType(InboundRequest, self)
