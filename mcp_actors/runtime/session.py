@@ -234,7 +234,7 @@ class Session:
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
-                nursery.start_soon(self._writer.run)
+                self._writer.attach(nursery.start_soon)
                 if self._notify_receive is not None:  # work submitted while it slept
                     nursery.start_soon(self._notification_loop, self._notify_receive)
                 while True:
@@ -248,18 +248,19 @@ class Session:
                     # Something is in flight: the offer lapses, the reader reads on.
         finally:
             self._nursery = None
+            self._writer.detach()
         return False  # closed
 
     def _idle(self) -> bool:
         """Whether nothing is in flight: no request, no outbound call, no actor, nothing
         queued or being written (the writer and a notification task waiting, alone)."""
         nursery, notify = self._nursery, self._notify_receive
-        tasks = 1
+        tasks = 1 if self._writer.running else 0
         if notify is not None:
             queue = notify.statistics()
             if queue.current_buffer_used or not queue.tasks_waiting_receive:
                 return False
-            tasks = 2
+            tasks += 1
         return (
             self.host is not None
             and not self._closing
@@ -291,7 +292,6 @@ class Session:
         if not self._asleep:
             return
         self._asleep = False
-        self._writer.wake()
         if not self._running:  # else the task winding down serves on instead
             assert self.host is not None  # a session without a host never sleeps
             self.host.resume_session(self)

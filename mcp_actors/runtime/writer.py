@@ -16,14 +16,18 @@ actor, with its answer) writes the message itself (:meth:`Writer.send_from_reade
 Only one writes at a time. Another saves a schedule point per outgoing request:
 :meth:`Writer.send_then_wait` queues without one, since its caller waits at once.
 
-While its session sleeps (see :mod:`.session`) a writer has no task and no queue:
-:meth:`Writer.rest` lets the queue go, :meth:`Writer.wake` makes a new one.
+The task and its queue are made on demand: a session whose answers all go out
+directly (the session of one stateless HTTP request, say) never starts them. The
+session lends its nursery (:meth:`Writer.attach`) while it is awake; the first
+message that has to wait starts the task there. While its session sleeps (see
+:mod:`.session`) a writer has no task and no queue: :meth:`Writer.rest` lets the
+queue go.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import attrs
 import trio
@@ -42,6 +46,8 @@ _RESTING[0].close()
 _RESTING[1].close()
 #: Answers the reader queues in a row before it lets the writer run (see send_from_reader).
 _YIELD_EVERY = 32
+#: Starts a task (a nursery's ``start_soon``).
+StartTask = Callable[[Callable[[], Awaitable[None]]], None]
 
 
 @attrs.define(eq=False)
@@ -71,10 +77,13 @@ class Writer:
     _queued_by_reader: int = attrs.field(init=False, default=0)
     #: Whether the write loop has begun: before, nothing can have been handed to it.
     _looping: bool = attrs.field(init=False, default=False)
+    #: Where the task starts (the session's nursery while it is awake), and whether it has.
+    _start_task: StartTask | None = attrs.field(init=False, default=None)
+    _task_started: bool = attrs.field(init=False, default=False)
+    _closed: bool = attrs.field(init=False, default=False)
 
     def __attrs_post_init__(self) -> None:
         self._direct_writes = self.transport.direct_writes
-        self.wake()
 
     @property
     def queued(self) -> int:
@@ -82,17 +91,34 @@ class Writer:
         return self._receive_channel.statistics().current_buffer_used
 
     @property
+    def running(self) -> bool:
+        """Whether the writer's task has been started (in this stretch awake)."""
+        return self._task_started
+
+    @property
     def idle(self) -> bool:
-        """Nothing to write, nothing being written: the task waits on an empty queue."""
+        """Nothing to write, nothing being written: the task (if any) waits on an empty queue."""
         queue = self._receive_channel.statistics()
         overflow = self._overflow
         return (
             queue.current_buffer_used == 0
-            and queue.tasks_waiting_receive == 1
+            and (queue.tasks_waiting_receive == 1 or not self._task_started)
             and not self._dirty_progress
             and not self._direct_writing
             and (overflow is None or not overflow.child_tasks)
         )
+
+    def attach(self, start_task: StartTask) -> None:
+        """The session is awake: the task may start with ``start_task`` (at once, if
+        messages wait already)."""
+        self._start_task = start_task
+        if self._receive_channel.statistics().current_buffer_used:
+            self._start()
+
+    def detach(self) -> None:
+        """The session's nursery is gone: no task can start until the next :meth:`attach`."""
+        self._start_task = None
+        self._task_started = False
 
     def rest(self) -> None:
         """The session goes to sleep (its writer :attr:`idle`): let the queue go."""
@@ -100,12 +126,20 @@ class Writer:
         self._overflow = None
         self._looping = False
 
-    def wake(self) -> None:
-        """A new, empty queue for the task to come (a resting writer's first)."""
-        if self._send_channel is _RESTING[0]:
+    def _queue(self) -> trio.MemorySendChannel[Outgoing]:
+        """The queue, made on first use, with the task to empty it (once it can start)."""
+        if self._send_channel is _RESTING[0] and not self._closed:
             self._send_channel, self._receive_channel = trio.open_memory_channel[Outgoing](
                 self.queue_size
             )
+        if not self._task_started and not self._closed:
+            self._start()
+        return self._send_channel
+
+    def _start(self) -> None:
+        if self._start_task is not None and not self._task_started:
+            self._task_started = True
+            self._start_task(self.run)
 
     async def run(self) -> None:
         """Write until :meth:`close` (what is queued is still written) or the transport fails."""
@@ -115,6 +149,7 @@ class Writer:
 
     async def close(self) -> None:
         """No more messages: the writer writes what is queued, then ends."""
+        self._closed = True
         await self._send_channel.aclose()
 
     # -- sending -------------------------------------------------------------------------
@@ -122,7 +157,7 @@ class Writer:
     async def send(self, message: Outgoing) -> None:
         """Queue ``message``, waiting while the queue is full (dropped once closed)."""
         try:
-            await self._send_channel.send(message)
+            await self._queue().send(message)
         except trio.ClosedResourceError:
             log.debug("session closed: dropped an outgoing message")
 
@@ -131,7 +166,7 @@ class Writer:
         it): without a schedule point of its own when there is room — the caller's wait
         is its checkpoint. Waits while the queue is full, like :meth:`send`."""
         try:
-            self._send_channel.send_nowait(message)
+            self._queue().send_nowait(message)
         except trio.WouldBlock:
             await self.send(message)
         except trio.ClosedResourceError:
@@ -140,7 +175,7 @@ class Writer:
     def send_soon(self, message: Outgoing) -> None:
         """Queue ``message`` without waiting: now, or by a task of its own if the queue is full."""
         try:
-            self._send_channel.send_nowait(message)
+            self._queue().send_nowait(message)
         except trio.WouldBlock:
             if self._overflow is not None:
                 self._overflow.start_soon(self.send, message)
@@ -173,7 +208,7 @@ class Writer:
                 await self._write_direct(message)
                 return
         try:
-            self._send_channel.send_nowait(message)
+            self._queue().send_nowait(message)
         except trio.WouldBlock:
             await self.send(message)
         except trio.ClosedResourceError:
@@ -191,7 +226,7 @@ class Writer:
         self._dirty_progress[stream] = None
         if not self._tick_queued:
             try:
-                self._send_channel.send_nowait(_TICK)
+                self._queue().send_nowait(_TICK)
                 self._tick_queued = True
             except (trio.WouldBlock, trio.ClosedResourceError):
                 pass  # the writer is busy; it flushes progress before its next write
