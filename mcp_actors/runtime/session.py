@@ -359,7 +359,7 @@ class Session:
             scope.cancel()
         if self._notify_send is not None:
             self._notify_send.close()
-        await self._writer.close()
+        self._writer.close()
 
     def _shut_down(self) -> None:
         self._engine.close()

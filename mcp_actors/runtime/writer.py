@@ -147,10 +147,10 @@ class Writer:
             self._overflow = overflow
             await self._write_loop()
 
-    async def close(self) -> None:
+    def close(self) -> None:
         """No more messages: the writer writes what is queued, then ends."""
         self._closed = True
-        await self._send_channel.aclose()
+        self._send_channel.close()
 
     # -- sending -------------------------------------------------------------------------
 

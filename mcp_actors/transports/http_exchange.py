@@ -258,5 +258,5 @@ class HttpExchange(MessageStream):
             await respond(self._send, self._status_of(payload), payload, content_type=JSON)
 
     async def aclose(self) -> None:
+        """The session has ended (no schedule point: nothing is left to wait for)."""
         self._wake_reader()
-        await trio.lowlevel.checkpoint()
