@@ -13,10 +13,15 @@ Workloads: ``seq`` (a 2025-11-25 session, SSE replies), ``stateless`` (a statele
 server answering JSON), ``modern`` (2026-07-28 per-request calls, stateless server),
 ``bare`` (``bare_http.py``: the lean front end with a fixed reply, no MCP).
 
+``--servers ours,sdk-low`` also counts the official Python SDK's low-level server
+(``sdk_lowlevel.py``, under uvicorn) on ``seq`` and ``stateless``, and prints the
+ratio: the CPU comparison of ``http_compare.py``, free of the machine's noise.
+
 Usage::
 
     python benchmarks/http_instructions.py                       # every workload, 2000 requests
     python benchmarks/http_instructions.py -w seq --requests 500 --keep /tmp/cg
+    python benchmarks/http_instructions.py -w stateless,modern --servers ours,sdk-low
 """
 
 from __future__ import annotations
@@ -39,6 +44,9 @@ from http_compare import ACCEPT, INITIALIZE, LEGACY, MODERN  # benchmarks/: the 
 HERE = Path(__file__).resolve().parent
 SERVERS = HERE / "servers"
 WORKLOADS = ("seq", "stateless", "modern", "bare")
+SERVERS_SCRIPTS = {"ours": "ours.py", "sdk-low": "sdk_lowlevel.py"}
+#: What each server is measured on (the SDK speaks no 2026-07-28; "bare" is ours alone).
+SERVES = {"ours": WORKLOADS, "sdk-low": ("seq", "stateless")}
 
 
 def free_port() -> int:
@@ -112,14 +120,16 @@ def total_instructions(directory: Path, pid: int) -> tuple[int, Path]:
     return int(match.group(1)), newest
 
 
-def measure(workload: str, requests: int, warmup: int, keep: Path | None) -> float:
+def measure(
+    workload: str, requests: int, warmup: int, keep: Path | None, name: str = "ours"
+) -> float:
     port = free_port()
     directory = Path(tempfile.mkdtemp(prefix="cg-")) if keep is None else keep
     directory.mkdir(parents=True, exist_ok=True)
     if workload == "bare":
         server = [str(SERVERS / "bare_http.py"), "--http", str(port), "--front-end", "lean"]
     else:
-        server = [str(SERVERS / "ours.py"), "--http", str(port)]
+        server = [str(SERVERS / SERVERS_SCRIPTS[name]), "--http", str(port)]
         if workload != "seq":
             server.append("--stateless")
     command = [
@@ -152,7 +162,7 @@ def measure(workload: str, requests: int, warmup: int, keep: Path | None) -> flo
         process.wait(60)
     per_request = instructions / requests
     print(
-        f"{workload:10s} {per_request:12,.0f} instructions per request"
+        f"{name:8s} {workload:10s} {per_request:12,.0f} instructions per request"
         f" ({requests} requests; dump {dump})",
         flush=True,
     )
@@ -165,11 +175,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--warmup", type=int, default=200)
     parser.add_argument("--keep", type=Path, default=None, help="write the dumps here")
+    parser.add_argument("--servers", default="ours", help="comma-separated: ours, sdk-low")
     options = parser.parse_args(argv)
-    for workload in options.workloads.split(","):
+    workloads, names = options.workloads.split(","), options.servers.split(",")
+    for workload in workloads:
         if workload not in WORKLOADS:
             parser.error(f"unknown workload {workload!r}")
-        measure(workload, options.requests, options.warmup, options.keep)
+    for name in names:
+        if name not in SERVERS_SCRIPTS:
+            parser.error(f"unknown server {name!r}")
+    counts: dict[tuple[str, str], float] = {}
+    for workload in workloads:
+        for name in names:
+            if workload in SERVES[name]:
+                counts[name, workload] = measure(
+                    workload, options.requests, options.warmup, options.keep, name
+                )
+    for workload in workloads:
+        ours, sdk = counts.get(("ours", workload)), counts.get(("sdk-low", workload))
+        if ours is not None and sdk is not None:
+            print(f"{workload:10s} ours / sdk-low = {ours / sdk:.2f}")
+    if ("sdk-low", "stateless") in counts and ("ours", "modern") in counts:
+        ratio = counts["ours", "modern"] / counts["sdk-low", "stateless"]
+        print(f"modern     ours (2026-07-28) / sdk-low (stateless) = {ratio:.2f}")
     return 0
 
 

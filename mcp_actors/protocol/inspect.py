@@ -245,7 +245,13 @@ def outgoing_request(payload: bytes) -> tuple[RequestId, str] | None:
 
 
 def error_code(payload: bytes) -> int | None:
-    """The code of an error response (None for a result or anything else)."""
+    """The code of an error response (None for a result or anything else).
+
+    What we encode never escapes a key, so a payload without the bytes ``"error"`` has
+    no ``error`` member: most answers are told apart without being decoded.
+    """
+    if b'"error"' not in payload:
+        return None
     try:
         reply = _reply.decode(payload)
     except UNDECODABLE:
