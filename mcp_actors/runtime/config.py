@@ -29,3 +29,7 @@ class SessionConfig:
     #: Largest inbound message, in bytes; larger ones are discarded and answered
     #: with a -32600 error (the session goes on).
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+    #: Seconds the requests in flight when the peer stops sending may still take to be
+    #: answered, over a transport whose peer can still read then (stdio: a client that
+    #: closes stdin may read stdout to the end); after it they are cancelled. 0: at once.
+    eof_grace: float = 5.0

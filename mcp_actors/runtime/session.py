@@ -176,6 +176,8 @@ class Session:
     _asleep: bool = attrs.field(init=False, default=False)
     _closing: bool = attrs.field(init=False, default=False)
     _dropped_notifications: int = attrs.field(init=False, default=0)
+    #: Set once no request is in flight, while the session finishes them (see _drain).
+    _answered_all: trio.Event | None = attrs.field(init=False, default=None)
     _received: int = attrs.field(init=False, default=0)
     closed: trio.Event = attrs.field(init=False, factory=trio.Event)
     #: Called once when the session ends (e.g. to drop it from a registry).
@@ -348,9 +350,20 @@ class Session:
         A peer that closes its end (stdin at EOF, a dropped connection) is gone: nobody
         waits for the answers of its requests any more, so they are cancelled at once
         rather than left to run on. What is already queued is still written.
+
+        Unless the peer can still read (:attr:`~.abc.MessageStream.answers_after_input_ends`:
+        stdio, where a client may write its requests and close its end, then read the
+        answers): there the requests in flight get ``SessionConfig.eof_grace`` seconds
+        to finish and be answered before the rest are cancelled. No new request is
+        read meanwhile, and none of ours can be sent: the peer sends no answers.
         """
         self._engine.peer_closed()
         self._fail_outbound()
+        grace = self.config.eof_grace
+        if self.transport.answers_after_input_ends and grace > 0 and self._engine.inbound_count:
+            self._answered_all = trio.Event()
+            with trio.move_on_after(grace):
+                await self._answered_all.wait()
         for request in self._engine.inbound:
             request.cancel("the peer closed the connection")
         self._draining = True
@@ -469,6 +482,7 @@ class Session:
                     self._deliver(event)
         if answers:
             await self._writer.send(Outgoing(self._engine.encode_batch(answers)))
+        self._answered()
 
     # -- inbound request actors --------------------------------------------------------
 
@@ -476,6 +490,13 @@ class Session:
         payload = await self._run_request(request)
         if payload is not None:
             await self._writer.send_from_reader(Outgoing(payload, request.id, True))
+        self._answered()
+
+    def _answered(self) -> None:
+        """A request actor has handed its answer over: the last one ends the grace of
+        :meth:`_drain`."""
+        if self._answered_all is not None and not self._engine.inbound_count:
+            self._answered_all.set()
 
     async def _serve_inline(self, request: InboundRequest) -> None:
         """Serve a request declared never to wait, in the reader (see :mod:`.inline`)."""

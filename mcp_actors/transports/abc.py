@@ -75,6 +75,12 @@ class MessageStream(abc.ABC):
     #: wait on something slower (a network stream), leave it False.
     direct_writes: bool = False
 
+    #: Whether the peer may still read what we write after it stopped sending (stdio:
+    #: a client may write its requests, close its end, and read the answers). The
+    #: session then lets the requests in flight finish, within
+    #: ``SessionConfig.eof_grace``, instead of cancelling them at once.
+    answers_after_input_ends: bool = False
+
     #: Whether every exchange stands alone (Streamable HTTP's stateless mode): the peer
     #: cannot answer our requests, nothing reaches it outside the reply to one of its
     #: requests, and nothing is remembered between them. The session then refuses,

@@ -41,6 +41,8 @@ class StdioStream(MessageStream):
     """
 
     direct_writes = True
+    #: Closing stdin is how a client says it has nothing more to ask; stdout stays open.
+    answers_after_input_ends = True
 
     def __init__(
         self,
