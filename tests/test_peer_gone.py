@@ -1,7 +1,9 @@
 """A client that vanishes mid-call does not leave its handlers running.
 
 When the peer is gone nobody will read the answers of its requests, so the
-server cancels them at once: over stdio when its stdin reaches end of file, over
+server cancels them: over stdio when its stdin reaches end of file (after
+``SessionConfig.eof_grace``, 1 s, in which they may still finish: a client may
+close stdin and read on, see ``test_stdio_eof.py``), and at once over
 any message stream when the other end closes, over Streamable HTTP when the
 connection of a POST closes before its reply — unless the client can still
 resume that reply (see ``HttpConfig.resume_window``).
@@ -114,7 +116,7 @@ async def test_closing_the_stream_cancels_the_running_handler_at_once(
     assert probe.cancelled_at == closed_at, "the handler ran on after the peer had gone"
 
 
-async def test_stdin_eof_cancels_the_running_handler_at_once(events_file: Path) -> None:
+async def test_stdin_eof_cancels_a_handler_still_running_after_the_grace(events_file: Path) -> None:
     command = [sys.executable, "-m", "mcp_actors.cli", "run", SAMPLE]
     process = await trio.lowlevel.open_process(command, stdin=-1, stdout=-1, cwd=str(TESTS))
     assert process.stdin is not None

@@ -32,4 +32,6 @@ class SessionConfig:
     #: Seconds the requests in flight when the peer stops sending may still take to be
     #: answered, over a transport whose peer can still read then (stdio: a client that
     #: closes stdin may read stdout to the end); after it they are cancelled. 0: at once.
-    eof_grace: float = 5.0
+    #: Kept below the 2 s an official SDK client waits for a server to exit after
+    #: closing its stdin, before it sends SIGTERM.
+    eof_grace: float = attrs.field(default=1.0, validator=attrs.validators.ge(0.0))
