@@ -146,9 +146,13 @@ class Server:
     _completions: CompletionRegistry = attrs.field(init=False, factory=CompletionRegistry)
     _extensions: ExtensionRegistry = attrs.field(init=False, factory=ExtensionRegistry)
     _sessions: dict[ServerSession, None] = attrs.field(init=False, factory=dict)
-    #: The capabilities the newest session was given, stateful and stateless: a new
-    #: session whose capabilities are equal shares the object instead of holding a copy.
-    _declared: dict[bool, t.ServerCapabilities] = attrs.field(init=False, factory=dict)
+    #: Tools that may run as tasks (kept as tools come and go: the capabilities say so).
+    _task_tools: int = attrs.field(init=False, default=0)
+    #: The capabilities declared so far, by everything they depend on (see capabilities):
+    #: computed once per distinct answer, and one object shared by every session given it.
+    _declared: dict[tuple[object, ...], t.ServerCapabilities] = attrs.field(
+        init=False, factory=dict
+    )
     _hub: SubscriptionHub[t.ResourceUpdatedParams] = attrs.field(
         init=False, factory=SubscriptionHub
     )
@@ -321,12 +325,14 @@ class Server:
         A second tool of the same name raises ValueError, unless ``replace``.
         """
         _check_unique("tool", tool.name, self._tools, replace)
+        previous = self._tools.get(tool.name)
         self._tools[tool.name] = tool
+        self._task_tools += _may_run_as_task(tool) - _may_run_as_task(previous)
         self._list_changed("notifications/tools/list_changed")
 
     def remove_tool(self, name: str) -> None:
         """Remove a tool; connected clients are told the list changed."""
-        del self._tools[name]
+        self._task_tools -= _may_run_as_task(self._tools.pop(name))
         self._list_changed("notifications/tools/list_changed")
 
     @property
@@ -639,11 +645,40 @@ class Server:
         """
         revision = revision or REVISIONS[LATEST]
         completions = bool(self._completions) and revision.completions_capability
+        offers_tasks = self._task_tools > 0
+        mounted = bool(self.mounts)  # what they offer may change: declare every kind
+        # Asked for every request of the 2026-07-28 era: built once per distinct answer.
+        key = (
+            revision.name,
+            stateless,
+            completions,
+            offers_tasks,
+            mounted,
+            bool(self._prompts),
+            bool(self._resources),
+            bool(self._tools),
+            self._extensions.changes,
+        )
+        declared = self._declared.get(key)
+        if declared is None:
+            if len(self._declared) >= _DECLARED_KEPT:
+                self._declared.clear()
+            declared = self._declared[key] = self._build_capabilities(
+                revision, stateless, completions, offers_tasks, mounted
+            )
+        return declared
+
+    def _build_capabilities(
+        self,
+        revision: Revision,
+        stateless: bool,
+        completions: bool,
+        offers_tasks: bool,
+        mounted: bool,
+    ) -> t.ServerCapabilities:
         # Change notifications need a channel: a legacy session's, or (modern era) a
         # subscriptions/listen stream, which every transport carries.
         sessions = True if not revision.handshake or not stateless else UNSET
-        offers_tasks = any(tool.task != "never" for tool in self._tools.values())
-        mounted = bool(self.mounts)  # what they offer may change: declare every kind
         tasks = offers_tasks and not revision.handshake  # the extension: 2026-07-28 on
         legacy_tasks = offers_tasks and revision.name == "2025-11-25" and not stateless
         extensions = self._extensions.declared()
@@ -713,24 +748,13 @@ class Server:
             stateless = transport.stateless
             state = SessionState(
                 "server",
-                self._shared_capabilities(stateless),
+                self.capabilities(stateless=stateless),
                 self.supported_versions,
                 back_channel=not stateless,
             )
         session = Session(transport, state, handler, self.config)
         handler.session = session
         return session
-
-    def _shared_capabilities(self, stateless: bool) -> t.ServerCapabilities:
-        """What a new session declares (computed afresh: tools and mounts come and go),
-        as the object the previous session got if it is equal — one copy, not one per
-        session (sessions only read it)."""
-        capabilities = self.capabilities(stateless=stateless)
-        previous = self._declared.get(stateless)
-        if previous is not None and previous == capabilities:
-            return previous
-        self._declared[stateless] = capabilities
-        return capabilities
 
     async def serve_session(
         self,
@@ -784,6 +808,14 @@ class Server:
                 server_session.notify_soon(change.method)
             return len(sessions)
         return 0
+
+
+#: Distinct capability answers kept (by revision, statelessness, what the server offers).
+_DECLARED_KEPT = 64
+
+
+def _may_run_as_task(tool: RegisteredTool | None) -> int:
+    return int(tool is not None and tool.task != "never")
 
 
 #: What a 2025-11-25 server with task tools declares: cancel, and task-augmented

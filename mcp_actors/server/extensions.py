@@ -69,6 +69,8 @@ class ExtensionRegistry:
 
     _extensions: dict[str, Extension] = attrs.field(init=False, factory=dict)
     _handlers: dict[str, ExtensionHandler] = attrs.field(init=False, factory=dict)
+    #: How many times the offer changed (what is declared may have).
+    changes: int = attrs.field(init=False, default=0)
 
     def add(
         self, extension: Extension, *, replace: bool = False, core: Container[str] = ()
@@ -93,12 +95,14 @@ class ExtensionRegistry:
             self.remove(identifier)
         self._extensions[identifier] = extension
         self._handlers.update(extension.handlers)
+        self.changes += 1
 
     def remove(self, identifier: str) -> None:
         """Stop offering the extension ``identifier`` (KeyError if not offered)."""
         extension = self._extensions.pop(identifier)
         for method in extension.handlers:
             self._handlers.pop(method, None)
+        self.changes += 1
 
     def _owner(self, method: str) -> str | None:
         for identifier, extension in self._extensions.items():
