@@ -479,6 +479,22 @@ def test_a_modern_request_climbs_the_ladder() -> None:
     assert bare["error"]["code"] == -32602
 
 
+def test_a_modern_only_engine_takes_every_request_up_the_modern_ladder() -> None:
+    """Over a transport that carries only 2026-07-28 requests, a request without the
+    modern ``_meta`` gets that era's -32602, not the legacy "before initialize" error."""
+    state = SessionState("server", SERVER_CAPABILITIES, ALL)
+    server = Engine(state, open_request, describe, modern_only=True)
+    event = server.receive(modern_request(1, "tools/list"))
+    assert isinstance(event, RequestReceived) and event.request.modern is not None
+    bare = reply_of(server.receive(message(id=2, method="tools/list", params={})))
+    assert bare["error"]["code"] == -32602
+    legacy = server_engine()  # the same request on a connection of both eras
+    assert (
+        reply_of(legacy.receive(message(id=2, method="tools/list", params={})))["error"]["code"]
+        == -32600
+    )
+
+
 def test_a_client_never_takes_a_request_for_modern() -> None:
     client = client_engine()
     body = reply_of(client.receive(modern_request(1, "tools/list")))

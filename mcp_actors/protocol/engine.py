@@ -148,6 +148,10 @@ class Engine(Generic[In, Out]):
     open_request: OpenRequest[In]
     describe_server: DescribeServer | None = None
     max_in_flight: int = 4096
+    #: Every request is of the 2026-07-28 era (a server's transport that carries no
+    #: other, say one modern HTTP exchange): it climbs that era's ladder directly,
+    #: without first being refused by the legacy lifecycle it does not belong to.
+    modern_only: bool = False
     _inbound: dict[RequestId, In] = attrs.field(init=False, factory=dict)
     _outbound: dict[RequestId, Out] = attrs.field(init=False, factory=dict)
     _progress: dict[t.ProgressToken, Out] = attrs.field(init=False, factory=dict)
@@ -183,7 +187,7 @@ class Engine(Generic[In, Out]):
         assert request_id is not None  # decode() refuses a request with a null id
         params = envelope.params
         serves_modern = self.describe_server is not None  # a server serves both eras
-        if serves_modern and method in MODERN_ONLY_METHODS:
+        if serves_modern and (self.modern_only or method in MODERN_ONLY_METHODS):
             return self._receive_modern(request_id, method, params)
         if method == "ping" or method == "initialize":
             if serves_modern and _marked_modern(params):  # a modern ping is -32601

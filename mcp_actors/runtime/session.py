@@ -194,7 +194,11 @@ class Session:
         # (a bound method: unlike functools.partial, no argument tuple is built per call).
         open_request = types.MethodType(InboundRequest, self)
         self._engine = Engine(
-            self.state, open_request, describe, max_in_flight=self.config.max_in_flight
+            self.state,
+            open_request,
+            describe,
+            max_in_flight=self.config.max_in_flight,
+            modern_only=self.transport.modern_only,
         )
         encode_progress = functools.partial(
             self._engine.encode_notification, "notifications/progress"

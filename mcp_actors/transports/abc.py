@@ -87,6 +87,10 @@ class MessageStream(abc.ABC):
     #: with the reason, what needs a back channel or a session.
     stateless: bool = False
 
+    #: Whether the transport carries requests of the 2026-07-28 era only (one modern HTTP
+    #: exchange): a server's session then takes each one straight to that era's ladder.
+    modern_only: bool = False
+
     #: Whether the transport belongs to the legacy era only (HTTP+SSE, 2024-11-05): a
     #: client then opens its session with ``initialize`` without probing for the modern era.
     legacy_only: bool = False

@@ -97,6 +97,7 @@ class HttpExchange(MessageStream):
         keepalive: float | None,
         status_of: Callable[[bytes], int],
         refuse_requests: bool = False,
+        modern: bool = False,
     ) -> None:
         #: What the session reads: the request, then refusals of its requests.
         self._input: deque[bytes] = deque((body,))
@@ -109,6 +110,8 @@ class HttpExchange(MessageStream):
         self._keepalive = keepalive if streaming and keepalive is not None else math.inf
         self._status_of = status_of
         self._refuse_requests = refuse_requests
+        #: A 2026-07-28 request (else a stateless legacy one).
+        self.modern_only = modern
         #: Whether the answer has been handed over (it is the last message).
         self.answered = False
         #: Whether the client closed the connection before the answer.

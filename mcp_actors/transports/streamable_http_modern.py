@@ -134,6 +134,7 @@ class ModernPostHandler:
             stream_only=stream_only or listen,
             keepalive=self.config.keepalive_interval,
             status_of=_status_of,
+            modern=True,
         )
         exchange.principal = request.principal
         del body, post
