@@ -339,6 +339,10 @@ class Server:
     def tools(self) -> dict[str, RegisteredTool]:
         return dict(self._tools)
 
+    def find_tool(self, name: str) -> RegisteredTool | None:
+        """The tool named ``name`` (None: none). Unlike :attr:`tools`, copies nothing."""
+        return self._tools.get(name)
+
     # -- resources -------------------------------------------------------------------
 
     def resource(
@@ -554,6 +558,10 @@ class Server:
     @property
     def prompts(self) -> dict[str, RegisteredPrompt]:
         return dict(self._prompts)
+
+    def find_prompt(self, name: str) -> RegisteredPrompt | None:
+        """The prompt named ``name`` (None: none). Unlike :attr:`prompts`, copies nothing."""
+        return self._prompts.get(name)
 
     def remove_prompt(self, name: str) -> None:
         """Remove a prompt; connected clients are told the list changed."""

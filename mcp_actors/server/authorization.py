@@ -47,10 +47,10 @@ def scopes_needed(server: Server, method: str, target: str | None) -> frozenset[
     if target is None:
         return frozenset()
     if method == "tools/call":
-        tool = server.tools.get(target)
+        tool = server.find_tool(target)
         return frozenset() if tool is None else tool.scopes
     if method == "prompts/get":
-        prompt = server.prompts.get(target)
+        prompt = server.find_prompt(target)
         return frozenset() if prompt is None else prompt.scopes
     if method in ("resources/read", "resources/subscribe"):
         return server.resource_scopes(target)

@@ -136,11 +136,14 @@ def exchange_server(server: Server, supervisor: Supervisor) -> ServeExchange:
 
 def input_schema_lookup(server: Server) -> InputSchemaOf:
     """The input schema of ``server``'s tool by name, as the HTTP endpoint checks
-    ``Mcp-Param-*`` headers against it (None: no such tool)."""
+    ``Mcp-Param-*`` headers against it (None: no such tool, or one whose schema mirrors
+    no argument into a header — nothing to check)."""
 
     def input_schema_of(name: str) -> Any:
-        tool = server.tools.get(name)
-        return None if tool is None else tool.definition.input_schema
+        tool = server.find_tool(name)
+        if tool is None or not tool.mirrors_arguments:
+            return None
+        return tool.definition.input_schema
 
     return input_schema_of
 

@@ -23,6 +23,7 @@ from msgspec import UNSET, UnsetType
 from ..protocol import types as t
 from ..protocol.errors import INVALID_PARAMS, McpError
 from ..protocol.jsonrpc import UNDECODABLE, invalid_payload
+from ..protocol.routing_headers import header_arguments, invalid_x_mcp_header
 from ..runtime.groups import describe
 from .authorization import scope_set
 from .calling import call as call_function
@@ -74,9 +75,17 @@ class RegisteredTool:
     #: OAuth scopes a caller's token must carry to use it (see :mod:`.authorization`).
     scopes: frozenset[str] = attrs.field(default=frozenset(), converter=scope_set, kw_only=True)
     is_async: bool = attrs.field(init=False)
+    #: Whether the input schema mirrors arguments into ``Mcp-Param-*`` headers (valid
+    #: ``x-mcp-header`` annotations): what a 2026-07-28 HTTP call's headers are checked
+    #: against, known once rather than found by walking the schema on every call.
+    mirrors_arguments: bool = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         self.is_async = is_async(self.function)
+        schema = self.definition.input_schema
+        self.mirrors_arguments = (
+            bool(header_arguments(schema)) and invalid_x_mcp_header(schema) is None
+        )
         if self.inline and not inspect.iscoroutinefunction(self.function):
             raise TypeError(
                 f"tool {self.definition.name!r}: inline=True needs an async def"
