@@ -30,6 +30,7 @@ from mcp_actors import open_client
 from mcp_actors.client.targets import UrlTarget
 from mcp_actors.protocol import errors
 from mcp_actors.protocol.versions import ALL, LATEST
+from mcp_actors.runtime.supervisor import SupervisorStatistics
 from mcp_actors.server.app import Server
 from mcp_actors.server.context import Context
 from mcp_actors.server.serve_http import HttpServerHandle, serve_http
@@ -556,24 +557,43 @@ async def test_an_error_after_the_stream_committed_is_its_last_event() -> None:
 # -- cancellation --------------------------------------------------------------------------
 
 
+async def drop_a_call_in_flight(
+    http: httpx.AsyncClient,
+    handle: HttpServerHandle,
+    seen: dict[str, trio.Event],
+    accept: str = ACCEPT_BOTH,
+) -> SupervisorStatistics:
+    """POST a ``wait_forever`` call, close its connection once it runs; the supervisor's
+    figures while it ran."""
+    params = {"_meta": META, "name": "wait_forever", "arguments": {}}
+    headers = headers_for("tools/call", "wait_forever", accept=accept)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(
+            partial(http.post, handle.url, json=request("tools/call", params), headers=headers)
+        )
+        with trio.fail_after(5):
+            await seen["started"].wait()
+        during = handle.supervisor.statistics()
+        nursery.cancel_scope.cancel()  # the client goes away
+    return during
+
+
+async def no_session_left(handle: HttpServerHandle) -> SupervisorStatistics:
+    """The supervisor's figures once no session is active (each ends just after its reply)."""
+    with trio.fail_after(5):
+        while handle.supervisor.statistics().sessions_active:
+            await trio.sleep(0.01)
+    return handle.supervisor.statistics()
+
+
 @pytest.mark.parametrize("accept", [ACCEPT_BOTH, "application/json"])
 async def test_closing_the_connection_cancels_the_request(accept: str) -> None:
     config = HttpConfig(keepalive_interval=None)
     async with modern_server(config=config) as (http, handle, seen):
-        params = {"_meta": META, "name": "wait_forever", "arguments": {}}
-        headers = headers_for("tools/call", "wait_forever", accept=accept)
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(
-                partial(http.post, handle.url, json=request("tools/call", params), headers=headers)
-            )
-            with trio.fail_after(5):
-                await seen["started"].wait()
-            nursery.cancel_scope.cancel()  # the client goes away
+        await drop_a_call_in_flight(http, handle, seen, accept)
         with trio.fail_after(5):
             await seen["cancelled"].wait()
-        with trio.fail_after(5):
-            while handle.supervisor.statistics().sessions_active:
-                await trio.sleep(0.01)
+        await no_session_left(handle)
 
 
 async def test_a_request_in_flight_is_a_supervised_session_until_its_answer() -> None:
@@ -581,32 +601,16 @@ async def test_a_request_in_flight_is_a_supervised_session_until_its_answer() ->
     sees it (started, active, its request in flight) and forgets it with the answer."""
     async with modern_server() as (http, handle, seen):
         before = handle.supervisor.statistics()
-        params = {"_meta": META, "name": "wait_forever", "arguments": {}}
-        headers = headers_for("tools/call", "wait_forever")
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(
-                partial(http.post, handle.url, json=request("tools/call", params), headers=headers)
-            )
-            with trio.fail_after(5):
-                await seen["started"].wait()
-            during = handle.supervisor.statistics()
-            nursery.cancel_scope.cancel()
-        with trio.fail_after(5):
-            while handle.supervisor.statistics().sessions_active:
-                await trio.sleep(0.01)
-        reply, messages = await send(
-            http,
-            handle.url,
-            request("tools/call", {"_meta": META, "name": "add", "arguments": {"a": 2, "b": 3}}),
-            headers_for("tools/call", "add"),
-        )
-        with trio.fail_after(5):  # the session ends right after writing its answer
-            while handle.supervisor.statistics().sessions_active:
-                await trio.sleep(0.01)
-        after = handle.supervisor.statistics()
+        during = await drop_a_call_in_flight(http, handle, seen)
+        await no_session_left(handle)
+        params = {"_meta": META, "name": "add", "arguments": {"a": 2, "b": 3}}
+        call = request("tools/call", params)
+        reply, messages = await send(http, handle.url, call, headers_for("tools/call", "add"))
+        after = await no_session_left(handle)
     assert (during.sessions_active, during.inbound_requests) == (1, 1)
     assert during.sessions_started == before.sessions_started + 1
-    assert reply.status_code == 200 and messages[-1]["result"]["structuredContent"] == {"result": 5}
+    assert reply.status_code == 200
+    assert messages[-1]["result"]["structuredContent"] == {"result": 5}
     assert (after.sessions_active, after.sessions_failed) == (0, 0)
     assert after.sessions_started == before.sessions_started + 2
 
