@@ -312,7 +312,8 @@ class _RequestParser:
         request = self._request()
         if request.head_done:
             return  # a chunked body's trailer fields: not part of the ASGI request
-        name = name.lower()
+        # llhttp drops the whitespace before a value, not after it (neither is part of it).
+        name, value = name.lower(), value.rstrip(b" \t")
         request.headers.append((name, value))
         request.head_size += len(name) + len(value) + 4
         if name == b"expect" and value.lower() == b"100-continue":
