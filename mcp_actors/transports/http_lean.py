@@ -216,8 +216,6 @@ class LeanHttpServer:
 class _Request:
     """One request as the parser reported it: its head, then its body as it arrives."""
 
-    #: Bytes fed to the parser before the read in which this request began.
-    start: int
     target: bytes = b""
     headers: list[tuple[bytes, bytes]] = attrs.field(factory=list)
     #: The request line and headers seen so far, in bytes (see :meth:`_RequestParser.feed`).
@@ -231,7 +229,8 @@ class _Request:
     #: Body bytes received and not yet handed to the application.
     body: bytearray = attrs.field(factory=bytearray)
     body_started: bool = False
-    #: The whole message has been parsed; ``end``: bytes fed before the read that ended it.
+    #: The whole message has been parsed; ``end``: the bytes fed to the parser before the
+    #: read that ended it (what was read after it is pipelined requests).
     complete: bool = False
     end: int = 0
 
@@ -298,7 +297,7 @@ class _RequestParser:
     # httptools' callbacks
 
     def on_message_begin(self) -> None:
-        self._current = _Request(start=self.fed)
+        self._current = _Request()
         self.requests.append(self._current)
 
     def on_url(self, url: bytes) -> None:
@@ -466,12 +465,15 @@ class _Connection:
         return self._eof
 
 
+#: The status lines of the statuses with a registered reason phrase.
+_STATUS_LINES: Final = {
+    status.value: b"HTTP/1.1 %d %s\r\n" % (status.value, status.phrase.encode("ascii"))
+    for status in HTTPStatus
+}
+
+
 def _status_line(status: int) -> bytes:
-    try:
-        reason = HTTPStatus(status).phrase.encode("ascii")
-    except ValueError:
-        reason = b""
-    return b"HTTP/1.1 %d %s\r\n" % (status, reason)
+    return _STATUS_LINES.get(status) or b"HTTP/1.1 %d \r\n" % status
 
 
 def _header_lines(headers: Any) -> tuple[bytes, dict[bytes, bytes]]:
@@ -610,6 +612,7 @@ class _Exchange:
         more = message.get("more_body", False)
         data = b"" if self._started else self._framed_head(body, more)
         data += self._framed_body(body, more)
+        self._started = True
         if not more:
             if self._remaining:
                 raise ValueError(f"the response body is {self._remaining} bytes short")
@@ -651,7 +654,6 @@ class _Exchange:
         """The response head for a first body message ``body`` (``more``: not the last
         one), with the framing the application left to the server; decides whether
         the connection carries another request after this one."""
-        self._started = True
         request, head = self.request, [self._head or b""]
         if self._bodyless or self._chunked or self._remaining is not None:
             pass  # framed by the application's headers
