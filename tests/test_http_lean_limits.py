@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 import pytest
@@ -54,6 +54,23 @@ async def test_headers_over_the_limit_get_431() -> None:
         await stream.send_all(b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 4096 + b"\r\n\r\n")
         data = await read_to_eof(stream)
     assert data.startswith(b"HTTP/1.1 431")
+
+
+async def test_a_header_that_grows_read_by_read_gets_431_near_the_limit() -> None:
+    async with (
+        _lean(_fixed_reply, LeanLimits(max_header_size=1024)) as port,
+        await trio.open_tcp_stream("127.0.0.1", port) as stream,
+    ):
+        await stream.send_all(b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: ")
+        sent = 0
+        with suppress(trio.BrokenResourceError):
+            while sent < 8192:  # the header never ends: the server must stop it
+                await stream.send_all(b"a" * 128)
+                sent += 128
+                await trio.sleep(0.005)  # one read per piece
+        data = await read_to_eof(stream)
+    assert data.startswith(b"HTTP/1.1 431")
+    assert sent < 2048  # answered within a read or so of the limit, not at the header's end
 
 
 async def test_headers_that_do_not_arrive_in_time_close_the_connection() -> None:
