@@ -46,6 +46,7 @@ EXIT_CODES = (
 
 #: Optional dependencies, by top-level module name: the extra that installs them.
 EXTRAS = {
+    "httptools": "http",
     "h11": "http",
     "hypercorn": "http",
     "httpx": "http",

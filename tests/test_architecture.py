@@ -114,12 +114,13 @@ def test_importing_the_package_loads_no_heavy_transport() -> None:
 
 
 def test_network_transports_are_exported_lazily() -> None:
-    """``serve_http`` loads the lean front end (h11) when first named; hypercorn only
+    """``serve_http`` loads the lean front end (httptools) when first named; hypercorn only
     loads when it is the front end that serves."""
     probe = (
-        "import sys, mcp_actors; before = 'h11' in sys.modules; "
+        "import sys, mcp_actors; before = 'httptools' in sys.modules; "
         "from mcp_actors import serve_http, HttpConfig, open_streamable_http; "
-        "print(before, 'h11' in sys.modules, 'hypercorn' in sys.modules, serve_http.__module__)"
+        "print(before, 'httptools' in sys.modules, 'hypercorn' in sys.modules, "
+        "serve_http.__module__)"
     )
     output = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True

@@ -75,7 +75,7 @@ def test_a_port_in_use(busy_port: int, transport: str) -> None:
 @pytest.mark.parametrize(
     ("hidden", "args", "extra", "package"),
     [
-        ("h11", ("run", "servers.sample", "--transport", "http"), "http", "h11"),
+        ("httptools", ("run", "servers.sample", "--transport", "http"), "http", "httptools"),
         ("trio_websocket", ("run", "servers.sample", "--transport", "ws"), "ws", "trio_websocket"),
         ("httpx", ("call", "http://127.0.0.1:9/mcp", "add"), "http", "httpx"),
     ],

@@ -6,8 +6,9 @@ client leaving mid-stream; the behaviour both front ends share is in ``test_http
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 import pytest
@@ -53,6 +54,23 @@ async def test_headers_over_the_limit_get_431() -> None:
         await stream.send_all(b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 4096 + b"\r\n\r\n")
         data = await read_to_eof(stream)
     assert data.startswith(b"HTTP/1.1 431")
+
+
+async def test_a_header_that_grows_read_by_read_gets_431_near_the_limit() -> None:
+    async with (
+        _lean(_fixed_reply, LeanLimits(max_header_size=1024)) as port,
+        await trio.open_tcp_stream("127.0.0.1", port) as stream,
+    ):
+        await stream.send_all(b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: ")
+        sent = 0
+        with suppress(trio.BrokenResourceError):
+            while sent < 8192:  # the header never ends: the server must stop it
+                await stream.send_all(b"a" * 128)
+                sent += 128
+                await trio.sleep(0.005)  # one read per piece
+        data = await read_to_eof(stream)
+    assert data.startswith(b"HTTP/1.1 431")
+    assert sent < 2048  # answered within a read or so of the limit, not at the header's end
 
 
 async def test_headers_that_do_not_arrive_in_time_close_the_connection() -> None:
@@ -154,3 +172,127 @@ def test_limits_are_checked() -> None:
         LeanLimits(header_timeout=0)
     with pytest.raises(ValueError, match="front_end"):
         HttpConfig(front_end="nginx")  # type: ignore[arg-type]
+
+
+async def _echo(scope: Any, receive: Any, send: Any) -> None:
+    """Answers with the request's body, read whole; ``/slow`` first waits a little,
+    watching for a disconnect meanwhile (so the server reads on: see pipelining)."""
+    chunks = []
+    while True:
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body"):
+            break
+    reply = b"<" + b"".join(chunks) + b">"
+    async with trio.open_nursery() as nursery:
+        if scope["path"] == "/slow":
+            nursery.start_soon(receive)  # returns http.disconnect once the response is done
+            await trio.sleep(0.2)
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": reply})
+
+
+async def test_a_chunked_request_body_reaches_the_application_whole() -> None:
+    async with (
+        _lean(_echo, LeanLimits()) as port,
+        await trio.open_tcp_stream("127.0.0.1", port) as stream,
+    ):
+        await stream.send_all(
+            b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n"
+        )
+        await trio.sleep(0.05)  # the body in two reads
+        await stream.send_all(b"6\r\n world\r\n0\r\nX-Trailer: t\r\n\r\n" + GET)
+        data = await read_until(stream, 1, b"<>")
+    assert b"<hello world>" in data
+    assert data.endswith(b"<>")  # the request behind it: the trailer was no request of its own
+
+
+async def test_pipelined_requests_past_the_bound_are_all_answered_in_order() -> None:
+    pad = b"." * 1000
+    posts = [
+        b"POST /%s HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%04d%s"
+        % (b"slow" if n == 0 else b"fast", 4 + len(pad), n, pad)
+        for n in range(200)
+    ]
+    async with (
+        _lean(_echo, LeanLimits(max_pipelined_bytes=512)) as port,
+        await trio.open_tcp_stream("127.0.0.1", port) as stream,
+        trio.open_nursery() as nursery,
+    ):
+        nursery.start_soon(stream.send_all, b"".join(posts))  # ~200 KiB, the first one slow
+        data = await read_until(stream, 1, b"<0199")
+    bodies = [int(body) for body in re.findall(rb"<(\d{4})\.", data)]
+    assert bodies == list(range(200))
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        (b"x-injected", b"a\r\nset-cookie: stolen=1"),
+        (b"x-nul", b"a\x00b"),
+        (b"bad name", b"value"),
+        (b"x-split\r\nset-cookie", b"stolen=1"),
+    ],
+)
+async def test_a_header_the_application_gets_wrong_is_never_written(
+    header: tuple[bytes, bytes],
+) -> None:
+    async def bad_header(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        await send({"type": "http.response.start", "status": 200, "headers": [header]})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    async with (
+        _lean(bad_header, LeanLimits()) as port,
+        await trio.open_tcp_stream("127.0.0.1", port) as stream,
+    ):
+        await stream.send_all(GET)
+        data = await read_to_eof(stream)
+    assert data.startswith(b"HTTP/1.1 500")
+    assert b"stolen" not in data
+    assert b"x-nul" not in data
+
+
+async def test_no_body_is_written_for_204_or_head_and_the_connection_goes_on() -> None:
+    async def no_content(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        status = 204 if scope["path"] == "/empty" else 200
+        await send({"type": "http.response.start", "status": status, "headers": []})
+        await send({"type": "http.response.body", "body": b"dropped"})
+
+    async with (
+        _lean(no_content, LeanLimits()) as port,
+        await trio.open_tcp_stream("127.0.0.1", port) as stream,
+    ):
+        head = b"HEAD / HTTP/1.1\r\nHost: x\r\n\r\n"
+        await stream.send_all(b"GET /empty HTTP/1.1\r\nHost: x\r\n\r\n" + head + GET)
+        data = await read_until(stream, 1, b"dropped")
+    empty, headed, full = data.split(b"HTTP/1.1 ")[1:]
+    assert empty.startswith(b"204") and empty.endswith(b"\r\n\r\n")
+    assert headed.startswith(b"200") and headed.endswith(b"\r\n\r\n")
+    assert b"content-length: 7\r\n" in full and full.endswith(b"dropped")
+
+
+async def test_an_http_1_0_request_is_answered_and_the_connection_closed() -> None:
+    async with (
+        _lean(_fixed_reply, LeanLimits()) as port,
+        await trio.open_tcp_stream("127.0.0.1", port) as stream,
+    ):
+        await stream.send_all(b"GET / HTTP/1.0\r\n\r\n" + GET)
+        data = await read_to_eof(stream)
+    assert data.startswith(b"HTTP/1.1 200")
+    assert data.count(b"HTTP/1.1") == 1  # the request behind it is not served
+    assert b"connection: close\r\n" in data.lower()
+
+
+async def test_an_upgrade_is_refused_with_501_after_the_requests_before_it() -> None:
+    async with (
+        _lean(_fixed_reply, LeanLimits()) as port,
+        await trio.open_tcp_stream("127.0.0.1", port) as stream,
+    ):
+        upgrade = b"GET / HTTP/1.1\r\nHost: x\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n"
+        await stream.send_all(GET + upgrade)
+        data = await read_to_eof(stream)
+    first, refused = data.split(b"HTTP/1.1 ")[1:]
+    assert first.startswith(b"200") and first.endswith(b"ok")
+    assert refused.startswith(b"501")

@@ -1,31 +1,46 @@
-"""A lean HTTP/1.1 server on trio + h11 that runs an ASGI application.
+"""A lean HTTP/1.1 server on trio + httptools that runs an ASGI application.
 
 Why a second HTTP server beside hypercorn: for small MCP requests hypercorn's own
 per-request machinery (a task per request, an event queue between the protocol
 and the application, a timer per state change) costs more than the MCP call it
-carries. This server keeps the HTTP parsing in h11 (no hand-written parser) and
-does the rest in one task per connection:
+carries. This server parses requests with httptools (llhttp, the C parser of
+Node.js and uvicorn: no hand-written parser) and does the rest in one task per
+connection:
 
-- **One task per connection.** It reads with ``receive_some``, feeds h11, and runs
-  the application *in the same task* for each request; a reply written in one go
-  (``http.response.start`` then one last body chunk) is one ``send``, framed with
-  ``Content-Length`` (an event stream too) rather than chunked.
+- **One task per connection.** It reads with ``receive_some``, feeds the parser,
+  and runs the application *in the same task* for each request; a reply written in
+  one go (``http.response.start`` then one last body chunk) is one ``send``, framed
+  with ``Content-Length`` (an event stream too) rather than chunked.
+- **Requests as the parser reports them.** llhttp calls back as it reads (the URL,
+  each header, body bytes, the end of a message); :class:`_RequestParser` gathers
+  those calls into one :class:`_Request` per message, queued in arrival order, so a
+  request pipelined behind another in the same read waits its turn whole.
+- **Responses written here.** Writing a status line and headers is serialization,
+  not parsing: the application's headers are checked (a name must be a token, a
+  value must hold no control character such as CR, LF or NUL: a bad one raises,
+  it is never written) and the body framed — ``Content-Length`` when the whole body
+  comes in one message, chunked otherwise, none for 204, 304 and ``HEAD``.
 - **Disconnects.** Once the request body is read, the application's ``receive()``
   reads the socket for EOF (what a streaming response watches for); the end of the
   response wakes it with ``http.disconnect``, as ASGI servers do.
-- **Pipelining.** Requests that arrive before the previous reply is written wait in
-  h11's buffer (at most :attr:`LeanLimits.max_pipelined_bytes`; beyond it the
-  socket is not read until the reply is done) and are answered in order.
+- **Pipelining.** Requests that arrive before the previous reply is written are
+  parsed and queued (at most :attr:`LeanLimits.max_pipelined_bytes` read ahead of
+  the request being answered, give or take one read; beyond it the socket is not
+  read until the reply is done) and answered in order.
 - **Limits.** The request line and headers together are at most
   :attr:`LeanLimits.max_header_size` bytes (431) and must arrive within
   :attr:`LeanLimits.header_timeout` seconds of the request's first byte (else the
-  connection closes: there is no request to answer yet). An idle keep-alive connection closes after
-  :attr:`LeanLimits.keep_alive_timeout`. Body size and body timeout are the
-  application's to enforce (it reads the body), as under hypercorn.
+  connection closes: there is no request to answer yet). An idle keep-alive
+  connection closes after :attr:`LeanLimits.keep_alive_timeout`. Body size and body
+  timeout are the application's to enforce (it reads the body), as under hypercorn.
+  A request the parser rejects is answered 400; an upgrade (``Upgrade`` header,
+  ``CONNECT``) is answered 501: the lean server serves none (hypercorn does). Either
+  way the connection then closes.
 - **Expect: 100-continue.** ``100 Continue`` goes out when the application first
   asks for the body, so a request refused on its headers never uploads it.
 - **Connection: close** (either side's, or an HTTP/1.0 peer's) ends the connection
-  after the response, as h11's state machine says.
+  after the response; so does a response written before its request's body came
+  whole (the rest of that body cannot be told from a next request).
 - **Graceful shutdown.** :meth:`LeanHttpServer.shutdown` stops accepting, closes
   idle connections, lets requests in progress finish (their responses say
   ``Connection: close``) for :attr:`LeanLimits.graceful_timeout` seconds, then
@@ -39,15 +54,19 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import socket
+from collections import deque
 from collections.abc import Awaitable, Callable, MutableMapping
 from contextlib import suppress
+from http import HTTPStatus
 from typing import Any, Final
 from urllib.parse import unquote
 
 import attrs
-import h11
 import trio
+from httptools.parser.errors import HttpParserError, HttpParserUpgrade
+from httptools.parser.parser import HttpRequestParser
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -60,10 +79,15 @@ log = logging.getLogger("mcp_actors.http")
 
 _READ_SIZE: Final = 64 * 1024
 _ASGI: Final = {"version": "3.0", "spec_version": "2.3"}
-#: The headers that say how a response body is framed (lower-cased).
-_FRAMING: Final = frozenset({b"content-length", b"transfer-encoding"})
 #: Statuses whose responses have no body, hence no framing header.
 _NO_BODY: Final = frozenset({204, 304})
+#: A header name: an RFC 9110 token.
+_TOKEN: Final = re.compile(rb"[-!#$%&'*+.^_`|~0-9A-Za-z]+")
+#: What a header value may not hold: control characters (CR, LF, NUL...) but HTAB.
+_CONTROL: Final = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
+#: What the request line adds to the URL's length (method, spaces, version, CRLF).
+_REQUEST_LINE: Final = len(b"OPTIONS  HTTP/1.1\r\n")
+_CONTINUE: Final = b"HTTP/1.1 100 Continue\r\n\r\n"
 
 
 def _positive(instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -84,7 +108,7 @@ class LeanLimits:
     header_timeout: float = attrs.field(default=10.0, validator=_positive)
     #: Seconds an idle keep-alive connection waits for its next request before closing.
     keep_alive_timeout: float = attrs.field(default=5.0, validator=_positive)
-    #: Bytes of pipelined requests buffered while a response is being written; past
+    #: Bytes of pipelined requests read ahead while a response is being written; past
     #: it the connection is not read until that response is done.
     max_pipelined_bytes: int = attrs.field(default=64 * 1024, validator=_positive)
     #: Seconds :meth:`LeanHttpServer.shutdown` lets requests in progress finish.
@@ -93,6 +117,18 @@ class LeanLimits:
 
 class _Closed(Exception):
     """The peer closed the connection, or broke it."""
+
+
+@attrs.frozen
+class _Refusal:
+    """Why the connection's input cannot be served: the status to answer, and why."""
+
+    status: int
+    reason: str
+
+
+class _StopParsing(Exception):
+    """Raised from a parser callback to stop llhttp at once (the reason is kept aside)."""
 
 
 @attrs.define(eq=False)
@@ -176,10 +212,149 @@ class LeanHttpServer:
         return self._closing
 
 
-def _head_size(request: h11.Request) -> int:
-    """The size of a request's head as sent (h11 bounds only a head still incomplete)."""
-    line = len(request.method) + len(request.target) + 12
-    return line + sum(len(name) + len(value) + 4 for name, value in request.headers)
+@attrs.define(eq=False)
+class _Request:
+    """One request as the parser reported it: its head, then its body as it arrives."""
+
+    target: bytes = b""
+    headers: list[tuple[bytes, bytes]] = attrs.field(factory=list)
+    #: The request line and headers seen so far, in bytes (see :meth:`_RequestParser.feed`).
+    head_size: int = _REQUEST_LINE
+    method: bytes = b""
+    http_version: str = "1.1"
+    #: Whether the connection may carry another request after this one.
+    keep_alive: bool = False
+    expects_continue: bool = False
+    head_done: bool = False
+    #: Body bytes received and not yet handed to the application.
+    body: bytearray = attrs.field(factory=bytearray)
+    body_started: bool = False
+    #: The whole message has been parsed; ``end``: the bytes fed to the parser before the
+    #: read that ended it (what was read after it is pipelined requests).
+    complete: bool = False
+    end: int = 0
+
+
+@attrs.define(eq=False)
+class _RequestParser:
+    """httptools' callbacks gathered into :class:`_Request` objects, queued in order.
+
+    llhttp parses everything it is fed, requests pipelined behind the current one
+    included, and calls back as it goes; nothing here raises to the caller of
+    :meth:`feed`: input that cannot be served sets :attr:`refusal`, and the requests
+    parsed whole before it are still served.
+    """
+
+    max_header_size: int
+    #: Requests begun and not yet answered, oldest first.
+    requests: deque[_Request] = attrs.field(init=False, factory=deque)
+    refusal: _Refusal | None = attrs.field(init=False, default=None)
+    #: Bytes fed so far.
+    fed: int = attrs.field(init=False, default=0)
+    _parser: HttpRequestParser = attrs.field(init=False)
+    _current: _Request | None = attrs.field(init=False, default=None)
+
+    def __attrs_post_init__(self) -> None:
+        self._parser = HttpRequestParser(self)
+
+    def feed(self, data: bytes) -> None:
+        """Parse ``data``. A head's size is counted from the callbacks (the URL, each
+        header); a head still incomplete after this read also counts every byte of this
+        read, so a header that never ends cannot grow past the limit (by more than one
+        read) in httptools' buffer."""
+        if self.refusal is not None:
+            return
+        in_head = self._current if self._current and not self._current.head_done else None
+        size_before = in_head.head_size if in_head else 0
+        try:
+            self._parser.feed_data(data)
+        except HttpParserUpgrade:
+            self._refuse(501, "upgrades are not served here (the hypercorn front end serves them)")
+        except HttpParserError as error:
+            if self.refusal is None:  # else a callback stopped the parser, and said why
+                self._refuse(400, f"malformed request: {error}")
+        self.fed += len(data)
+        if in_head is not None and in_head is self._current and not in_head.head_done:
+            in_head.head_size = size_before + len(data)  # all of this read was that head
+            self._head_too_large(in_head)
+
+    @property
+    def next_request(self) -> _Request | None:
+        """The oldest request not yet answered, once its head is complete."""
+        if self.requests and self.requests[0].head_done:
+            return self.requests[0]
+        return None
+
+    @property
+    def head_pending(self) -> bool:
+        """Whether a request has begun whose head is not complete."""
+        return bool(self.requests) and not self.requests[0].head_done
+
+    def answered(self) -> None:
+        """The oldest request has been answered: forget it."""
+        self.requests.popleft()
+
+    # httptools' callbacks
+
+    def on_message_begin(self) -> None:
+        self._current = _Request()
+        self.requests.append(self._current)
+
+    def on_url(self, url: bytes) -> None:
+        request = self._request()
+        request.target += url  # the URL may come in pieces, one per read
+        request.head_size += len(url)
+        if self._head_too_large(request):
+            raise _StopParsing
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        request = self._request()
+        if request.head_done:
+            return  # a chunked body's trailer fields: not part of the ASGI request
+        # llhttp drops the whitespace before a value, not after it (neither is part of it).
+        name, value = name.lower(), value.rstrip(b" \t")
+        request.headers.append((name, value))
+        request.head_size += len(name) + len(value) + 4
+        if name == b"expect" and value.lower() == b"100-continue":
+            request.expects_continue = True
+        if self._head_too_large(request):
+            raise _StopParsing
+
+    def on_headers_complete(self) -> None:
+        request, parser = self._request(), self._parser
+        if parser.should_upgrade():
+            return  # feed_data raises HttpParserUpgrade once the head is parsed
+        request.method = parser.get_method()
+        request.http_version = parser.get_http_version()
+        # An HTTP/1.0 peer's keep-alive would need a "Connection: keep-alive" answer: not offered.
+        request.keep_alive = request.http_version == "1.1" and parser.should_keep_alive()
+        request.head_done = True
+
+    def on_body(self, body: bytes) -> None:
+        request = self._request()
+        request.body += body
+        request.body_started = True
+
+    def on_message_complete(self) -> None:
+        request = self._request()
+        request.complete = True
+        request.end = self.fed
+        self._current = None
+
+    def _request(self) -> _Request:
+        assert self._current is not None, "llhttp calls on_message_begin first"
+        return self._current
+
+    def _head_too_large(self, request: _Request) -> bool:
+        """Whether ``request``'s head is past the limit (then the input is refused)."""
+        if request.head_size <= self.max_header_size:
+            return False
+        if self.refusal is None:
+            self._refuse(431, "request header fields too large")
+        return True
+
+    def _refuse(self, status: int, reason: str) -> None:
+        self.refusal = _Refusal(status, reason)
 
 
 def _peer(stream: trio.SocketStream, side: str) -> tuple[str, int] | None:
@@ -192,93 +367,79 @@ def _peer(stream: trio.SocketStream, side: str) -> tuple[str, int] | None:
 
 @attrs.define(eq=False)
 class _Connection:
-    """One client connection: its h11 state machine and the request being served."""
+    """One client connection: its parser, and the requests it has queued."""
 
     server: LeanHttpServer
     stream: trio.SocketStream
-    parser: h11.Connection = attrs.field(init=False)
+    parser: _RequestParser = attrs.field(init=False)
     _idle: bool = attrs.field(init=False, default=True)
     _idle_scope: trio.CancelScope | None = attrs.field(init=False, default=None)
     _eof: bool = attrs.field(init=False, default=False)
 
     def __attrs_post_init__(self) -> None:
-        self.parser = h11.Connection(
-            h11.SERVER, max_incomplete_event_size=self.server.limits.max_header_size
-        )
+        self.parser = _RequestParser(self.server.limits.max_header_size)
 
     def close_if_idle(self) -> None:
         if self._idle and self._idle_scope is not None:
             self._idle_scope.cancel()
 
     async def run(self) -> None:
-        limits = self.server.limits
         client, local = _peer(self.stream, "peer"), _peer(self.stream, "local")
         while not self.server.closing:
             try:
-                event = await self._next_request(limits)
+                request = await self._next_request(self.server.limits)
             except _Closed:
                 return
-            except h11.RemoteProtocolError as error:
-                await self.refuse(error.error_status_hint, str(error))
-                return
-            if event is None:
+            if request is None:
                 return
             self._idle = False
-            exchange = _Exchange(self, event, client, local)
+            exchange = _Exchange(self, request, client, local)
             try:
                 await exchange.run()
             except _Closed:
                 return
-            if not exchange.body_complete() or self.parser.our_state is not h11.DONE:
-                return  # MUST_CLOSE, an unread body, or a response cut short
-            self.parser.start_next_cycle()
+            if not exchange.keep_alive:
+                return  # Connection: close, an unread body, or a response cut short
+            self.parser.answered()
             self._idle = True
 
-    async def _next_request(self, limits: LeanLimits) -> h11.Request | None:
-        """The next request's head, or None when the connection should close quietly."""
+    async def _next_request(self, limits: LeanLimits) -> _Request | None:
+        """The next request whose head is complete, or None when the connection should
+        close (after answering input that cannot be served)."""
+        parser = self.parser
         started: float | None = None
-        pending, closed = self.parser.trailing_data
-        # Bytes h11 has had for this head: only a head that may exceed the limit is measured.
-        received = len(pending)
-        waiting = not pending and not closed  # nothing to parse yet: wait for bytes first
         while True:
-            if not waiting:
-                event = self.parser.next_event()
-                if isinstance(event, h11.Request):
-                    size = limits.max_header_size
-                    if received > size and _head_size(event) > size:
-                        await self.refuse(431, "request header fields too large")
-                        return None
-                    return event
-                if isinstance(event, h11.ConnectionClosed):
-                    return None
-                if event is not h11.NEED_DATA:
-                    return None  # PAUSED cannot happen between cycles; anything else: close
-                if self.parser.trailing_data[0] or started is not None:
-                    started = trio.current_time() if started is None else started
-                    deadline = started + limits.header_timeout
-                    with trio.move_on_at(deadline):
-                        received += await self.feed()
-                        continue
-                    return None  # too slow: nothing to answer yet (h11 has no request)
-            waiting = False
+            request = parser.next_request
+            if request is not None:
+                return request
+            if parser.refusal is not None:
+                await self.refuse(parser.refusal.status, parser.refusal.reason)
+                return None
+            if self._eof:
+                return None
+            if parser.head_pending or started is not None:
+                started = trio.current_time() if started is None else started
+                with trio.move_on_at(started + limits.header_timeout):
+                    await self.feed()
+                    continue
+                return None  # too slow: nothing to answer yet (there is no request)
             with trio.move_on_after(limits.keep_alive_timeout) as self._idle_scope:
-                received += await self.feed()
+                await self.feed()
                 started = trio.current_time()
                 continue
             return None  # idle too long, or shutting down
 
-    async def feed(self) -> int:
-        """Read what the peer sent into h11 (returns how many bytes); :class:`_Closed`
-        if the connection broke."""
+    async def feed(self) -> None:
+        """Read what the peer sent into the parser; :class:`_Closed` if the connection
+        broke."""
         try:
             data = await self.stream.receive_some(_READ_SIZE)
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
             raise _Closed from None
-        if not data:
+        if data:
+            self.parser.feed(data)
+        else:
             self._eof = True
-        self.parser.receive_data(data)
-        return len(data)
 
     async def write(self, data: bytes) -> None:
         try:
@@ -287,27 +448,53 @@ class _Connection:
             raise _Closed from None
 
     async def refuse(self, status: int, reason: str) -> None:
-        """Answer a request we could not read, if it can still be answered; then close."""
-        if self.parser.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
-            return
+        """Answer with ``status`` and a plain-text ``reason``, then (the caller) close."""
         body = f"{status} {reason}\n".encode()
-        headers = [
-            (b"content-type", b"text/plain; charset=utf-8"),
-            (b"content-length", str(len(body)).encode()),
-            (b"connection", b"close"),
-        ]
-        try:
-            data = self.parser.send(h11.Response(status_code=status, headers=headers))
-            data = (data or b"") + (self.parser.send(h11.Data(data=body)) or b"")
-            data += self.parser.send(h11.EndOfMessage()) or b""
-        except h11.LocalProtocolError:
-            return
+        head = _status_line(status) + b"".join(
+            (
+                b"content-type: text/plain; charset=utf-8\r\n",
+                b"content-length: %d\r\n" % len(body),
+                b"connection: close\r\n\r\n",
+            )
+        )
         with trio.move_on_after(1.0), suppress(_Closed):
-            await self.write(data)
+            await self.write(head + body)
 
     @property
     def eof(self) -> bool:
         return self._eof
+
+
+#: The status lines of the statuses with a registered reason phrase.
+_STATUS_LINES: Final = {
+    status.value: b"HTTP/1.1 %d %s\r\n" % (status.value, status.phrase.encode("ascii"))
+    for status in HTTPStatus
+}
+
+
+def _status_line(status: int) -> bytes:
+    return _STATUS_LINES.get(status) or b"HTTP/1.1 %d \r\n" % status
+
+
+def _header_lines(headers: Any) -> tuple[bytes, dict[bytes, bytes]]:
+    """The application's headers as ``name: value`` lines, and the values of the ones
+    that say how the body is framed and whether the connection stays open. A name that
+    is not a token or a value holding a control character raises :class:`ValueError`:
+    it would let the application's input split or forge a header."""
+    lines: list[bytes] = []
+    framing: dict[bytes, bytes] = {}
+    for name, value in headers:
+        if not isinstance(name, bytes) or not isinstance(value, bytes):
+            raise TypeError(f"ASGI header names and values are bytes: {(name, value)!r}")
+        if not _TOKEN.fullmatch(name):
+            raise ValueError(f"invalid HTTP header name: {name!r}")
+        if _CONTROL.search(value):
+            raise ValueError(f"invalid HTTP header value for {name!r}: {value!r}")
+        lowered = name.lower()
+        if lowered in (b"content-length", b"transfer-encoding", b"connection"):
+            framing[lowered] = value.strip().lower()
+        lines.append(b"%s: %s\r\n" % (name, value))
+    return b"".join(lines), framing
 
 
 @attrs.define(eq=False)
@@ -315,30 +502,41 @@ class _Exchange:
     """One request and its response: the ASGI ``receive`` and ``send`` of one call."""
 
     connection: _Connection
-    request: h11.Request
+    request: _Request
     client: tuple[str, int] | None
     local: tuple[str, int] | None
+    #: Whether the connection may carry the next request once this one is answered.
+    keep_alive: bool = attrs.field(init=False, default=False)
     _body_done: bool = attrs.field(init=False, default=False)
+    _continued: bool = attrs.field(init=False, default=False)
     _response_done: bool = attrs.field(init=False, default=False)
     _disconnected: bool = attrs.field(init=False, default=False)
-    _start: Message | None = attrs.field(init=False, default=None)
+    #: The status line and the application's headers, once ``http.response.start`` came.
+    _head: bytes | None = attrs.field(init=False, default=None)
     _started: bool = attrs.field(init=False, default=False)
+    #: How the body is framed: not at all (204, 304, HEAD), chunked, or by a length.
+    _bodyless: bool = attrs.field(init=False, default=False)
+    _chunked: bool = attrs.field(init=False, default=False)
+    #: The application's response says ``Connection: close``.
+    _closes: bool = attrs.field(init=False, default=False)
+    #: Body bytes still due under the response's Content-Length; None: not framed by one.
+    _remaining: int | None = attrs.field(init=False, default=None)
     _waiting: trio.CancelScope | None = attrs.field(init=False, default=None)
 
     def scope(self) -> Scope:
-        target = self.request.target
-        path, _, query = target.partition(b"?")
+        request = self.request
+        path, _, query = request.target.partition(b"?")
         return {
             "type": "http",
             "asgi": _ASGI,
-            "http_version": self.request.http_version.decode("ascii"),
-            "method": self.request.method.decode("ascii"),
+            "http_version": request.http_version,
+            "method": request.method.decode("ascii"),
             "scheme": "http",
             "path": unquote(path.decode("latin-1")),
             "raw_path": path,
             "query_string": query,
             "root_path": "",
-            "headers": list(self.request.headers),
+            "headers": request.headers,
             "client": self.client,
             "server": self.local,
         }
@@ -358,81 +556,38 @@ class _Exchange:
                 await self.connection.refuse(500, "the application sent no response")
             raise _Closed  # a response cut short cannot be completed
 
-    def body_complete(self) -> bool:
-        """Whether the whole request body has been received, discarding what of it the
-        application did not read (it has answered; a body still on its way means the
-        connection cannot carry another request)."""
-        h11_connection = self.connection.parser
-        while not self._body_done:
-            try:
-                event = h11_connection.next_event()
-            except h11.RemoteProtocolError:
-                return False
-            if isinstance(event, h11.EndOfMessage):
-                self._body_done = True
-            elif not isinstance(event, h11.Data):
-                return False
-        return True
-
     async def receive(self) -> Message:
-        connection = self.connection
+        request, connection = self.request, self.connection
         while not self._body_done and not self._disconnected:
-            try:
-                event = connection.parser.next_event()
-            except h11.RemoteProtocolError:
-                self._disconnected = True
+            if request.body or request.complete:
+                body = bytes(request.body)
+                request.body.clear()
+                self._body_done = request.complete
+                return {"type": "http.request", "body": body, "more_body": not request.complete}
+            if connection.parser.refusal is not None or connection.eof:
+                self._disconnected = True  # the body was cut short, or is malformed
                 break
-            if isinstance(event, h11.Data):
-                return self._body_from(event)
-            if isinstance(event, h11.EndOfMessage):
-                self._body_done = True
-                return {"type": "http.request", "body": b"", "more_body": False}
-            if event is h11.NEED_DATA:
-                if connection.parser.they_are_waiting_for_100_continue:
-                    go_on = h11.InformationalResponse(status_code=100, headers=[])
-                    await connection.write(connection.parser.send(go_on) or b"")
-                try:
-                    await connection.feed()
-                except _Closed:
-                    self._disconnected = True
-                if connection.eof:
-                    self._disconnected = True
-                continue
-            self._disconnected = True  # ConnectionClosed, or a protocol error
+            try:
+                if request.expects_continue and not request.body_started and not self._continued:
+                    self._continued = True
+                    await connection.write(_CONTINUE)
+                await connection.feed()
+            except _Closed:
+                self._disconnected = True
         await self._wait_disconnect()
         return {"type": "http.disconnect"}
 
-    def _body_from(self, first: h11.Data) -> Message:
-        """The body bytes already received from ``first`` on, in one message: a body
-        that came whole (the usual case) is one ``http.request`` with ``more_body``
-        false, not two."""
-        parser = self.connection.parser
-        chunks = [first.data]
-        while True:
-            try:
-                event = parser.next_event()
-            except h11.RemoteProtocolError:
-                event = None  # the next receive() meets the error again and says so
-            if isinstance(event, h11.Data):
-                chunks.append(event.data)
-                continue
-            done = isinstance(event, h11.EndOfMessage)
-            self._body_done = done
-            if event is not None and not done and event is not h11.NEED_DATA:
-                self._disconnected = True  # ConnectionClosed: the body was cut short
-            body = bytes(chunks[0]) if len(chunks) == 1 else b"".join(chunks)
-            return {"type": "http.request", "body": body, "more_body": not done}
-
     async def _wait_disconnect(self) -> None:
         """Return once the response is done or the client went away, reading (and
-        buffering, up to a bound) what the client sends meanwhile."""
+        parsing, up to a bound) what the client sends meanwhile."""
         connection, limit = self.connection, self.connection.server.limits.max_pipelined_bytes
+        parser = connection.parser
         with trio.CancelScope() as self._waiting:
             while not self._response_done and not self._disconnected:
-                if connection.eof or len(connection.parser.trailing_data[0]) > limit:
-                    if connection.eof:
-                        self._disconnected = True
-                        break
+                if connection.eof:
+                    self._disconnected = True
+                    break
+                if parser.fed - self.request.end > limit or parser.refusal is not None:
                     await trio.sleep_forever()  # woken by the end of the response
                 try:
                     await connection.feed()
@@ -442,47 +597,95 @@ class _Exchange:
 
     async def send(self, message: Message) -> None:
         """Write a response message; once the client is gone, what is sent is dropped
-        and ``receive()`` returns ``http.disconnect``."""
+        and ``receive()`` returns ``http.disconnect``. A response that cannot be written
+        as given (a bad status or header, a body unlike its ``Content-Length``) raises
+        :class:`ValueError` (if nothing was written yet, the client is answered 500)."""
         kind = message["type"]
-        connection = self.connection
         if kind == "http.response.start":
-            if self._start is not None:
+            if self._head is not None:
                 raise RuntimeError("http.response.start sent twice")
-            self._start = message
+            self._head = self._response_head(message)
             return
-        if kind != "http.response.body" or self._start is None or self._response_done:
+        if kind != "http.response.body" or self._head is None or self._response_done:
             raise RuntimeError(f"unexpected ASGI message {kind!r}")
-        data = b""
         body = message.get("body", b"")
         more = message.get("more_body", False)
-        if not self._started:
-            self._started = True
-            start = self._start
-            headers = list(start.get("headers", ()))
-            if (
-                not more
-                and start["status"] not in _NO_BODY
-                and self.request.method != b"HEAD"
-                and not any(name.lower() in _FRAMING for name, _ in headers)
-            ):
-                # The whole body in one message: its length is known, no chunked framing.
-                headers.append((b"content-length", b"%d" % len(body)))
-            if connection.server.closing or not self.body_complete():
-                headers.append((b"connection", b"close"))
-            data = (
-                connection.parser.send(h11.Response(status_code=start["status"], headers=headers))
-                or b""
-            )
-        if body:
-            data += connection.parser.send(h11.Data(data=body)) or b""
+        data = b"" if self._started else self._framed_head(body, more)
+        data += self._framed_body(body, more)
+        self._started = True
         if not more:
-            data += connection.parser.send(h11.EndOfMessage()) or b""
+            if self._remaining:
+                raise ValueError(f"the response body is {self._remaining} bytes short")
             self._response_done = True
         if self._disconnected:
             return  # as under other ASGI servers: dropped; receive() says the client left
         try:
-            await connection.write(data)
+            await self.connection.write(data)
         except _Closed:
             self._disconnected = True
         if (self._response_done or self._disconnected) and self._waiting is not None:
             self._waiting.cancel()
+
+    def _response_head(self, start: Message) -> bytes:
+        """The status line and the application's headers, checked; notes the framing
+        they ask for (``Content-Length``, ``Transfer-Encoding``, ``Connection``)."""
+        status = start["status"]
+        if not isinstance(status, int) or not 200 <= status <= 999:
+            raise ValueError(f"invalid HTTP response status: {status!r}")
+        lines, framing = _header_lines(start.get("headers", ()))
+        self._bodyless = status in _NO_BODY or self.request.method == b"HEAD"
+        self._closes = b"close" in (
+            token.strip() for token in framing.get(b"connection", b"").split(b",")
+        )
+        if self._bodyless:
+            pass  # no body is written, whatever the application sends
+        elif b"transfer-encoding" in framing:
+            if framing[b"transfer-encoding"] != b"chunked" or b"content-length" in framing:
+                raise ValueError(f"unsupported response framing: {framing!r}")
+            self._chunked = True
+        elif b"content-length" in framing:
+            declared = framing[b"content-length"]
+            if not declared.isdigit():
+                raise ValueError(f"invalid Content-Length: {declared!r}")
+            self._remaining = int(declared)
+        return _status_line(status) + lines
+
+    def _framed_head(self, body: bytes, more: bool) -> bytes:
+        """The response head for a first body message ``body`` (``more``: not the last
+        one), with the framing the application left to the server; decides whether
+        the connection carries another request after this one."""
+        request, head = self.request, [self._head or b""]
+        if self._bodyless or self._chunked or self._remaining is not None:
+            pass  # framed by the application's headers
+        elif not more:
+            # The whole body in one message: its length is known, no chunked framing.
+            self._remaining = len(body)
+            head.append(b"content-length: %d\r\n" % len(body))
+        elif request.http_version == "1.1":
+            self._chunked = True
+            head.append(b"transfer-encoding: chunked\r\n")
+        # else an HTTP/1.0 peer, which never keeps the connection: the body ends with it.
+        request.body.clear()  # what of the body the application did not read is discarded
+        self.keep_alive = (
+            request.keep_alive
+            and request.complete  # else the rest of the body cannot be told from a request
+            and not self._closes
+            and not self.connection.server.closing
+        )
+        if not self.keep_alive and not self._closes:
+            head.append(b"connection: close\r\n")
+        head.append(b"\r\n")
+        return b"".join(head)
+
+    def _framed_body(self, body: bytes, more: bool) -> bytes:
+        """``body`` as it goes on the wire under the response's framing."""
+        if self._bodyless:
+            return b""
+        if self._chunked:
+            chunk = b"%x\r\n%s\r\n" % (len(body), body) if body else b""
+            return chunk if more else chunk + b"0\r\n\r\n"
+        if self._remaining is not None:
+            if len(body) > self._remaining:
+                raise ValueError("the response body is longer than its Content-Length")
+            self._remaining -= len(body)
+        return bytes(body)
