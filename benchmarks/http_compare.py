@@ -13,7 +13,7 @@ Workloads:
 * ``modern1`` / ``modern50``  2026-07-28 per-request calls (no session), 1 or 50 connections
   (only servers that speak that revision).
 
-Servers: ``ours`` (lean trio + h11 front end), ``ours-hypercorn`` (the same under hypercorn),
+Servers: ``ours`` (lean trio + httptools front end), ``ours-hypercorn`` (the same under hypercorn),
 ``sdk-low`` / ``sdk-high`` (the official Python SDK's low-level ``Server`` and
 ``MCPServer``, uvicorn), ``fastmcp`` (when ``--fastmcp-python`` names an interpreter that has
 it), ``ts`` (the official TypeScript SDK, when ``node`` and its ``node_modules`` are there),
@@ -179,7 +179,7 @@ def server_specs(fastmcp_python: str | None) -> dict[str, ServerSpec]:
     bare = [py, str(SERVERS / "bare_http.py")]
     specs += [
         ServerSpec(
-            "bare-lean", "bare trio + h11 (lean)", [*bare, "--front-end", "lean"], bare=True
+            "bare-lean", "bare trio + httptools (lean)", [*bare, "--front-end", "lean"], bare=True
         ),
         ServerSpec(
             "bare-hypercorn",

@@ -2,7 +2,8 @@
 ``tools/call`` reply, no MCP at all.
 
 Run: ``python benchmarks/servers/bare_http.py --http PORT [--front-end lean|hypercorn]``
-(127.0.0.1). ``lean`` is mcp_actors' trio + h11 server (:mod:`mcp_actors.transports.http_lean`),
+(127.0.0.1). ``lean`` is mcp_actors' trio + httptools server
+(:mod:`mcp_actors.transports.http_lean`),
 ``hypercorn`` is hypercorn's trio worker: what a request costs each before any MCP work.
 """
 

@@ -126,7 +126,7 @@ class HttpConfig:
     keep_alive_timeout: float = attrs.field(
         default=5.0, validator=[attrs.validators.instance_of((int, float)), _seconds]
     )
-    #: The HTTP server: "lean" (HTTP/1.1 on trio + h11, one task per connection, see
+    #: The HTTP server: "lean" (HTTP/1.1 on trio + httptools, one task per connection, see
     #: :mod:`.http_lean`) or "hypercorn" (also HTTP/2 and TLS). None: the
     #: ``MCP_ACTORS_HTTP_FRONT_END`` environment variable, else "lean".
     front_end: Literal["lean", "hypercorn"] | None = attrs.field(
