@@ -39,14 +39,20 @@ import bisect
 from collections import deque
 
 import attrs
+import msgspec
 
 #: Bytes an in-memory event is counted for besides its payload (its id and bookkeeping).
 EVENT_OVERHEAD = 128
 
 
-@attrs.frozen(slots=True)
-class StoredEvent:
-    """One event as stored: its id and the encoded message (empty for a priming event)."""
+class StoredEvent(msgspec.Struct, frozen=True, gc=False):
+    """One event as stored: its id and the encoded message (empty for a priming event).
+
+    Not tracked by CPython's cycle collector (``gc=False``: it holds only a ``str``
+    and ``bytes``, so it cannot be part of a cycle): a store retains tens of
+    thousands of events under load, and every tracked object is rescanned at each
+    full collection — a pause in the server's latency.
+    """
 
     id: str
     payload: bytes
@@ -96,7 +102,12 @@ class EventStoreStatistics:
 
 
 class _Log:
-    """One stream's retained events, oldest first, with their server-wide sequence numbers."""
+    """One stream's retained events, oldest first, with their server-wide sequence numbers.
+
+    Two objects the cycle collector tracks per stream (this and its deque), none per
+    event: an ``(int, StoredEvent)`` pair holds nothing trackable, so the collector
+    stops tracking it at its first pass.
+    """
 
     __slots__ = ("bytes", "dropped_upto", "events", "key", "owner")
 
@@ -137,9 +148,12 @@ class EventMemory:
     ) -> None:
         self.max_bytes = max_bytes
         self.max_stream_bytes = max_stream_bytes
-        #: Every appended event, oldest first; an entry whose event already left by
-        #: another way is skipped when it comes up (and swept out by _compact).
-        self._order: deque[tuple[int, _Log]] = deque()
+        #: Every appended event, oldest first, as two aligned deques (sequence number,
+        #: log): no tracked pair per event. An entry whose event already left by another
+        #: way is skipped when it comes up, popped once it is the oldest (see _trim) and
+        #: swept out by _compact.
+        self._order_sequences: deque[int] = deque()
+        self._order_logs: deque[_Log] = deque()
         self._next = 0
         self._bytes = 0
         self._events = 0
@@ -183,16 +197,16 @@ class EventMemory:
         log.bytes += cost
         self._bytes += cost
         self._events += 1
-        self._order.append((sequence, log))
+        self._order_sequences.append(sequence)
+        self._order_logs.append(log)
         while log.bytes > self.max_stream_bytes and len(log.events) > 1:
             self.drop_oldest(log)
             self._evicted += 1
-        while self._bytes > self.max_bytes and self._order[0][0] != sequence:
-            oldest, oldest_log = self._order.popleft()
-            if oldest_log.holds(oldest):
-                self.drop_oldest(oldest_log)
-                self._evicted += 1
-        if len(self._order) > 2 * self._events + 1024:
+        while self._bytes > self.max_bytes and self._order_sequences[0] != sequence:
+            # The oldest entry's event is still held (_trim keeps it so): drop it.
+            self.drop_oldest(self._order_logs[0])
+            self._evicted += 1
+        if len(self._order_sequences) > 2 * self._events + 1024:
             self._compact()
 
     def drop_oldest(self, log: _Log) -> None:
@@ -206,11 +220,30 @@ class EventMemory:
             log.owner.forget_log(log)
             log.events = _NO_EVENTS  # forgotten: its own deque goes now
             self._streams -= 1
-            if len(self._order) > 2 * self._events + 1024:
-                self._compact()  # let the forgotten logs go, not only at the next append
+        self._trim()
+        if len(self._order_sequences) > 2 * self._events + 1024:
+            self._compact()  # let the forgotten logs go, not only at the next append
+
+    def _trim(self) -> None:
+        """Pop the oldest entries whose events are gone, so their logs go now.
+
+        Events mostly leave oldest first (finished streams after their retention,
+        acknowledged ones, evicted ones), so this keeps the order nearly exact;
+        _compact sweeps what leaves out of order.
+        """
+        sequences, logs = self._order_sequences, self._order_logs
+        while sequences and not logs[0].holds(sequences[0]):
+            sequences.popleft()
+            logs.popleft()
 
     def _compact(self) -> None:
-        self._order = deque(entry for entry in self._order if entry[1].holds(entry[0]))
+        held = [
+            (sequence, log)
+            for sequence, log in zip(self._order_sequences, self._order_logs, strict=True)
+            if log.holds(sequence)
+        ]
+        self._order_sequences = deque(sequence for sequence, _ in held)
+        self._order_logs = deque(log for _, log in held)
 
 
 class InMemoryEventStore(EventStore):
