@@ -251,15 +251,20 @@ class HttpSessionStream(MessageStream):
     def _written_out(self, stream: ResponseStream) -> None:
         """``stream`` ended normally, response and all: its events go once the client has
         had ``finished_stream_retention`` seconds to resume a connection broken in that
-        last write."""
+        last write — or as soon as the session forgets the stream (past
+        ``max_finished_streams``), since a ``Last-Event-ID`` of it is then refused."""
         retention = self.config.finished_stream_retention
         if retention is not None:
             self._written.append((trio.current_time() + retention, stream.key))
 
     async def _drop_written_streams(self) -> None:
         now = trio.current_time()
-        while self._written and self._written[0][0] <= now:
-            _, key = self._written.pop(0)
+        written, remembered = self._written, self._streams
+        # Oldest first: streams are written out, and forgotten, in about the order they
+        # finish, so the forgotten ones are at the front (a busy session keeps
+        # max_finished_streams streams' events, not retention x its call rate).
+        while written and (written[0][0] <= now or written[0][1] not in remembered):
+            _, key = written.pop(0)
             await self.store.discard(key)
 
     async def prime(self, stream: ResponseStream) -> None:
