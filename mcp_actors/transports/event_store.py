@@ -18,7 +18,8 @@ need them any more:
   received, so the transport waits ``HttpConfig.finished_stream_retention``
   seconds first: long enough for a client whose connection broke in that very
   last write to resume (after the ``retry`` delay it was given); a client that
-  resumes later finds an empty, ended stream;
+  resumes later finds an empty, ended stream (and sooner once the session
+  forgot the stream: past ``HttpConfig.max_finished_streams``, it cannot resume);
 - the session ended.
 
 And the store is **bounded**: :class:`InMemoryEventStore` counts each event's
@@ -30,6 +31,12 @@ into such a gap continues from the oldest event still held (what was dropped is
 lost to it), and the gap is counted in ``statistics().gaps``. An event larger
 than a bound on its own is still kept, as the newest, until it can be dropped.
 A shared store (Redis, a database) implements the same methods.
+
+Under load the in-memory store holds tens of thousands of events, so it keeps
+them cheap for CPython's cycle collector, which rescans every object it tracks
+at each full collection (a pause in the middle of some request): an event is
+untracked data (:class:`StoredEvent`), and a stream costs two tracked objects,
+its log and the log's deque.
 """
 
 from __future__ import annotations
