@@ -1,0 +1,247 @@
+"""Latency of one Streamable HTTP session, call by call, and the garbage collector's pauses.
+
+A single 2025-11-25 session (``benchmarks/servers/ours.py --http``) answers ``--calls``
+sequential ``tools/call add`` on one keep-alive connection (``http.client``); every
+call is timed, and the server records each of CPython's full (generation 2) collections
+through ``gc.callbacks`` — how long it took and how many objects the collector tracked
+afterwards. Printed: p50 / p99 / p99.9 / max per call, how many calls took over 10 ms,
+and the full collections (count, median, max, total, tracked objects at the last one).
+
+Why: a server that retains many small objects (the resumability store keeps each
+finished response stream for ``HttpConfig.finished_stream_retention`` seconds) pays for
+them at every full collection, and those pauses are the tail of its latency.
+
+Usage::
+
+    python benchmarks/http_latency.py                     # 30,000 calls
+    python benchmarks/http_latency.py --calls 50000 --census   # + the types that grew
+
+``--census`` counts the tracked objects by type at the first and last full collection
+(it costs the server a few milliseconds at each; the latency figures of that run are
+then not the ones to quote). The machine may be shared: rerun and compare medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import gc
+import http.client
+import json
+import os
+import runpy
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+SERVER = HERE / "servers" / "ours.py"
+ACCEPT = "application/json, text/event-stream"
+LEGACY = "2025-11-25"
+#: What the server writes on stderr for each collection: a JSON object after it.
+GC_LINE = "GC "
+
+
+def serve_recording_collections(port: int, census: bool, freeze: bool) -> None:
+    """Run ``ours.py --http PORT`` in this process, reporting each collection."""
+    started: list[float] = []
+    first: list[collections.Counter[str]] = []
+    if not freeze:  # what the server did before it froze its start-up objects
+        gc.freeze = lambda: None
+
+    def on_collection(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            started.append(time.perf_counter())
+            return
+        pause = time.perf_counter() - started.pop()
+        record: dict[str, Any] = {
+            "generation": info["generation"],
+            "at": time.time(),
+            "ms": pause * 1000,
+        }
+        if info["generation"] != 2:
+            sys.stderr.write(GC_LINE + json.dumps(record) + "\n")
+            return
+        if census:
+            objects = gc.get_objects()
+            record["objects"] = len(objects)
+            types = collections.Counter(type(o).__name__ for o in objects)
+            del objects
+            if not first:
+                first.append(types)
+            record["grew"] = (types - first[0]).most_common(8)
+        sys.stderr.write(GC_LINE + json.dumps(record) + "\n")
+        sys.stderr.flush()
+
+    gc.callbacks.append(on_collection)
+    sys.argv = [str(SERVER), "--http", str(port)]
+    runpy.run_path(str(SERVER), run_name="__main__")
+
+
+def tracked_per_retained_stream(streams: int = 10_000) -> float:
+    """Objects the collector tracks per finished stream held in an in-memory event store
+    (two events each, as a ``tools/call`` POST leaves: its priming event, its response)."""
+    import trio
+
+    from mcp_actors.transports.event_store import InMemoryEventStore
+
+    async def fill(store: InMemoryEventStore) -> None:
+        for n in range(streams):
+            await store.append(f"p{n}", b"")
+            await store.append(f"p{n}", b'{"jsonrpc":"2.0","id":%d,"result":{}}' % n)
+
+    store = InMemoryEventStore()
+    gc.collect()
+    before = len(gc.get_objects())
+    trio.run(fill, store)
+    gc.collect()
+    return (len(gc.get_objects()) - before) / streams
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def server_process(options: list[str]) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+    port = free_port()
+    command = [sys.executable, __file__, "--serve", str(port), *options]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+                break
+            if process.poll() is not None or time.monotonic() > deadline:
+                error = process.stderr.read().decode() if process.stderr else ""
+                raise RuntimeError(f"the server did not start: {error[-2000:]}")
+            time.sleep(0.05)
+        yield port, process
+    finally:
+        process.terminate()
+        try:
+            process.wait(5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def post(
+    connection: http.client.HTTPConnection, body: bytes, headers: dict[str, str]
+) -> http.client.HTTPResponse:
+    connection.request(
+        "POST", "/mcp", body, {"content-type": "application/json", "accept": ACCEPT, **headers}
+    )
+    response = connection.getresponse()
+    response.read()
+    if response.status not in (200, 202):
+        raise RuntimeError(f"HTTP {response.status}")
+    return response
+
+
+def timed_calls(port: int, calls: int) -> list[float]:
+    """Seconds per call of ``calls`` sequential ``tools/call add`` in one session."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": LEGACY,
+            "capabilities": {},
+            "clientInfo": {"name": "http_latency", "version": "1"},
+        },
+    }
+    session = post(connection, json.dumps(initialize).encode(), {}).getheader("mcp-session-id")
+    if session is None:
+        raise RuntimeError("initialize: no Mcp-Session-Id")
+    headers = {"mcp-session-id": session, "mcp-protocol-version": LEGACY}
+    post(connection, b'{"jsonrpc":"2.0","method":"notifications/initialized"}', headers)
+    template = (
+        '{"jsonrpc":"2.0","id":%d,"method":"tools/call",'
+        '"params":{"name":"add","arguments":{"a":1,"b":2}}}'
+    )
+    durations = []
+    clock = time.perf_counter
+    for n in range(1, calls + 1):
+        body = (template % n).encode()
+        start = clock()
+        post(connection, body, headers)
+        durations.append(clock() - start)
+    connection.close()
+    return durations
+
+
+def percentile(sorted_values: list[float], fraction: float) -> float:
+    return sorted_values[min(len(sorted_values) - 1, int(fraction * len(sorted_values)))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--calls", type=int, default=30_000)
+    parser.add_argument("--census", action="store_true", help="count tracked objects by type")
+    parser.add_argument(
+        "--no-freeze", action="store_true", help="the server does not gc.freeze() at start"
+    )
+    parser.add_argument("--serve", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.serve is not None:
+        serve_recording_collections(args.serve, args.census, not args.no_freeze)
+        return 0
+
+    options = [*(["--census"] if args.census else []), *(["--no-freeze"] if args.no_freeze else [])]
+    print(f"event store: {tracked_per_retained_stream():.2f} tracked objects per retained stream")
+    with server_process(options) as (port, process):
+        began = time.time()
+        started = time.perf_counter()
+        durations = timed_calls(port, args.calls)
+        elapsed = time.perf_counter() - started
+        process.terminate()
+        _, errors = process.communicate(timeout=10)
+    during = [  # the collections while the calls ran (not those of the server's start)
+        record
+        for line in errors.decode().splitlines()
+        if line.startswith(GC_LINE) and (record := json.loads(line[len(GC_LINE) :]))["at"] >= began
+    ]
+    collections_ = [c for c in during if c["generation"] == 2]
+    young = [c["ms"] for c in during if c["generation"] != 2]
+
+    ms = sorted(d * 1000 for d in durations)
+    print(f"{len(ms):,} sequential calls in {elapsed:.1f} s ({len(ms) / elapsed:,.0f} calls/s)")
+    print(
+        f"per call: p50 {percentile(ms, 0.5):.2f} ms, p99 {percentile(ms, 0.99):.2f} ms, "
+        f"p99.9 {percentile(ms, 0.999):.2f} ms, max {ms[-1]:.1f} ms; "
+        f"{sum(1 for d in ms if d > 10)} calls over 10 ms"
+    )
+    pauses = [c["ms"] for c in collections_]
+    if pauses:
+        print(
+            f"server full (gen-2) collections: {len(pauses)}, "
+            f"median {statistics.median(pauses):.1f} ms, max {max(pauses):.1f} ms, "
+            f"total {sum(pauses):.0f} ms; each: " + ", ".join(f"{p:.0f}" for p in pauses)
+        )
+    else:
+        print("server full (gen-2) collections: none")
+    if young:
+        print(
+            f"server young (gen-0/1) collections: {len(young)}, "
+            f"median {statistics.median(young) * 1000:.0f} us, max {max(young):.1f} ms, "
+            f"total {sum(young):.0f} ms"
+        )
+    for c in collections_:
+        if "objects" in c:
+            print(f"  gen-2 at {c['objects']:,} tracked objects; grew since the first: {c['grew']}")
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    raise SystemExit(main())
