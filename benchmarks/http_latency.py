@@ -52,6 +52,7 @@ def serve_recording_collections(port: int, census: bool, freeze: bool) -> None:
     """Run ``ours.py --http PORT`` in this process, reporting each collection."""
     started: list[float] = []
     first: list[collections.Counter[str]] = []
+    last_census = [0.0]
     if not freeze:  # what the server did before it froze its start-up objects
         gc.freeze = lambda: None
 
@@ -64,11 +65,11 @@ def serve_recording_collections(port: int, census: bool, freeze: bool) -> None:
             "generation": info["generation"],
             "at": time.time(),
             "ms": pause * 1000,
+            "collected": info["collected"],
         }
-        if info["generation"] != 2:
-            sys.stderr.write(GC_LINE + json.dumps(record) + "\n")
-            return
-        if census:
+        # The census: every tracked object not frozen, by type, at most every 2 s.
+        if census and info["generation"] > 0 and time.monotonic() > last_census[0] + 2:
+            last_census[0] = time.monotonic()
             objects = gc.get_objects()
             record["objects"] = len(objects)
             types = collections.Counter(type(o).__name__ for o in objects)
@@ -200,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     options = [*(["--census"] if args.census else []), *(["--no-freeze"] if args.no_freeze else [])]
     print(f"event store: {tracked_per_retained_stream():.2f} tracked objects per retained stream")
     with server_process(options) as (port, process):
+        time.sleep(1)  # past the server's start (and its collection before gc.freeze)
         began = time.time()
         started = time.perf_counter()
         durations = timed_calls(port, args.calls)
@@ -212,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         if line.startswith(GC_LINE) and (record := json.loads(line[len(GC_LINE) :]))["at"] >= began
     ]
     collections_ = [c for c in during if c["generation"] == 2]
-    young = [c["ms"] for c in during if c["generation"] != 2]
+    young = {g: [c["ms"] for c in during if c["generation"] == g] for g in (0, 1)}
 
     ms = sorted(d * 1000 for d in durations)
     print(f"{len(ms):,} sequential calls in {elapsed:.1f} s ({len(ms) / elapsed:,.0f} calls/s)")
@@ -230,15 +232,20 @@ def main(argv: list[str] | None = None) -> int:
         )
     else:
         print("server full (gen-2) collections: none")
-    if young:
-        print(
-            f"server young (gen-0/1) collections: {len(young)}, "
-            f"median {statistics.median(young) * 1000:.0f} us, max {max(young):.1f} ms, "
-            f"total {sum(young):.0f} ms"
-        )
-    for c in collections_:
+    for generation, pauses in young.items():
+        if pauses:
+            print(
+                f"server gen-{generation} collections: {len(pauses)}, "
+                f"median {statistics.median(pauses) * 1000:.0f} us, max {max(pauses):.1f} ms, "
+                f"total {sum(pauses):.0f} ms"
+            )
+    garbage = sum(c["collected"] for c in during)
+    print(
+        f"  cyclic garbage the collections freed: {garbage:,} objects ({garbage / len(ms):.1f}/call)"
+    )
+    for c in during:
         if "objects" in c:
-            print(f"  gen-2 at {c['objects']:,} tracked objects; grew since the first: {c['grew']}")
+            print(f"  census: {c['objects']:,} tracked objects; grew since the first: {c['grew']}")
     return 0
 
 
