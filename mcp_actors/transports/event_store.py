@@ -35,8 +35,8 @@ A shared store (Redis, a database) implements the same methods.
 Under load the in-memory store holds tens of thousands of events, so it keeps
 them cheap for CPython's cycle collector, which rescans every object it tracks
 at each full collection (a pause in the middle of some request): an event is
-untracked data (:class:`StoredEvent`), and a stream costs two tracked objects,
-its log and the log's deque.
+untracked data (:class:`StoredEvent`), and a stream costs one tracked object,
+its log.
 """
 
 from __future__ import annotations
@@ -108,20 +108,20 @@ class EventStoreStatistics:
     gaps: int
 
 
-class _Log:
+class _Log(deque[tuple[int, StoredEvent]]):
     """One stream's retained events, oldest first, with their server-wide sequence numbers.
 
-    Two objects the cycle collector tracks per stream (this and its deque), none per
-    event: an ``(int, StoredEvent)`` pair holds nothing trackable, so the collector
-    stops tracking it at its first pass.
+    A deque of ``(sequence, event)`` pairs with the stream's bookkeeping: one object
+    the cycle collector tracks per stream, none per event (a pair holds nothing
+    trackable, so the collector stops tracking it at its first pass).
     """
 
-    __slots__ = ("bytes", "dropped_upto", "events", "key", "owner")
+    __slots__ = ("bytes", "dropped_upto", "key", "owner")
 
     def __init__(self, owner: InMemoryEventStore, key: str) -> None:
+        super().__init__()
         self.owner = owner
         self.key = key
-        self.events: deque[tuple[int, StoredEvent]] = deque()
         self.bytes = 0
         #: Sequence number of the newest event of this stream dropped so far (-1: none).
         self.dropped_upto = -1
@@ -131,11 +131,7 @@ class _Log:
 
         Events only ever leave a log from its oldest end.
         """
-        return bool(self.events) and self.events[0][0] <= sequence
-
-
-#: The events of every forgotten log (never appended to again): appends vanish.
-_NO_EVENTS: deque[tuple[int, StoredEvent]] = deque(maxlen=0)
+        return bool(self) and self[0][0] <= sequence
 
 
 def _cost(payload: bytes) -> int:
@@ -199,14 +195,14 @@ class EventMemory:
 
     def add(self, log: _Log, sequence: int, event: StoredEvent) -> None:
         """Account for a new event of ``log``, then drop old ones while over a bound."""
-        log.events.append((sequence, event))
+        log.append((sequence, event))
         cost = _cost(event.payload)
         log.bytes += cost
         self._bytes += cost
         self._events += 1
         self._order_sequences.append(sequence)
         self._order_logs.append(log)
-        while log.bytes > self.max_stream_bytes and len(log.events) > 1:
+        while log.bytes > self.max_stream_bytes and len(log) > 1:
             self.drop_oldest(log)
             self._evicted += 1
         while self._bytes > self.max_bytes and self._order_sequences[0] != sequence:
@@ -217,15 +213,14 @@ class EventMemory:
             self._compact()
 
     def drop_oldest(self, log: _Log) -> None:
-        sequence, event = log.events.popleft()
+        sequence, event = log.popleft()
         log.dropped_upto = sequence
         cost = _cost(event.payload)
         log.bytes -= cost
         self._bytes -= cost
         self._events -= 1
-        if not log.events:
+        if not log:
             log.owner.forget_log(log)
-            log.events = _NO_EVENTS  # forgotten: its own deque goes now
             self._streams -= 1
         self._trim()
         if len(self._order_sequences) > 2 * self._events + 1024:
@@ -278,17 +273,16 @@ class InMemoryEventStore(EventStore):
     async def read(self, stream: str, after: str | None) -> list[StoredEvent]:
         log = self._logs.get(stream)
         if after is None:
-            return [] if log is None else [event for _, event in log.events]
+            return [] if log is None else [event for _, event in log]
         sequence = _sequence(after)
         if log is None:
             return []
         if sequence < log.dropped_upto:
             self.memory.gap()
-        events = log.events
-        if not events or events[-1][0] <= sequence:
+        if not log or log[-1][0] <= sequence:
             return []
-        start = bisect.bisect_right(events, sequence, key=_first)
-        return [events[i][1] for i in range(start, len(events))]
+        start = bisect.bisect_right(log, sequence, key=_first)
+        return [log[i][1] for i in range(start, len(log))]
 
     def stream_of(self, event_id: str) -> str | None:
         stream, slash, number = event_id.rpartition("/")
@@ -299,18 +293,18 @@ class InMemoryEventStore(EventStore):
     async def acknowledge(self, stream: str, event_id: str) -> None:
         sequence = _sequence(event_id)
         log = self._logs.get(stream)
-        while log is not None and log.events and log.events[0][0] <= sequence:
+        while log and log[0][0] <= sequence:
             self.memory.drop_oldest(log)
             log = self._logs.get(stream)
 
     async def discard(self, stream: str) -> None:
         log = self._logs.get(stream)
-        while log is not None and log.events:
+        while log:
             self.memory.drop_oldest(log)
 
     async def aclose(self) -> None:
         for log in list(self._logs.values()):
-            while log.events:
+            while log:
                 self.memory.drop_oldest(log)
 
     def forget_log(self, log: _Log) -> None:
