@@ -35,10 +35,13 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from http_compare import LUA, open_session  # benchmarks/: the same wrk script and sessions
 
 HERE = Path(__file__).resolve().parent
 SERVER = HERE / "servers" / "ours.py"
@@ -48,8 +51,12 @@ LEGACY = "2025-11-25"
 GC_LINE = "GC "
 
 
-def serve_recording_collections(port: int, census: bool, freeze: bool) -> None:
+def serve_recording_collections(
+    port: int, census: bool, freeze: bool, threshold: list[int] | None
+) -> None:
     """Run ``ours.py --http PORT`` in this process, reporting each collection."""
+    if threshold:
+        gc.set_threshold(*threshold)
     started: list[float] = []
     first: list[collections.Counter[str]] = []
     last_census = [0.0]
@@ -181,6 +188,35 @@ def timed_calls(port: int, calls: int) -> list[float]:
     return durations
 
 
+def under_wrk(port: int, sessions: int, seconds: float) -> str:
+    """``tools/call add`` from ``wrk`` over ``sessions`` sessions and connections for
+    ``seconds``: its summary line (calls/s, p50, p99)."""
+    with tempfile.TemporaryDirectory() as directory:
+        script = Path(directory) / "calls.lua"
+        script.write_text(LUA)
+        env = {
+            **os.environ,
+            "MCP_SIDS": ",".join(open_session(port) for _ in range(sessions)),
+            "MCP_VERSION": LEGACY,
+        }
+        command = ["wrk", "-t1", f"-c{sessions}", f"-d{round(seconds)}s", "-s", str(script)]
+        output = subprocess.run(
+            [*command, f"http://127.0.0.1:{port}/mcp"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    line = next(row for row in output.splitlines() if row.startswith("RESULT "))
+    result = json.loads(line.removeprefix("RESULT "))
+    rate = result["requests"] / (result["duration_us"] / 1e6)
+    return (
+        f"wrk, {sessions} sessions: {rate:,.0f} calls/s, p50 {result['p50_us'] / 1000:.2f} ms, "
+        f"p99 {result['p99_us'] / 1000:.2f} ms, errors {result['errors']}, "
+        f"non-2xx {result['non2xx']}"
+    )
+
+
 def percentile(sorted_values: list[float], fraction: float) -> float:
     return sorted_values[min(len(sorted_values) - 1, int(fraction * len(sorted_values)))]
 
@@ -190,22 +226,35 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=30_000)
     parser.add_argument("--census", action="store_true", help="count tracked objects by type")
     parser.add_argument(
+        "--wrk-sessions", type=int, metavar="N", help="instead: wrk over N sessions (Debian's wrk)"
+    )
+    parser.add_argument("--seconds", type=float, default=10.0, help="how long wrk runs")
+    parser.add_argument(
         "--no-freeze", action="store_true", help="the server does not gc.freeze() at start"
+    )
+    parser.add_argument(
+        "--threshold", type=int, nargs="+", help="the server's gc.set_threshold(...) (700 10 10)"
     )
     parser.add_argument("--serve", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve is not None:
-        serve_recording_collections(args.serve, args.census, not args.no_freeze)
+        serve_recording_collections(args.serve, args.census, not args.no_freeze, args.threshold)
         return 0
 
     options = [*(["--census"] if args.census else []), *(["--no-freeze"] if args.no_freeze else [])]
+    if args.threshold:
+        options += ["--threshold", *map(str, args.threshold)]
     print(f"event store: {tracked_per_retained_stream():.2f} tracked objects per retained stream")
     with server_process(options) as (port, process):
         time.sleep(1)  # past the server's start (and its collection before gc.freeze)
         began = time.time()
-        started = time.perf_counter()
-        durations = timed_calls(port, args.calls)
-        elapsed = time.perf_counter() - started
+        if args.wrk_sessions:
+            print(under_wrk(port, args.wrk_sessions, args.seconds))
+            durations: list[float] = []
+        else:
+            started = time.perf_counter()
+            durations = timed_calls(port, args.calls)
+            elapsed = time.perf_counter() - started
         process.terminate()
         _, errors = process.communicate(timeout=10)
     during = [  # the collections while the calls ran (not those of the server's start)
@@ -217,12 +266,13 @@ def main(argv: list[str] | None = None) -> int:
     young = {g: [c["ms"] for c in during if c["generation"] == g] for g in (0, 1)}
 
     ms = sorted(d * 1000 for d in durations)
-    print(f"{len(ms):,} sequential calls in {elapsed:.1f} s ({len(ms) / elapsed:,.0f} calls/s)")
-    print(
-        f"per call: p50 {percentile(ms, 0.5):.2f} ms, p99 {percentile(ms, 0.99):.2f} ms, "
-        f"p99.9 {percentile(ms, 0.999):.2f} ms, max {ms[-1]:.1f} ms; "
-        f"{sum(1 for d in ms if d > 10)} calls over 10 ms"
-    )
+    if ms:
+        print(f"{len(ms):,} sequential calls in {elapsed:.1f} s ({len(ms) / elapsed:,.0f} calls/s)")
+        print(
+            f"per call: p50 {percentile(ms, 0.5):.2f} ms, p99 {percentile(ms, 0.99):.2f} ms, "
+            f"p99.9 {percentile(ms, 0.999):.2f} ms, max {ms[-1]:.1f} ms; "
+            f"{sum(1 for d in ms if d > 10)} calls over 10 ms"
+        )
     pauses = [c["ms"] for c in collections_]
     if pauses:
         print(
@@ -240,9 +290,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"total {sum(pauses):.0f} ms"
             )
     garbage = sum(c["collected"] for c in during)
-    print(
-        f"  cyclic garbage the collections freed: {garbage:,} objects ({garbage / len(ms):.1f}/call)"
-    )
+    print(f"  cyclic garbage the collections freed: {garbage:,} objects")
     for c in during:
         if "objects" in c:
             print(f"  census: {c['objects']:,} tracked objects; grew since the first: {c['grew']}")
