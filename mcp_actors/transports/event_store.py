@@ -153,8 +153,7 @@ class EventMemory:
         self.max_stream_bytes = max_stream_bytes
         #: Every appended event, oldest first, as two aligned deques (sequence number,
         #: log): no tracked pair per event. An entry whose event already left by another
-        #: way is skipped when it comes up, popped once it is the oldest (see _trim) and
-        #: swept out by _compact.
+        #: way is popped once it is the oldest (_trim) or swept out by _compact.
         self._order_sequences: deque[int] = deque()
         self._order_logs: deque[_Log] = deque()
         self._next = 0
