@@ -1,24 +1,31 @@
-"""Latency of one Streamable HTTP session, call by call, and the garbage collector's pauses.
+"""Latency of Streamable HTTP calls, and the garbage collector's pauses in the server.
 
 A single 2025-11-25 session (``benchmarks/servers/ours.py --http``) answers ``--calls``
-sequential ``tools/call add`` on one keep-alive connection (``http.client``); every
-call is timed, and the server records each of CPython's full (generation 2) collections
-through ``gc.callbacks`` — how long it took and how many objects the collector tracked
-afterwards. Printed: p50 / p99 / p99.9 / max per call, how many calls took over 10 ms,
-and the full collections (count, median, max, total, tracked objects at the last one).
+sequential ``tools/call add`` on one keep-alive connection (``http.client``), every call
+timed; or (``--wrk-sessions N``) ``wrk`` drives N sessions on N connections for
+``--seconds``. The server records each of CPython's collections through
+``gc.callbacks``: its generation and how long it took. Printed: the tracked objects one
+retained stream costs the event store; p50 / p99 / p99.9 / max per call and how many
+took over 10 ms (wrk: calls/s, p50, p99); the full (generation 2) collections during the
+run (count, median, max, total, each), the young ones, and the cyclic garbage freed.
 
-Why: a server that retains many small objects (the resumability store keeps each
-finished response stream for ``HttpConfig.finished_stream_retention`` seconds) pays for
-them at every full collection, and those pauses are the tail of its latency.
+Why: a server that retains many small objects (the resumability store keeps finished
+response streams for ``HttpConfig.finished_stream_retention`` seconds) pays for them at
+every full collection, and those pauses are the tail of its latency.
 
 Usage::
 
-    python benchmarks/http_latency.py                     # 30,000 calls
-    python benchmarks/http_latency.py --calls 50000 --census   # + the types that grew
+    python benchmarks/http_latency.py                          # 30,000 calls
+    python benchmarks/http_latency.py --wrk-sessions 50 --seconds 10
+    python benchmarks/http_latency.py --census                 # + the types that grew
+    python benchmarks/http_latency.py --no-freeze              # the server without gc.freeze()
+    python benchmarks/http_latency.py --threshold 5000         # the server's gc.set_threshold
 
-``--census`` counts the tracked objects by type at the first and last full collection
-(it costs the server a few milliseconds at each; the latency figures of that run are
-then not the ones to quote). The machine may be shared: rerun and compare medians.
+``--census`` counts the tracked objects (not frozen) by type at a gen-1 or gen-2
+collection at most every 2 s (it costs the server milliseconds each time: the latency
+figures of that run are not the ones to quote). To measure another version of
+mcp_actors, put its checkout first: ``PYTHONPATH=/its/checkout python ...``. The machine
+may be shared: rerun, alternate versions, and compare medians.
 """
 
 from __future__ import annotations
