@@ -18,6 +18,7 @@ Usage::
     python benchmarks/http_latency.py                          # 30,000 calls
     python benchmarks/http_latency.py --wrk-sessions 50 --seconds 10
     python benchmarks/http_latency.py --census                 # + the types that grew
+    python benchmarks/http_latency.py --stateless              # no session: JSON replies
     python benchmarks/http_latency.py --no-freeze              # the server without gc.freeze()
     python benchmarks/http_latency.py --threshold 5000         # the server's gc.set_threshold
 
@@ -44,22 +45,27 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from http_compare import LUA, open_session  # benchmarks/: the same wrk script and sessions
+from http_compare import (
+    INITIALIZE,
+    LUA,
+    open_session,
+)  # benchmarks/: the same wrk script and sessions
 
 HERE = Path(__file__).resolve().parent
 SERVER = HERE / "servers" / "ours.py"
 ACCEPT = "application/json, text/event-stream"
 LEGACY = "2025-11-25"
-#: What the server writes on stderr for each collection: a JSON object after it.
+#: What the server writes on stderr (a file: a pipe nobody reads during the run would
+#: fill and stop the server) for each collection: a JSON object after it.
 GC_LINE = "GC "
 
 
 def serve_recording_collections(
-    port: int, census: bool, freeze: bool, threshold: list[int] | None
+    port: int, census: bool, freeze: bool, threshold: list[int] | None, stateless: bool
 ) -> None:
     """Run ``ours.py --http PORT`` in this process, reporting each collection."""
     if threshold:
@@ -95,7 +101,7 @@ def serve_recording_collections(
         sys.stderr.flush()
 
     gc.callbacks.append(on_collection)
-    sys.argv = [str(SERVER), "--http", str(port)]
+    sys.argv = [str(SERVER), "--http", str(port), *(["--stateless"] if stateless else [])]
     runpy.run_path(str(SERVER), run_name="__main__")
 
 
@@ -126,27 +132,37 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def server_process(options: list[str]) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+def server_process(options: list[str]) -> Iterator[tuple[int, Callable[[], str]]]:
+    """The recording server on a free port, and what stops it and returns its stderr."""
     port = free_port()
     command = [sys.executable, __file__, "--serve", str(port), *options]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-                break
-            if process.poll() is not None or time.monotonic() > deadline:
-                error = process.stderr.read().decode() if process.stderr else ""
-                raise RuntimeError(f"the server did not start: {error[-2000:]}")
-            time.sleep(0.05)
-        yield port, process
-    finally:
-        process.terminate()
+    with tempfile.TemporaryFile() as stderr:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr)
+
+        def stop() -> str:
+            process.terminate()
+            try:
+                process.wait(5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            stderr.seek(0)
+            return stderr.read().decode()
+
         try:
-            process.wait(5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+            deadline = time.monotonic() + 30
+            while True:
+                with (
+                    contextlib.suppress(OSError),
+                    socket.create_connection(("127.0.0.1", port), 0.2),
+                ):
+                    break
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"the server did not start: {stop()[-2000:]}")
+                time.sleep(0.05)
+            yield port, stop
+        finally:
+            stop()
 
 
 def post(
@@ -162,24 +178,18 @@ def post(
     return response
 
 
-def timed_calls(port: int, calls: int) -> list[float]:
-    """Seconds per call of ``calls`` sequential ``tools/call add`` in one session."""
+def timed_calls(port: int, calls: int, stateless: bool) -> list[float]:
+    """Seconds per call of ``calls`` sequential ``tools/call add`` in one session (or
+    none, ``stateless``)."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": LEGACY,
-            "capabilities": {},
-            "clientInfo": {"name": "http_latency", "version": "1"},
-        },
-    }
-    session = post(connection, json.dumps(initialize).encode(), {}).getheader("mcp-session-id")
-    if session is None:
-        raise RuntimeError("initialize: no Mcp-Session-Id")
-    headers = {"mcp-session-id": session, "mcp-protocol-version": LEGACY}
-    post(connection, b'{"jsonrpc":"2.0","method":"notifications/initialized"}', headers)
+    headers = {"mcp-protocol-version": LEGACY}
+    if not stateless:
+        opened = post(connection, json.dumps(INITIALIZE).encode(), {})
+        session = opened.getheader("mcp-session-id")
+        if session is None:
+            raise RuntimeError("initialize: no Mcp-Session-Id")
+        headers["mcp-session-id"] = session
+        post(connection, b'{"jsonrpc":"2.0","method":"notifications/initialized"}', headers)
     template = (
         '{"jsonrpc":"2.0","id":%d,"method":"tools/call",'
         '"params":{"name":"add","arguments":{"a":1,"b":2}}}'
@@ -237,6 +247,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--seconds", type=float, default=10.0, help="how long wrk runs")
     parser.add_argument(
+        "--stateless", action="store_true", help="sequential calls to a stateless JSON server"
+    )
+    parser.add_argument(
         "--no-freeze", action="store_true", help="the server does not gc.freeze() at start"
     )
     parser.add_argument(
@@ -245,14 +258,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--serve", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve is not None:
-        serve_recording_collections(args.serve, args.census, not args.no_freeze, args.threshold)
+        serve_recording_collections(
+            args.serve, args.census, not args.no_freeze, args.threshold, args.stateless
+        )
         return 0
 
     options = [*(["--census"] if args.census else []), *(["--no-freeze"] if args.no_freeze else [])]
     if args.threshold:
         options += ["--threshold", *map(str, args.threshold)]
+    if args.stateless:
+        options.append("--stateless")
     print(f"event store: {tracked_per_retained_stream():.2f} tracked objects per retained stream")
-    with server_process(options) as (port, process):
+    with server_process(options) as (port, stop):
         time.sleep(1)  # past the server's start (and its collection before gc.freeze)
         began = time.time()
         if args.wrk_sessions:
@@ -260,13 +277,12 @@ def main(argv: list[str] | None = None) -> int:
             durations: list[float] = []
         else:
             started = time.perf_counter()
-            durations = timed_calls(port, args.calls)
+            durations = timed_calls(port, args.calls, args.stateless)
             elapsed = time.perf_counter() - started
-        process.terminate()
-        _, errors = process.communicate(timeout=10)
+        errors = stop()
     during = [  # the collections while the calls ran (not those of the server's start)
         record
-        for line in errors.decode().splitlines()
+        for line in errors.splitlines()
         if line.startswith(GC_LINE) and (record := json.loads(line[len(GC_LINE) :]))["at"] >= began
     ]
     collections_ = [c for c in during if c["generation"] == 2]
