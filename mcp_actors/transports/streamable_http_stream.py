@@ -124,11 +124,11 @@ class ResponseStream:
         "pending",
     )
 
-    def __init__(self, key: str, pending: int = 0, *, json: bool = False) -> None:
+    def __init__(self, key: str, *, json: bool = False) -> None:
         self.key = key
         #: How many requests of this POST still wait for their response (which ones:
         #: the session's table of owners).
-        self.pending = pending
+        self.pending = 0
         self.json = json
         self._responses: list[bytes] | None = None
         self.finished = False
