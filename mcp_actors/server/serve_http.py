@@ -50,7 +50,7 @@ from ..transports.http_sessions import CloseSession, ServeExchange
 from ..transports.listen_socket import listening_reuse_port_socket
 from ..transports.streamable_http_modern import InputSchemaOf
 from .app import Server
-from .serve import run_until_interrupted
+from .serve import freeze_startup_objects, run_until_interrupted
 
 if TYPE_CHECKING:
     from ..auth.server import ResourceServer
@@ -358,6 +358,9 @@ def run_http(
 
     ``announce`` prints the endpoint URL (Streamable HTTP or legacy SSE) to stderr
     once listening, which is how a caller learns the port picked for ``port=0``.
+    Once listening, the objects of the process's start are frozen out of the cycle
+    collector's sight (:func:`~.serve.freeze_startup_objects`: shorter full
+    collections, so shorter latency spikes).
     ``workers`` > 1 serves from that many processes sharing the port (see
     :mod:`.workers`; SIGTERM or Ctrl-C stops them all gracefully).
     """
@@ -370,6 +373,7 @@ def run_http(
     async def main() -> None:
         async with trio.open_nursery() as nursery:
             handle: HttpServerHandle = await nursery.start(partial(serve_http, server, **options))
+            freeze_startup_objects()
             if announce is not None:
                 url = handle.sse_url if announce == "sse" else handle.url
                 print(f"mcp-actors: serving {server.name} at {url}", file=sys.stderr, flush=True)

@@ -34,7 +34,7 @@ from ..transports.http_sessions import (
 )
 from ..transports.websocket import accept_mcp_websocket
 from .app import Server
-from .serve import run_until_interrupted
+from .serve import freeze_startup_objects, run_until_interrupted
 
 if TYPE_CHECKING:
     from ..auth.server import ResourceServer
@@ -171,12 +171,14 @@ async def _serve_connection(
 def run_websocket(server: Server, *, announce: bool = False, **options: Any) -> None:
     """Blocking entry point: ``trio.run(serve_websocket, server, ...)``, quiet on Ctrl-C.
 
-    ``announce`` prints the URL to stderr once listening.
+    ``announce`` prints the URL to stderr once listening. Once listening, the objects
+    of the process's start are frozen (:func:`~.serve.freeze_startup_objects`).
     """
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
             handle = await nursery.start(partial(serve_websocket, server, **options))
+            freeze_startup_objects()
             if announce:
                 print(
                     f"mcp-actors: serving {server.name} at {handle.url}",

@@ -214,6 +214,7 @@ def _worker_main(
     """One worker: serve until SIGTERM/SIGINT, then shut down gracefully."""
     for number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(number, signal.SIG_DFL)
+    from .serve import freeze_startup_objects
     from .serve_http import HttpServerHandle, serve_http  # after the fork: the worker's imports
 
     async def main() -> None:
@@ -221,6 +222,7 @@ def _worker_main(
             async with trio.open_nursery() as nursery:
                 serve = partial(serve_http, server, host=host, port=port, reuse_port=True)
                 handle: HttpServerHandle = await nursery.start(partial(serve, **options))
+                freeze_startup_objects()
                 ready.send(os.getpid())
                 ready.close()
                 async for _ in signals:

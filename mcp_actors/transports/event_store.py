@@ -18,7 +18,8 @@ need them any more:
   received, so the transport waits ``HttpConfig.finished_stream_retention``
   seconds first: long enough for a client whose connection broke in that very
   last write to resume (after the ``retry`` delay it was given); a client that
-  resumes later finds an empty, ended stream;
+  resumes later finds an empty, ended stream (and sooner once the session
+  forgot the stream: past ``HttpConfig.max_finished_streams``, it cannot resume);
 - the session ended.
 
 And the store is **bounded**: :class:`InMemoryEventStore` counts each event's
@@ -30,6 +31,12 @@ into such a gap continues from the oldest event still held (what was dropped is
 lost to it), and the gap is counted in ``statistics().gaps``. An event larger
 than a bound on its own is still kept, as the newest, until it can be dropped.
 A shared store (Redis, a database) implements the same methods.
+
+Under load the in-memory store holds tens of thousands of events, so it keeps
+them cheap for CPython's cycle collector, which rescans every object it tracks
+at each full collection (a pause in the middle of some request): an event is
+untracked data (:class:`StoredEvent`), and a stream costs one tracked object,
+its log.
 """
 
 from __future__ import annotations
@@ -39,14 +46,20 @@ import bisect
 from collections import deque
 
 import attrs
+import msgspec
 
 #: Bytes an in-memory event is counted for besides its payload (its id and bookkeeping).
 EVENT_OVERHEAD = 128
 
 
-@attrs.frozen(slots=True)
-class StoredEvent:
-    """One event as stored: its id and the encoded message (empty for a priming event)."""
+class StoredEvent(msgspec.Struct, frozen=True, gc=False):
+    """One event as stored: its id and the encoded message (empty for a priming event).
+
+    Not tracked by CPython's cycle collector (``gc=False``: it holds only a ``str``
+    and ``bytes``, so it cannot be part of a cycle): a store retains tens of
+    thousands of events under load, and every tracked object is rescanned at each
+    full collection — a pause in the server's latency.
+    """
 
     id: str
     payload: bytes
@@ -95,15 +108,20 @@ class EventStoreStatistics:
     gaps: int
 
 
-class _Log:
-    """One stream's retained events, oldest first, with their server-wide sequence numbers."""
+class _Log(deque[tuple[int, StoredEvent]]):
+    """One stream's retained events, oldest first, with their server-wide sequence numbers.
 
-    __slots__ = ("bytes", "dropped_upto", "events", "key", "owner")
+    A deque of ``(sequence, event)`` pairs with the stream's bookkeeping: one object
+    the cycle collector tracks per stream, none per event (a pair holds nothing
+    trackable, so the collector stops tracking it at its first pass).
+    """
+
+    __slots__ = ("bytes", "dropped_upto", "key", "owner")
 
     def __init__(self, owner: InMemoryEventStore, key: str) -> None:
+        super().__init__()
         self.owner = owner
         self.key = key
-        self.events: deque[tuple[int, StoredEvent]] = deque()
         self.bytes = 0
         #: Sequence number of the newest event of this stream dropped so far (-1: none).
         self.dropped_upto = -1
@@ -113,11 +131,7 @@ class _Log:
 
         Events only ever leave a log from its oldest end.
         """
-        return bool(self.events) and self.events[0][0] <= sequence
-
-
-#: The events of every forgotten log (never appended to again): appends vanish.
-_NO_EVENTS: deque[tuple[int, StoredEvent]] = deque(maxlen=0)
+        return bool(self) and self[0][0] <= sequence
 
 
 def _cost(payload: bytes) -> int:
@@ -137,9 +151,11 @@ class EventMemory:
     ) -> None:
         self.max_bytes = max_bytes
         self.max_stream_bytes = max_stream_bytes
-        #: Every appended event, oldest first; an entry whose event already left by
-        #: another way is skipped when it comes up (and swept out by _compact).
-        self._order: deque[tuple[int, _Log]] = deque()
+        #: Every appended event, oldest first, as two aligned deques (sequence number,
+        #: log): no tracked pair per event. An entry whose event already left by another
+        #: way is popped once it is the oldest (_trim) or swept out by _compact.
+        self._order_sequences: deque[int] = deque()
+        self._order_logs: deque[_Log] = deque()
         self._next = 0
         self._bytes = 0
         self._events = 0
@@ -178,39 +194,57 @@ class EventMemory:
 
     def add(self, log: _Log, sequence: int, event: StoredEvent) -> None:
         """Account for a new event of ``log``, then drop old ones while over a bound."""
-        log.events.append((sequence, event))
+        log.append((sequence, event))
         cost = _cost(event.payload)
         log.bytes += cost
         self._bytes += cost
         self._events += 1
-        self._order.append((sequence, log))
-        while log.bytes > self.max_stream_bytes and len(log.events) > 1:
+        self._order_sequences.append(sequence)
+        self._order_logs.append(log)
+        while log.bytes > self.max_stream_bytes and len(log) > 1:
             self.drop_oldest(log)
             self._evicted += 1
-        while self._bytes > self.max_bytes and self._order[0][0] != sequence:
-            oldest, oldest_log = self._order.popleft()
-            if oldest_log.holds(oldest):
-                self.drop_oldest(oldest_log)
-                self._evicted += 1
-        if len(self._order) > 2 * self._events + 1024:
+        while self._bytes > self.max_bytes and self._order_sequences[0] != sequence:
+            # The oldest entry's event is still held (_trim keeps it so): drop it.
+            self.drop_oldest(self._order_logs[0])
+            self._evicted += 1
+        if len(self._order_sequences) > 2 * self._events + 1024:
             self._compact()
 
     def drop_oldest(self, log: _Log) -> None:
-        sequence, event = log.events.popleft()
+        sequence, event = log.popleft()
         log.dropped_upto = sequence
         cost = _cost(event.payload)
         log.bytes -= cost
         self._bytes -= cost
         self._events -= 1
-        if not log.events:
+        if not log:
             log.owner.forget_log(log)
-            log.events = _NO_EVENTS  # forgotten: its own deque goes now
             self._streams -= 1
-            if len(self._order) > 2 * self._events + 1024:
-                self._compact()  # let the forgotten logs go, not only at the next append
+        self._trim()
+        if len(self._order_sequences) > 2 * self._events + 1024:
+            self._compact()  # let the forgotten logs go, not only at the next append
+
+    def _trim(self) -> None:
+        """Pop the oldest entries whose events are gone, so their logs go now.
+
+        Events mostly leave oldest first (finished streams after their retention,
+        acknowledged ones, evicted ones), so this keeps the order nearly exact;
+        _compact sweeps what leaves out of order.
+        """
+        sequences, logs = self._order_sequences, self._order_logs
+        while sequences and not logs[0].holds(sequences[0]):
+            sequences.popleft()
+            logs.popleft()
 
     def _compact(self) -> None:
-        self._order = deque(entry for entry in self._order if entry[1].holds(entry[0]))
+        held = [
+            (sequence, log)
+            for sequence, log in zip(self._order_sequences, self._order_logs, strict=True)
+            if log.holds(sequence)
+        ]
+        self._order_sequences = deque(sequence for sequence, _ in held)
+        self._order_logs = deque(log for _, log in held)
 
 
 class InMemoryEventStore(EventStore):
@@ -238,17 +272,16 @@ class InMemoryEventStore(EventStore):
     async def read(self, stream: str, after: str | None) -> list[StoredEvent]:
         log = self._logs.get(stream)
         if after is None:
-            return [] if log is None else [event for _, event in log.events]
+            return [] if log is None else [event for _, event in log]
         sequence = _sequence(after)
         if log is None:
             return []
         if sequence < log.dropped_upto:
             self.memory.gap()
-        events = log.events
-        if not events or events[-1][0] <= sequence:
+        if not log or log[-1][0] <= sequence:
             return []
-        start = bisect.bisect_right(events, sequence, key=_first)
-        return [events[i][1] for i in range(start, len(events))]
+        start = bisect.bisect_right(log, sequence, key=_first)
+        return [log[i][1] for i in range(start, len(log))]
 
     def stream_of(self, event_id: str) -> str | None:
         stream, slash, number = event_id.rpartition("/")
@@ -259,18 +292,18 @@ class InMemoryEventStore(EventStore):
     async def acknowledge(self, stream: str, event_id: str) -> None:
         sequence = _sequence(event_id)
         log = self._logs.get(stream)
-        while log is not None and log.events and log.events[0][0] <= sequence:
+        while log and log[0][0] <= sequence:
             self.memory.drop_oldest(log)
             log = self._logs.get(stream)
 
     async def discard(self, stream: str) -> None:
         log = self._logs.get(stream)
-        while log is not None and log.events:
+        while log:
             self.memory.drop_oldest(log)
 
     async def aclose(self) -> None:
         for log in list(self._logs.values()):
-            while log.events:
+            while log:
                 self.memory.drop_oldest(log)
 
     def forget_log(self, log: _Log) -> None:

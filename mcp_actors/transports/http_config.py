@@ -120,7 +120,9 @@ class HttpConfig:
     #: request comes. None: until evicted or the session ends.
     finished_stream_retention: float | None = attrs.field(default=10.0, validator=_seconds)
     #: Finished response streams remembered for late resumption, per session; older
-    #: ones are forgotten (their events may still be in the store until evicted).
+    #: ones are forgotten: a ``Last-Event-ID`` of theirs is refused, and the events of
+    #: one written out to its end go at the session's next request (those of one not
+    #: written out stay until acknowledged, evicted, or the session ends).
     max_finished_streams: int = 256
     #: Seconds an idle HTTP/1.1 keep-alive connection stays open before the server closes it.
     keep_alive_timeout: float = attrs.field(

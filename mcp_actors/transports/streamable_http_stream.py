@@ -105,10 +105,16 @@ _UNCHANGING.set()
 
 
 class ResponseStream:
-    """One logical stream of a session: a POST's response stream, or the standalone stream."""
+    """One logical stream of a session: a POST's response stream, or the standalone stream.
+
+    A session remembers up to ``max_finished_streams`` finished ones (for late
+    resumption): a finished stream holds no container of its own, so it costs the
+    cycle collector one object.
+    """
 
     __slots__ = (
         "_changed",
+        "_responses",
         "changes",
         "connection",
         "delivered",
@@ -116,16 +122,15 @@ class ResponseStream:
         "json",
         "key",
         "pending",
-        "responses",
     )
 
-    def __init__(self, key: str, pending: Iterable[RequestId] = (), *, json: bool = False) -> None:
+    def __init__(self, key: str, *, json: bool = False) -> None:
         self.key = key
-        #: Requests of this POST still waiting for their response.
-        self.pending = set(pending)
+        #: How many requests of this POST still wait for their response (which ones:
+        #: the session's table of owners).
+        self.pending = 0
         self.json = json
-        #: JSON mode: the encoded responses, in the order they came.
-        self.responses: list[bytes] = []
+        self._responses: list[bytes] | None = None
         self.finished = False
         #: Id of the newest event a connection wrote (the standalone stream resumes here).
         self.delivered: str | None = None
@@ -134,6 +139,16 @@ class ResponseStream:
         self._changed: trio.Event | None = None
         #: How many times it changed (a message appended, or it finished).
         self.changes = 0
+
+    @property
+    def responses(self) -> list[bytes]:
+        """JSON mode: the encoded responses, in the order they came (read-only)."""
+        return self._responses if self._responses is not None else []
+
+    def add_response(self, payload: bytes) -> None:
+        if self._responses is None:
+            self._responses = []
+        self._responses.append(payload)
 
     @property
     def changed(self) -> trio.Event:
@@ -241,9 +256,11 @@ class HttpSessionStream(MessageStream):
         """
         await self._drop_written_streams()
         self._next_stream += 1
-        stream = self._add(ResponseStream(f"p{self._next_stream}", request_ids, json=json))
+        stream = self._add(ResponseStream(f"p{self._next_stream}", json=json))
         for request_id in request_ids:
-            self._owners[request_id] = stream
+            if self._owners.get(request_id) is not stream:  # counted once, if repeated
+                self._owners[request_id] = stream
+                stream.pending += 1
         if not json:
             await self.prime(stream)
         return stream
@@ -251,15 +268,20 @@ class HttpSessionStream(MessageStream):
     def _written_out(self, stream: ResponseStream) -> None:
         """``stream`` ended normally, response and all: its events go once the client has
         had ``finished_stream_retention`` seconds to resume a connection broken in that
-        last write."""
+        last write — or as soon as the session forgets the stream (past
+        ``max_finished_streams``), since a ``Last-Event-ID`` of it is then refused."""
         retention = self.config.finished_stream_retention
         if retention is not None:
             self._written.append((trio.current_time() + retention, stream.key))
 
     async def _drop_written_streams(self) -> None:
         now = trio.current_time()
-        while self._written and self._written[0][0] <= now:
-            _, key = self._written.pop(0)
+        written, remembered = self._written, self._streams
+        # Oldest first: streams are written out, and forgotten, in about the order they
+        # finish, so the forgotten ones are at the front (a busy session keeps
+        # max_finished_streams streams' events, not retention x its call rate).
+        while written and (written[0][0] <= now or written[0][1] not in remembered):
+            _, key = written.pop(0)
             await self.store.discard(key)
 
     async def prime(self, stream: ResponseStream) -> None:
@@ -284,7 +306,7 @@ class HttpSessionStream(MessageStream):
         """The client cancelled ``request_id``: no response will come; settle its stream."""
         stream = self._owners.pop(request_id, None)
         if stream is not None:
-            stream.pending.discard(request_id)
+            stream.pending -= 1
             if not stream.pending:
                 self._finish(stream)
 
@@ -296,7 +318,8 @@ class HttpSessionStream(MessageStream):
         first), and its stream is settled: nothing more is written for it.
         """
         self._wake_session()
-        for request_id in list(stream.pending):
+        unanswered = [request_id for request_id, owner in self._owners.items() if owner is stream]
+        for request_id in unanswered:
             self.cancelled(request_id)
             try:
                 await self._inbox.put(_cancellation(request_id))
@@ -453,7 +476,7 @@ class HttpSessionStream(MessageStream):
             return
         if message.closes_request:
             del self._owners[request_id]
-            owner.pending.discard(request_id)
+            owner.pending -= 1
             if request_id == self.initialize_id:
                 self._read_version(payload)
             await self._answer(owner, payload)
@@ -466,7 +489,7 @@ class HttpSessionStream(MessageStream):
 
     async def _answer(self, stream: ResponseStream, payload: bytes) -> None:
         if stream.json:
-            stream.responses.append(payload)
+            stream.add_response(payload)
         else:
             await self._append(stream, payload)
         if not stream.pending:
@@ -489,7 +512,7 @@ class HttpSessionStream(MessageStream):
         owner = None
         for request_id in response_ids(payload):
             if (stream := self._owners.pop(request_id, None)) is not None:
-                stream.pending.discard(request_id)
+                stream.pending -= 1
                 owner = stream
         return owner
 
