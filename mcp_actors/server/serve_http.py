@@ -9,13 +9,13 @@ tasks that created them; a client that disconnects does not end its session.
 
 Two front ends serve the same application (``HttpConfig.front_end``):
 
-- ``"lean"`` (the default): HTTP/1.1 on trio + h11, one task per connection
+- ``"lean"`` (the default): HTTP/1.1 on trio + httptools, one task per connection
   (:mod:`~mcp_actors.transports.http_lean`) — a fraction of hypercorn's cost per
   request;
 - ``"hypercorn"``: hypercorn's trio worker, for what the lean one does not do
   (HTTP/2, TLS; to embed the application elsewhere, use ``McpHttpApp`` directly).
 
-Importing this module imports h11; hypercorn loads only when it serves.
+Importing this module imports httptools; hypercorn loads only when it serves.
 ``import mcp_actors`` imports neither.
 """
 
