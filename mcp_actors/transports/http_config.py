@@ -116,9 +116,11 @@ class HttpConfig:
     resume_window: float | None = attrs.field(default=10.0, validator=_seconds)
     #: Seconds the events of a response stream stay stored after its connection wrote
     #: them all and ended normally (for a client whose connection broke in that last
-    #: write, which resumes after ``retry_interval``); swept when the session's next
-    #: request comes. None: until evicted or the session ends.
-    finished_stream_retention: float | None = attrs.field(default=10.0, validator=_seconds)
+    #: write, which resumes after ``retry_interval``: 1 s, and the official SDKs' clients
+    #: retry within 2.5 s); swept when the session's next request comes. An idle session
+    #: sleeps only once they are gone, so this also sets how long it stays awake.
+    #: None: until evicted or the session ends.
+    finished_stream_retention: float | None = attrs.field(default=5.0, validator=_seconds)
     #: Finished response streams remembered for late resumption, per session; older
     #: ones are forgotten: a ``Last-Event-ID`` of theirs is refused, and the events of
     #: one written out to its end go at the session's next request (those of one not
