@@ -232,12 +232,17 @@ def started(spec: ServerSpec, stateless: bool) -> Iterator[Running]:
             time.sleep(0.05)
         yield Running(spec, stateless, process, port)
     finally:
-        process.terminate()
-        try:
-            process.wait(5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process)
+
+
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    """Terminate a server, killing it if it has not exited 5 s later."""
+    process.terminate()
+    try:
+        process.wait(5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def post(port: int, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, str | None]:

@@ -49,16 +49,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from http_compare import (
+from http_compare import (  # benchmarks/: the same wrk script, sessions and requests
+    ACCEPT,
     INITIALIZE,
+    LEGACY,
     LUA,
     open_session,
-)  # benchmarks/: the same wrk script and sessions
+    stop_process,
+)
 
 HERE = Path(__file__).resolve().parent
 SERVER = HERE / "servers" / "ours.py"
-ACCEPT = "application/json, text/event-stream"
-LEGACY = "2025-11-25"
 #: What the server writes on stderr (a file: a pipe nobody reads during the run would
 #: fill and stop the server) for each collection: a JSON object after it.
 GC_LINE = "GC "
@@ -140,12 +141,7 @@ def server_process(options: list[str]) -> Iterator[tuple[int, Callable[[], str]]
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr)
 
         def stop() -> str:
-            process.terminate()
-            try:
-                process.wait(5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop_process(process)
             stderr.seek(0)
             return stderr.read().decode()
 
