@@ -49,6 +49,7 @@ from typing import Any
 
 import attrs
 import trio
+from http_compare import stop_process  # benchmarks/: how a server is stopped
 
 from mcp_actors.bench import BenchConfig, BenchError, parse_workloads, run_bench, stdio_connector
 from mcp_actors.bench.http import http_connector
@@ -180,12 +181,7 @@ def http_server(command: list[str]) -> Iterator[tuple[str, int]]:
                 time.sleep(0.1)
         yield f"http://127.0.0.1:{port}/mcp", process.pid
     finally:
-        process.terminate()
-        try:
-            process.wait(5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process)
 
 
 def median_of(values: list[Any]) -> float | None:

@@ -63,7 +63,8 @@ async def open_legacy_session(
     assert opened.status_code == 200, opened.text
     session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": LEGACY}
     initialized = request(None, "notifications/initialized", {})
-    await http.post(url, content=initialized, headers={**headers, **session})
+    acknowledged = await http.post(url, content=initialized, headers={**headers, **session})
+    assert acknowledged.status_code == 202, acknowledged.text
     return session
 
 

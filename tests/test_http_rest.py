@@ -17,13 +17,13 @@ import httpx
 import trio
 
 from mcp_actors import Server
-from mcp_actors.protocol.versions import LATEST
 from mcp_actors.server.serve_http import HttpServerHandle, serve_http
 from mcp_actors.transports.http_client_base import ResponseChunks, read_events
 from mcp_actors.transports.http_config import HttpConfig
 from mcp_actors.transports.sse import SSEDecoder
 
-HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+from deployment import HEADERS, open_legacy_session
+
 REST = 0.05  # session_rest_after in these tests: sessions fall asleep within ~0.1 s
 
 
@@ -59,23 +59,8 @@ async def serving(
 
 
 async def open_session(http: httpx.AsyncClient, url: str) -> dict[str, str]:
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": LATEST,
-            "capabilities": {},
-            "clientInfo": {"name": "rest", "version": "0"},
-        },
-    }
-    response = await http.post(url, json=initialize, headers=HEADERS)
-    assert response.status_code == 200
-    session = {**HEADERS, "mcp-session-id": response.headers["mcp-session-id"]}
-    session["mcp-protocol-version"] = LATEST
-    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-    assert (await http.post(url, json=initialized, headers=session)).status_code == 202
-    return session
+    """An initialized 2025-11-25 session: the headers every later request of it sends."""
+    return {**HEADERS, **await open_legacy_session(http, url, HEADERS)}
 
 
 async def asleep(handle: HttpServerHandle, count: int) -> None:
