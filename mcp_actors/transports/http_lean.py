@@ -11,15 +11,14 @@ connection:
   and runs the application *in the same task* for each request; a reply written in
   one go (``http.response.start`` then one last body chunk) is one ``send``, framed
   with ``Content-Length`` (an event stream too) rather than chunked.
-- **Requests as the parser reports them.** llhttp calls back as it reads (the URL,
-  each header, body bytes, the end of a message); :class:`_RequestParser` gathers
-  those calls into one :class:`_Request` per message, queued in arrival order, so a
-  request pipelined behind another in the same read waits its turn whole.
-- **Responses written here.** Writing a status line and headers is serialization,
-  not parsing: the application's headers are checked (a name must be a token, a
-  value must hold no control character such as CR, LF or NUL: a bad one raises,
-  it is never written) and the body framed — ``Content-Length`` when the whole body
-  comes in one message, chunked otherwise, none for 204, 304 and ``HEAD``.
+- **Requests as the parser reports them** (:mod:`.http1_wire`): one
+  :class:`~.http1_wire.Request` per message, queued in arrival order, so a request
+  pipelined behind another in the same read waits its turn whole.
+- **Responses written here**, their heads by :mod:`.http1_wire` (the application's
+  headers checked: a name must be a token, a value must hold no control character
+  such as CR, LF or NUL; a bad one raises, it is never written) and the body framed
+  — ``Content-Length`` when the whole body comes in one message, chunked otherwise,
+  none for 204, 304 and ``HEAD``.
 - **Disconnects.** Once the request body is read, the application's ``receive()``
   reads the socket for EOF (what a streaming response watches for); the end of the
   response wakes it with ``http.disconnect``, as ASGI servers do.
@@ -54,19 +53,16 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 import socket
-from collections import deque
 from collections.abc import Awaitable, Callable, MutableMapping
 from contextlib import suppress
-from http import HTTPStatus
 from typing import Any, Final
 from urllib.parse import unquote
 
 import attrs
 import trio
-from httptools.parser.errors import HttpParserError, HttpParserUpgrade
-from httptools.parser.parser import HttpRequestParser
+
+from .http1_wire import Request, RequestParser, header_lines, status_line
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -81,12 +77,6 @@ _READ_SIZE: Final = 64 * 1024
 _ASGI: Final = {"version": "3.0", "spec_version": "2.3"}
 #: Statuses whose responses have no body, hence no framing header.
 _NO_BODY: Final = frozenset({204, 304})
-#: A header name: an RFC 9110 token.
-_TOKEN: Final = re.compile(rb"[-!#$%&'*+.^_`|~0-9A-Za-z]+")
-#: What a header value may not hold: control characters (CR, LF, NUL...) but HTAB.
-_CONTROL: Final = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
-#: What the request line adds to the URL's length (method, spaces, version, CRLF).
-_REQUEST_LINE: Final = len(b"OPTIONS  HTTP/1.1\r\n")
 _CONTINUE: Final = b"HTTP/1.1 100 Continue\r\n\r\n"
 
 
@@ -117,18 +107,6 @@ class LeanLimits:
 
 class _Closed(Exception):
     """The peer closed the connection, or broke it."""
-
-
-@attrs.frozen
-class _Refusal:
-    """Why the connection's input cannot be served: the status to answer, and why."""
-
-    status: int
-    reason: str
-
-
-class _StopParsing(Exception):
-    """Raised from a parser callback to stop llhttp at once (the reason is kept aside)."""
 
 
 @attrs.define(eq=False)
@@ -212,151 +190,6 @@ class LeanHttpServer:
         return self._closing
 
 
-@attrs.define(eq=False)
-class _Request:
-    """One request as the parser reported it: its head, then its body as it arrives."""
-
-    target: bytes = b""
-    headers: list[tuple[bytes, bytes]] = attrs.field(factory=list)
-    #: The request line and headers seen so far, in bytes (see :meth:`_RequestParser.feed`).
-    head_size: int = _REQUEST_LINE
-    method: bytes = b""
-    http_version: str = "1.1"
-    #: Whether the connection may carry another request after this one.
-    keep_alive: bool = False
-    expects_continue: bool = False
-    head_done: bool = False
-    #: Body bytes received and not yet handed to the application.
-    body: bytearray = attrs.field(factory=bytearray)
-    body_started: bool = False
-    #: The whole message has been parsed; ``end``: the bytes fed to the parser before the
-    #: read that ended it (what was read after it is pipelined requests).
-    complete: bool = False
-    end: int = 0
-
-
-@attrs.define(eq=False)
-class _RequestParser:
-    """httptools' callbacks gathered into :class:`_Request` objects, queued in order.
-
-    llhttp parses everything it is fed, requests pipelined behind the current one
-    included, and calls back as it goes; nothing here raises to the caller of
-    :meth:`feed`: input that cannot be served sets :attr:`refusal`, and the requests
-    parsed whole before it are still served.
-    """
-
-    max_header_size: int
-    #: Requests begun and not yet answered, oldest first.
-    requests: deque[_Request] = attrs.field(init=False, factory=deque)
-    refusal: _Refusal | None = attrs.field(init=False, default=None)
-    #: Bytes fed so far.
-    fed: int = attrs.field(init=False, default=0)
-    _parser: HttpRequestParser = attrs.field(init=False)
-    _current: _Request | None = attrs.field(init=False, default=None)
-
-    def __attrs_post_init__(self) -> None:
-        self._parser = HttpRequestParser(self)
-
-    def feed(self, data: bytes) -> None:
-        """Parse ``data``. A head's size is counted from the callbacks (the URL, each
-        header); a head still incomplete after this read also counts every byte of this
-        read, so a header that never ends cannot grow past the limit (by more than one
-        read) in httptools' buffer."""
-        if self.refusal is not None:
-            return
-        in_head = self._current if self._current and not self._current.head_done else None
-        size_before = in_head.head_size if in_head else 0
-        try:
-            self._parser.feed_data(data)
-        except HttpParserUpgrade:
-            self._refuse(501, "upgrades are not served here (the hypercorn front end serves them)")
-        except HttpParserError as error:
-            if self.refusal is None:  # else a callback stopped the parser, and said why
-                self._refuse(400, f"malformed request: {error}")
-        self.fed += len(data)
-        if in_head is not None and in_head is self._current and not in_head.head_done:
-            in_head.head_size = size_before + len(data)  # all of this read was that head
-            self._head_too_large(in_head)
-
-    @property
-    def next_request(self) -> _Request | None:
-        """The oldest request not yet answered, once its head is complete."""
-        if self.requests and self.requests[0].head_done:
-            return self.requests[0]
-        return None
-
-    @property
-    def head_pending(self) -> bool:
-        """Whether a request has begun whose head is not complete."""
-        return bool(self.requests) and not self.requests[0].head_done
-
-    def answered(self) -> None:
-        """The oldest request has been answered: forget it."""
-        self.requests.popleft()
-
-    # httptools' callbacks
-
-    def on_message_begin(self) -> None:
-        self._current = _Request()
-        self.requests.append(self._current)
-
-    def on_url(self, url: bytes) -> None:
-        request = self._request()
-        request.target += url  # the URL may come in pieces, one per read
-        request.head_size += len(url)
-        if self._head_too_large(request):
-            raise _StopParsing
-
-    def on_header(self, name: bytes, value: bytes) -> None:
-        request = self._request()
-        if request.head_done:
-            return  # a chunked body's trailer fields: not part of the ASGI request
-        # llhttp drops the whitespace before a value, not after it (neither is part of it).
-        name, value = name.lower(), value.rstrip(b" \t")
-        request.headers.append((name, value))
-        request.head_size += len(name) + len(value) + 4
-        if name == b"expect" and value.lower() == b"100-continue":
-            request.expects_continue = True
-        if self._head_too_large(request):
-            raise _StopParsing
-
-    def on_headers_complete(self) -> None:
-        request, parser = self._request(), self._parser
-        if parser.should_upgrade():
-            return  # feed_data raises HttpParserUpgrade once the head is parsed
-        request.method = parser.get_method()
-        request.http_version = parser.get_http_version()
-        # An HTTP/1.0 peer's keep-alive would need a "Connection: keep-alive" answer: not offered.
-        request.keep_alive = request.http_version == "1.1" and parser.should_keep_alive()
-        request.head_done = True
-
-    def on_body(self, body: bytes) -> None:
-        request = self._request()
-        request.body += body
-        request.body_started = True
-
-    def on_message_complete(self) -> None:
-        request = self._request()
-        request.complete = True
-        request.end = self.fed
-        self._current = None
-
-    def _request(self) -> _Request:
-        assert self._current is not None, "llhttp calls on_message_begin first"
-        return self._current
-
-    def _head_too_large(self, request: _Request) -> bool:
-        """Whether ``request``'s head is past the limit (then the input is refused)."""
-        if request.head_size <= self.max_header_size:
-            return False
-        if self.refusal is None:
-            self._refuse(431, "request header fields too large")
-        return True
-
-    def _refuse(self, status: int, reason: str) -> None:
-        self.refusal = _Refusal(status, reason)
-
-
 def _peer(stream: trio.SocketStream, side: str) -> tuple[str, int] | None:
     try:
         address = stream.socket.getpeername() if side == "peer" else stream.socket.getsockname()
@@ -371,13 +204,13 @@ class _Connection:
 
     server: LeanHttpServer
     stream: trio.SocketStream
-    parser: _RequestParser = attrs.field(init=False)
+    parser: RequestParser = attrs.field(init=False)
     _idle: bool = attrs.field(init=False, default=True)
     _idle_scope: trio.CancelScope | None = attrs.field(init=False, default=None)
     _eof: bool = attrs.field(init=False, default=False)
 
     def __attrs_post_init__(self) -> None:
-        self.parser = _RequestParser(self.server.limits.max_header_size)
+        self.parser = RequestParser(self.server.limits.max_header_size)
 
     def close_if_idle(self) -> None:
         if self._idle and self._idle_scope is not None:
@@ -403,7 +236,7 @@ class _Connection:
             self.parser.answered()
             self._idle = True
 
-    async def _next_request(self, limits: LeanLimits) -> _Request | None:
+    async def _next_request(self, limits: LeanLimits) -> Request | None:
         """The next request whose head is complete, or None when the connection should
         close (after answering input that cannot be served)."""
         parser = self.parser
@@ -450,7 +283,7 @@ class _Connection:
     async def refuse(self, status: int, reason: str) -> None:
         """Answer with ``status`` and a plain-text ``reason``, then (the caller) close."""
         body = f"{status} {reason}\n".encode()
-        head = _status_line(status) + b"".join(
+        head = status_line(status) + b"".join(
             (
                 b"content-type: text/plain; charset=utf-8\r\n",
                 b"content-length: %d\r\n" % len(body),
@@ -465,44 +298,12 @@ class _Connection:
         return self._eof
 
 
-#: The status lines of the statuses with a registered reason phrase.
-_STATUS_LINES: Final = {
-    status.value: b"HTTP/1.1 %d %s\r\n" % (status.value, status.phrase.encode("ascii"))
-    for status in HTTPStatus
-}
-
-
-def _status_line(status: int) -> bytes:
-    return _STATUS_LINES.get(status) or b"HTTP/1.1 %d \r\n" % status
-
-
-def _header_lines(headers: Any) -> tuple[bytes, dict[bytes, bytes]]:
-    """The application's headers as ``name: value`` lines, and the values of the ones
-    that say how the body is framed and whether the connection stays open. A name that
-    is not a token or a value holding a control character raises :class:`ValueError`:
-    it would let the application's input split or forge a header."""
-    lines: list[bytes] = []
-    framing: dict[bytes, bytes] = {}
-    for name, value in headers:
-        if not isinstance(name, bytes) or not isinstance(value, bytes):
-            raise TypeError(f"ASGI header names and values are bytes: {(name, value)!r}")
-        if not _TOKEN.fullmatch(name):
-            raise ValueError(f"invalid HTTP header name: {name!r}")
-        if _CONTROL.search(value):
-            raise ValueError(f"invalid HTTP header value for {name!r}: {value!r}")
-        lowered = name.lower()
-        if lowered in (b"content-length", b"transfer-encoding", b"connection"):
-            framing[lowered] = value.strip().lower()
-        lines.append(b"%s: %s\r\n" % (name, value))
-    return b"".join(lines), framing
-
-
 @attrs.define(eq=False)
 class _Exchange:
     """One request and its response: the ASGI ``receive`` and ``send`` of one call."""
 
     connection: _Connection
-    request: _Request
+    request: Request
     client: tuple[str, int] | None
     local: tuple[str, int] | None
     #: Whether the connection may carry the next request once this one is answered.
@@ -632,7 +433,7 @@ class _Exchange:
         status = start["status"]
         if not isinstance(status, int) or not 200 <= status <= 999:
             raise ValueError(f"invalid HTTP response status: {status!r}")
-        lines, framing = _header_lines(start.get("headers", ()))
+        lines, framing = header_lines(start.get("headers", ()))
         self._bodyless = status in _NO_BODY or self.request.method == b"HEAD"
         self._closes = b"close" in (
             token.strip() for token in framing.get(b"connection", b"").split(b",")
@@ -648,7 +449,7 @@ class _Exchange:
             if not declared.isdigit():
                 raise ValueError(f"invalid Content-Length: {declared!r}")
             self._remaining = int(declared)
-        return _status_line(status) + lines
+        return status_line(status) + lines
 
     def _framed_head(self, body: bytes, more: bool) -> bytes:
         """The response head for a first body message ``body`` (``more``: not the last

@@ -1,0 +1,222 @@
+"""The HTTP/1.1 wire format of the lean front end: requests parsed, response heads written.
+
+- **Requests** are parsed by httptools (llhttp, the C parser of uvicorn and Node.js),
+  which calls back as it goes (the URL, each header, body bytes, the end of a
+  message); :class:`RequestParser` gathers those calls into one :class:`Request` per
+  message, queued in arrival order, and bounds a head's size as it grows. Input that
+  cannot be served (malformed, too large, an upgrade) is not raised: it sets the
+  parser's :class:`Refusal`, and the requests parsed whole before it are still served.
+- **Response heads** are serialization, not parsing: :func:`status_line` and
+  :func:`header_lines`, which refuse a header name that is not a token and a value
+  holding a control character (they would let the application's input split or forge
+  a header).
+
+No I/O here: :mod:`.http_lean` reads the socket, feeds the parser and writes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from http import HTTPStatus
+from typing import Any, Final
+
+import attrs
+from httptools.parser.errors import HttpParserError, HttpParserUpgrade
+from httptools.parser.parser import HttpRequestParser
+
+#: A header name: an RFC 9110 token.
+_TOKEN: Final = re.compile(rb"[-!#$%&'*+.^_`|~0-9A-Za-z]+")
+#: What a header value may not hold: control characters (CR, LF, NUL...) but HTAB.
+_CONTROL: Final = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
+#: What the request line adds to the URL's length (method, spaces, version, CRLF).
+_REQUEST_LINE: Final = len(b"OPTIONS  HTTP/1.1\r\n")
+
+
+@attrs.frozen
+class Refusal:
+    """Why the connection's input cannot be served: the status to answer, and why."""
+
+    status: int
+    reason: str
+
+
+class StopParsing(Exception):
+    """Raised from a parser callback to stop llhttp at once (the reason is kept aside)."""
+
+
+@attrs.define(eq=False)
+class Request:
+    """One request as the parser reported it: its head, then its body as it arrives."""
+
+    target: bytes = b""
+    headers: list[tuple[bytes, bytes]] = attrs.field(factory=list)
+    #: The request line and headers seen so far, in bytes (see :meth:`RequestParser.feed`).
+    head_size: int = _REQUEST_LINE
+    method: bytes = b""
+    http_version: str = "1.1"
+    #: Whether the connection may carry another request after this one.
+    keep_alive: bool = False
+    expects_continue: bool = False
+    head_done: bool = False
+    #: Body bytes received and not yet handed to the application.
+    body: bytearray = attrs.field(factory=bytearray)
+    body_started: bool = False
+    #: The whole message has been parsed; ``end``: the bytes fed to the parser before the
+    #: read that ended it (what was read after it is pipelined requests).
+    complete: bool = False
+    end: int = 0
+
+
+@attrs.define(eq=False)
+class RequestParser:
+    """httptools' callbacks gathered into :class:`Request` objects, queued in order.
+
+    llhttp parses everything it is fed, requests pipelined behind the current one
+    included, and calls back as it goes; nothing here raises to the caller of
+    :meth:`feed`: input that cannot be served sets :attr:`refusal`, and the requests
+    parsed whole before it are still served.
+    """
+
+    max_header_size: int
+    #: Requests begun and not yet answered, oldest first.
+    requests: deque[Request] = attrs.field(init=False, factory=deque)
+    refusal: Refusal | None = attrs.field(init=False, default=None)
+    #: Bytes fed so far.
+    fed: int = attrs.field(init=False, default=0)
+    _parser: HttpRequestParser = attrs.field(init=False)
+    _current: Request | None = attrs.field(init=False, default=None)
+
+    def __attrs_post_init__(self) -> None:
+        self._parser = HttpRequestParser(self)
+
+    def feed(self, data: bytes) -> None:
+        """Parse ``data``. A head's size is counted from the callbacks (the URL, each
+        header); a head still incomplete after this read also counts every byte of this
+        read, so a header that never ends cannot grow past the limit (by more than one
+        read) in httptools' buffer."""
+        if self.refusal is not None:
+            return
+        in_head = self._current if self._current and not self._current.head_done else None
+        size_before = in_head.head_size if in_head else 0
+        try:
+            self._parser.feed_data(data)
+        except HttpParserUpgrade:
+            self._refuse(501, "upgrades are not served here (the hypercorn front end serves them)")
+        except HttpParserError as error:
+            if self.refusal is None:  # else a callback stopped the parser, and said why
+                self._refuse(400, f"malformed request: {error}")
+        self.fed += len(data)
+        if in_head is not None and in_head is self._current and not in_head.head_done:
+            in_head.head_size = size_before + len(data)  # all of this read was that head
+            self._head_too_large(in_head)
+
+    @property
+    def next_request(self) -> Request | None:
+        """The oldest request not yet answered, once its head is complete."""
+        if self.requests and self.requests[0].head_done:
+            return self.requests[0]
+        return None
+
+    @property
+    def head_pending(self) -> bool:
+        """Whether a request has begun whose head is not complete."""
+        return bool(self.requests) and not self.requests[0].head_done
+
+    def answered(self) -> None:
+        """The oldest request has been answered: forget it."""
+        self.requests.popleft()
+
+    # httptools' callbacks
+
+    def on_message_begin(self) -> None:
+        self._current = Request()
+        self.requests.append(self._current)
+
+    def on_url(self, url: bytes) -> None:
+        request = self._request()
+        request.target += url  # the URL may come in pieces, one per read
+        request.head_size += len(url)
+        if self._head_too_large(request):
+            raise StopParsing
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        request = self._request()
+        if request.head_done:
+            return  # a chunked body's trailer fields: not part of the ASGI request
+        # llhttp drops the whitespace before a value, not after it (neither is part of it).
+        name, value = name.lower(), value.rstrip(b" \t")
+        request.headers.append((name, value))
+        request.head_size += len(name) + len(value) + 4
+        if name == b"expect" and value.lower() == b"100-continue":
+            request.expects_continue = True
+        if self._head_too_large(request):
+            raise StopParsing
+
+    def on_headers_complete(self) -> None:
+        request, parser = self._request(), self._parser
+        if parser.should_upgrade():
+            return  # feed_data raises HttpParserUpgrade once the head is parsed
+        request.method = parser.get_method()
+        request.http_version = parser.get_http_version()
+        # An HTTP/1.0 peer's keep-alive would need a "Connection: keep-alive" answer: not offered.
+        request.keep_alive = request.http_version == "1.1" and parser.should_keep_alive()
+        request.head_done = True
+
+    def on_body(self, body: bytes) -> None:
+        request = self._request()
+        request.body += body
+        request.body_started = True
+
+    def on_message_complete(self) -> None:
+        request = self._request()
+        request.complete = True
+        request.end = self.fed
+        self._current = None
+
+    def _request(self) -> Request:
+        assert self._current is not None, "llhttp calls on_message_begin first"
+        return self._current
+
+    def _head_too_large(self, request: Request) -> bool:
+        """Whether ``request``'s head is past the limit (then the input is refused)."""
+        if request.head_size <= self.max_header_size:
+            return False
+        if self.refusal is None:
+            self._refuse(431, "request header fields too large")
+        return True
+
+    def _refuse(self, status: int, reason: str) -> None:
+        self.refusal = Refusal(status, reason)
+
+
+#: The status lines of the statuses with a registered reason phrase.
+_STATUS_LINES: Final = {
+    status.value: b"HTTP/1.1 %d %s\r\n" % (status.value, status.phrase.encode("ascii"))
+    for status in HTTPStatus
+}
+
+
+def status_line(status: int) -> bytes:
+    return _STATUS_LINES.get(status) or b"HTTP/1.1 %d \r\n" % status
+
+
+def header_lines(headers: Any) -> tuple[bytes, dict[bytes, bytes]]:
+    """The application's headers as ``name: value`` lines, and the values of the ones
+    that say how the body is framed and whether the connection stays open. A name that
+    is not a token or a value holding a control character raises :class:`ValueError`:
+    it would let the application's input split or forge a header."""
+    lines: list[bytes] = []
+    framing: dict[bytes, bytes] = {}
+    for name, value in headers:
+        if not isinstance(name, bytes) or not isinstance(value, bytes):
+            raise TypeError(f"ASGI header names and values are bytes: {(name, value)!r}")
+        if not _TOKEN.fullmatch(name):
+            raise ValueError(f"invalid HTTP header name: {name!r}")
+        if _CONTROL.search(value):
+            raise ValueError(f"invalid HTTP header value for {name!r}: {value!r}")
+        lowered = name.lower()
+        if lowered in (b"content-length", b"transfer-encoding", b"connection"):
+            framing[lowered] = value.strip().lower()
+        lines.append(b"%s: %s\r\n" % (name, value))
+    return b"".join(lines), framing
