@@ -1024,7 +1024,7 @@ class ServerSession:
         server = self.server
         mounts = server.mounts
         if request.method == "tools/call":
-            tool = server._tools.get(params.name)
+            tool = server.find_tool(params.name)
             if tool is None:
                 return self._mount_may_ask(mounts.route_name(params.name), params)
             return retry or (not tool.inline and _takes_context(tool))

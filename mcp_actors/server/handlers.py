@@ -96,7 +96,7 @@ def call_tool(
     (A plain function that picks the coroutine, not a coroutine itself: every call's
     path then steps through one coroutine fewer.)
     """
-    tool = server_session.server._tools.get(params.name)
+    tool = server_session.server.find_tool(params.name)
     if tool is None:
         routed = server_session.server.mounts.route_name(params.name)
         if routed is not None:
