@@ -320,6 +320,7 @@ async def test_legacy_task_augmented_calls(transport: str) -> None:
     async with connect(transport, SERVER) as client:
         assert client.protocol_version == "2025-11-25"
         assert client.server_capabilities.tasks == {
+            "list": {},
             "cancel": {},
             "requests": {"tools": {"call": {}}},
         }
