@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from functools import partial
 from typing import Any
 
@@ -25,11 +25,14 @@ from mcp_actors import Client, McpError, Server, open_client
 from mcp_actors.auth.server import InvalidToken, ResourceServer
 from mcp_actors.protocol import types as t
 from mcp_actors.server.serve_http import HttpServerHandle, serve_http
+from mcp_actors.server.serve_websocket import serve_websocket
 from mcp_actors.server.tasks import TaskSettings
 from mcp_actors.shared.settings import SharedSettings
 from mcp_actors.testing.wire import WireRecorder, assert_all_valid
+from mcp_actors.transports.abc import MessageStream
 from mcp_actors.transports.http_auth import Principal
 from mcp_actors.transports.streamable_http_client import open_streamable_http
+from mcp_actors.transports.websocket import open_websocket_client
 
 from deployment import redis_server
 from servers.tasks_server import build
@@ -81,11 +84,37 @@ async def serving(
 
 
 @asynccontextmanager
+async def over_websocket(server: Server) -> AsyncIterator[str]:
+    """``server`` over WebSocket with OAuth (the token at the upgrade); yields its URL."""
+    async with trio.open_nursery() as nursery:
+        handle = await nursery.start(partial(serve_websocket, server, port=0, auth=protected()))
+        yield handle.url
+        nursery.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def served(over: str, server: Server) -> AsyncIterator[str]:
+    """``server`` with OAuth ``over`` "http" (``serve_http``) or "websocket"; yields its URL."""
+    if over == "websocket":
+        async with over_websocket(server) as url:
+            yield url
+    else:
+        async with serving(server) as [http]:
+            yield http.url
+
+
+@asynccontextmanager
 async def caller(url: str, token: str | None, era: str) -> AsyncIterator[Client]:
-    """A client of ``era`` with ``token``; what both sides sent is validated at the end."""
+    """A client of ``era`` with ``token`` (over WebSocket for a ``ws://`` URL); what both
+    sides sent is validated at the end."""
     headers = {"authorization": f"Bearer {token}"} if token else None
     capabilities = WITH_TASKS if era == "modern" else None
-    async with open_streamable_http(url, headers=headers, legacy_fallback=False) as stream:
+    opener: AbstractAsyncContextManager[MessageStream] = (
+        open_websocket_client(url, headers=headers)
+        if url.startswith("ws://")
+        else open_streamable_http(url, headers=headers, legacy_fallback=False)
+    )
+    async with opener as stream:
         wire = WireRecorder(stream)
         async with open_client(wire, era=era, capabilities=capabilities) as client:
             yield client
@@ -122,11 +151,12 @@ async def asking(client: Client, task_id: str, *, no_more: bool = False) -> None
 # -- 2026-07-28: the tasks extension -------------------------------------------------------
 
 
-async def test_another_principal_cannot_reach_a_modern_task() -> None:
+@pytest.mark.parametrize("over", ["http", "websocket"])
+async def test_another_principal_cannot_reach_a_modern_task(over: str) -> None:
     async with (
-        serving(tasks_server()) as [http],
-        caller(http.url, "alice", "modern") as alice,
-        caller(http.url, "bob", "modern") as bob,
+        served(over, tasks_server()) as url,
+        caller(url, "alice", "modern") as alice,
+        caller(url, "bob", "modern") as bob,
     ):
         started = await alice.start_tool_task("confirm", {"path": "/etc"})
         task_id = started.task_id
@@ -156,13 +186,14 @@ async def test_the_same_principal_reaches_its_task_from_another_connection() -> 
         assert result.content == [t.TextContent(text="slept 0 s")]
 
 
-async def test_a_listen_stream_hears_only_its_own_principal_s_tasks() -> None:
+@pytest.mark.parametrize("over", ["http", "websocket"])
+async def test_a_listen_stream_hears_only_its_own_principal_s_tasks(over: str) -> None:
     """Bob asks to hear Alice's task and his own: the acknowledgement is the same as for
     any id (no oracle), but only his own task's changes reach him."""
     async with (
-        serving(tasks_server()) as [http],
-        caller(http.url, "alice", "modern") as alice,
-        caller(http.url, "bob", "modern") as bob,
+        served(over, tasks_server()) as url,
+        caller(url, "alice", "modern") as alice,
+        caller(url, "bob", "modern") as bob,
     ):
         hers = await alice.start_tool_task("confirm", {"path": "/a"})
         assert hers.task_id is not None
@@ -217,12 +248,13 @@ def legacy_attempts(client: Client) -> list[Callable[[str], Awaitable[object]]]:
     ]
 
 
-async def test_another_principal_cannot_reach_a_legacy_task() -> None:
+@pytest.mark.parametrize("over", ["http", "websocket"])
+async def test_another_principal_cannot_reach_a_legacy_task(over: str) -> None:
     async with (
-        serving(tasks_server()) as [http],
-        caller(http.url, "alice", "legacy") as alice,
-        caller(http.url, "alice-too", "legacy") as alice_again,
-        caller(http.url, "bob", "legacy") as bob,
+        served(over, tasks_server()) as url,
+        caller(url, "alice", "legacy") as alice,
+        caller(url, "alice-too", "legacy") as alice_again,
+        caller(url, "bob", "legacy") as bob,
     ):
         assert alice.server_capabilities.tasks == {
             "list": {},

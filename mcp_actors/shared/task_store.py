@@ -10,7 +10,8 @@ record never changes again, whichever worker tries.
 every worker refuses a task to another caller alike. The ids of a requestor's tasks
 are also in the set ``<prefix>:requestor:<requestor>`` (for ``tasks/list``; the set
 lives as long as the longest-lived record added to it; ids whose record expired are
-dropped from it when it is read).
+dropped from it when it is read). Listing reads every id of the set: one record per
+task the requestor started within those tasks' TTL.
 
 **Dead workers.** A record names the worker running it (:attr:`TaskRecord.owner`).
 Every worker refreshes ``<prefix>:worker:<name>`` each ``heartbeat_seconds``, with a
