@@ -543,7 +543,8 @@ async def test_capabilities_ping_and_set_level_answer_empty_objects() -> None:
         "prompts": {"listChanged": True},
         "resources": {"subscribe": True, "listChanged": True},
         "tools": {"listChanged": True},
-        "tasks": {"cancel": {}, "requests": {"tools": {"call": {}}}},  # its task fixtures
+        # its task fixtures
+        "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}},
         # extensions are negotiated in the legacy era too (in initialize)
         "extensions": {"io.modelcontextprotocol/skills": {"directoryRead": True}},
     }

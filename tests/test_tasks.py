@@ -312,6 +312,19 @@ async def test_the_store_is_bounded_and_drops_the_oldest_finished_task() -> None
         MemoryTaskStore(max_tasks=0)
 
 
+async def test_the_store_gives_a_requestor_its_own_unexpired_records_oldest_first() -> None:
+    now = [1000.0]
+    store = MemoryTaskStore(clock=lambda: now[0])
+    for task_id, requestor, ttl_ms in [("a", "r1", 500), ("b", "r2", 5000), ("c", "r1", 5000)]:
+        await store.add(TaskRecord(task_id, now[0], ttl_ms, 10, "x", requestor=requestor))
+        now[0] += 0.1
+    assert [r.task_id for r in await store.of_requestor("r1")] == ["a", "c"]
+    now[0] += 0.5  # a expires
+    assert [r.task_id for r in await store.of_requestor("r1")] == ["c"]
+    assert [r.task_id for r in await store.of_requestor("r2")] == ["b"]
+    assert await store.of_requestor("") == []
+
+
 # -- 2025-11-25: the experimental core tasks (legacy sessions) ---------------------------
 
 
@@ -320,6 +333,7 @@ async def test_legacy_task_augmented_calls(transport: str) -> None:
     async with connect(transport, SERVER) as client:
         assert client.protocol_version == "2025-11-25"
         assert client.server_capabilities.tasks == {
+            "list": {},
             "cancel": {},
             "requests": {"tools": {"call": {}}},
         }

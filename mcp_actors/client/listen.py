@@ -14,8 +14,8 @@ tagged with this stream's subscription id go to this listener only (not to
 ``ClientHandlers.on_list_changed``, which hears the legacy era's untagged ones).
 
 The listener's inbox is a bounded, coalescing :class:`~mcp_actors.runtime.bus.Mailbox`:
-a list change still unread absorbs the next one, an update of a resource still
-unread absorbs the next update of it, and beyond ``inbox_size`` distinct pending
+a list change still unread absorbs the next one, an update of a resource (a task's
+new state) still unread absorbs the next update of it, and beyond ``inbox_size`` distinct pending
 events one more is dropped (counted in :attr:`Listener.dropped`) — so a slow
 reader never holds up the client's session.
 
@@ -140,7 +140,9 @@ class Listener:
             self.acknowledged = dict(params.notifications)
             self._acknowledged.set()
             return
-        self._mailbox.offer(Change(method, getattr(params, "uri", None), params))
+        # what the event is about (a resource, a task): events about different ones never coalesce
+        subject = getattr(params, "uri", None) or getattr(params, "task_id", None)
+        self._mailbox.offer(Change(method, subject, params))
 
     async def wait_acknowledged(self) -> None:
         """Wait for the stream's (first) acknowledgement."""

@@ -50,12 +50,14 @@ Unsubscribe = Callable[[], None]
 @attrs.frozen
 class Change:
     """One announced change: the notification ``method`` that tells it, what it is
-    about (``subject``: a resource URI, a task id; None for a list change) and the
-    notification's ``params`` (a protocol Struct, without the listener's tag)."""
+    about (``subject``: a resource URI, a task id; None for a list change), the
+    notification's ``params`` (a protocol Struct, without the listener's tag), and
+    who may hear it (``audience``: a task's requestor; None: every listener)."""
 
     method: str
     subject: str | None = None
     params: Any = None
+    audience: str | None = None
 
     @property
     def key(self) -> tuple[str, str | None]:

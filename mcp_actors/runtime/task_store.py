@@ -15,6 +15,8 @@ Bounds and expiry:
 - each record has a time to live (``ttl_ms``, from its creation; None: kept until
   the process ends). An expired record is gone: reads return None, and
   :meth:`MemoryTaskStore.purge_expired` drops them (the store purges on every add);
+- a record names its ``requestor`` (who may see it: see :mod:`mcp_actors.server.tasks`);
+  :meth:`TaskStore.of_requestor` gives one requestor's records (``tasks/list``);
 - the store holds at most ``max_tasks`` records. When it is full, adding one first
   drops expired records, then the oldest *finished* record (completed, failed,
   cancelled); if every record is still running, :meth:`add` raises
@@ -58,6 +60,9 @@ class TaskRecord:
     #: The worker process that runs it (None: this process; a shared store sets it,
     #: and reports the task failed once that worker is gone).
     owner: str | None = None
+    #: Who may see and steer it: an opaque key of the caller that created it (its
+    #: principal, or its session); "" for a caller nothing identifies.
+    requestor: str = ""
     status: str = "working"
     updated: float = attrs.field(default=attrs.Factory(lambda self: self.created, takes_self=True))
     status_message: str | None = None
@@ -88,6 +93,9 @@ class TaskStore(Protocol):
     async def update(self, task_id: str, **changes: Any) -> TaskRecord | None:
         """Apply ``changes`` to a task that is not finished yet; returns the record as
         it is now (unchanged if it was finished already), None if unknown or expired."""
+
+    async def of_requestor(self, requestor: str) -> list[TaskRecord]:
+        """The unexpired records of ``requestor``, oldest first."""
 
     def live(self) -> int:
         """How many records the store holds (finished ones included, until they expire);
@@ -142,6 +150,15 @@ class MemoryTaskStore:
             setattr(record, name, value)
         record.updated = self.clock()
         return record
+
+    async def of_requestor(self, requestor: str) -> list[TaskRecord]:
+        now = self.clock()
+        mine = [
+            record
+            for record in self._records.values()
+            if record.requestor == requestor and not record.expired(now)
+        ]
+        return sorted(mine, key=lambda record: record.created)
 
     def remove(self, task_id: str) -> None:
         self._records.pop(task_id, None)

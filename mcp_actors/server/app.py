@@ -463,7 +463,12 @@ class Server:
         """Serve one ``subscriptions/listen`` request: the stream's actor (see :mod:`.listen`)."""
         capabilities = server_session.state.local_capabilities
         assert isinstance(capabilities, t.ServerCapabilities)
-        offer = ListenOffer(capabilities, self._resources.knows, server_session.client_capabilities)
+        offer = ListenOffer(
+            capabilities,
+            self._resources.knows,
+            server_session.client_capabilities,
+            audience=self.task_manager.requestor_of(server_session),
+        )
 
         async def notify(method: str, notification: Any) -> None:
             await server_session.session.notify(
@@ -826,9 +831,13 @@ def _may_run_as_task(tool: RegisteredTool | None) -> int:
     return int(tool is not None and tool.task != "never")
 
 
-#: What a 2025-11-25 server with task tools declares: cancel, and task-augmented
-#: ``tools/call`` (no ``list``: see :mod:`.task_methods`).
-_LEGACY_TASKS_CAPABILITY: dict[str, Any] = {"cancel": {}, "requests": {"tools": {"call": {}}}}
+#: What a 2025-11-25 server with task tools declares: list (each requestor its own
+#: tasks: see :mod:`.task_methods`), cancel, and task-augmented ``tools/call``.
+_LEGACY_TASKS_CAPABILITY: dict[str, Any] = {
+    "list": {},
+    "cancel": {},
+    "requests": {"tools": {"call": {}}},
+}
 _TASK_SUPPORT = {"optional": "optional", "always": "required"}
 
 

@@ -128,11 +128,13 @@ async def _start_task(
     closure cells for the lambdas here.)
     """
     manager = server_session.server.task_manager
+    requestor = manager.requestor_of(server_session)
     if request.modern is None:  # 2025-11-25: the task asks on the session, as any call
         created = await manager.start(
             tool.name,
             lambda task: _run_tool(server_session, request, tool, params),
             host_of(request),
+            requestor=requestor,
             ttl_ms=legacy_requested_ttl(params),
         )
         return legacy_created(created)
@@ -140,6 +142,7 @@ async def _start_task(
         tool.name,
         lambda task: _run_tool(server_session.answered_by(task), request, tool, params),
         host_of(request),
+        requestor=requestor,
     )
 
 

@@ -36,7 +36,9 @@ publisher nor any other listener.
 
 Extensions add filter keys with :func:`register_filter_key` (the tasks extension's
 ``taskIds`` delivers ``notifications/tasks``): a :class:`FilterKey` says how to
-honour the requested value and which changes it selects.
+honour the requested value and which changes it selects. A change addressed to one
+requestor (``Change.audience``: a task's new state) reaches only the streams of that
+requestor (``ListenOffer.audience``), whatever their filter asked for.
 """
 
 from __future__ import annotations
@@ -61,12 +63,15 @@ Notify = Callable[[str, Any], Awaitable[None]]
 @attrs.frozen
 class ListenOffer:
     """What honouring a filter may look at: the capabilities the server declares to the
-    listener's revision, which resource URIs it knows, and the capabilities the listen
-    request declares (an extension's key may need one: then its ``honour`` raises -32021)."""
+    listener's revision, which resource URIs it knows, the capabilities the listen
+    request declares (an extension's key may need one: then its ``honour`` raises -32021),
+    and who listens (``audience``: a change addressed to someone else is not delivered,
+    see :attr:`~mcp_actors.runtime.bus.Change.audience`)."""
 
     capabilities: t.ServerCapabilities
     knows_resource: Callable[[str], bool]
     client_capabilities: t.ClientCapabilities | None = None
+    audience: str = ""
 
 
 @attrs.frozen
@@ -212,7 +217,8 @@ class ListenStreams:
         mailbox = Mailbox(self.mailbox_size)
 
         def receive(change: Change) -> int:
-            if not selects(honoured, change):
+            addressed = change.audience is None or change.audience == offer.audience
+            if not addressed or not selects(honoured, change):
                 return 0
             mailbox.offer(change)
             return 1

@@ -13,7 +13,10 @@ checks that the request declares the extension in its ``_meta`` client capabilit
 ``tasks/result`` and ``tasks/list`` do not exist in this era (-32601, from the
 method table). A ``subscriptions/listen`` whose filter has ``taskIds`` gets
 ``notifications/tasks`` (the task, as ``tasks/get`` gives it) at each change of those
-tasks; from a request without the extension it is refused with -32021.
+tasks; from a request without the extension it is refused with -32021. The
+acknowledgement echoes the ids asked for, whoever's they are (as it does for ids
+that do not exist: no oracle), but only the listener's own tasks are heard — a
+task's change is addressed to its requestor (:attr:`Change.audience`).
 
 **2025-11-25, the experimental core tasks (legacy sessions).** A ``tools/call`` with
 ``params.task`` (``{ttl}``) of a tool that allows it (``execution.taskSupport``) is
@@ -21,10 +24,15 @@ answered ``{"task": {...}}``; ``tasks/get`` gives the task (a tool's ``isError``
 result is ``failed`` in this revision), ``tasks/result`` waits for the end and
 answers what the call would have (its result with the ``related-task`` ``_meta``,
 or its error), ``tasks/cancel`` cancels (-32602 for a finished task) and answers
-the ``cancelled`` task. ``tasks/list`` is not offered: the server cannot tell
-requestors apart, so listing would show every client's tasks (the revision says
-not to declare it then); it is -32601. A task's questions to the client
-(``ctx.elicit``...) are requests on the session, as in any legacy call.
+the ``cancelled`` task. ``tasks/list`` (declared: ``tasks.list``) gives the
+requestor's own tasks, oldest first, ``TaskSettings.list_page_size`` a page (a
+``nextCursor`` for more; -32602 for a cursor we did not make). A legacy requestor is
+always known — its principal, or else its session — so the list never shows
+another client's tasks. A task's questions to the client (``ctx.elicit``...) are
+requests on the session, as in any legacy call.
+
+In both eras every method answers only the requestor's own tasks (see :mod:`.tasks`):
+another caller's task id is answered as an unknown one.
 
 See :mod:`.tasks` for the tasks themselves.
 """
@@ -43,6 +51,7 @@ from ..runtime.bus import Change
 from ..runtime.request import InboundRequest
 from ..runtime.task_store import TaskRecord, iso_timestamp
 from .listen import FilterKey, ListenOffer, register_filter_key
+from .pagination import paginate
 from .tasks import declares_extension, detailed_task, missing_extension
 
 if TYPE_CHECKING:
@@ -94,8 +103,10 @@ def runs_as_task(
 
 
 def task_change(record: TaskRecord) -> Change:
-    """A task's new state, as the change bus carries it to listen streams."""
-    return Change("notifications/tasks", record.task_id, detailed_task(record))
+    """A task's new state, as the change bus carries it to its requestor's listen streams."""
+    return Change(
+        "notifications/tasks", record.task_id, detailed_task(record), audience=record.requestor
+    )
 
 
 def _honour_task_ids(value: Any, offer: ListenOffer) -> list[str] | None:
@@ -137,7 +148,8 @@ async def get_task(
     server_session: ServerSession, request: InboundRequest, params: t.TaskIdParams
 ) -> t.DetailedTask | t.GetTaskResult:
     _check_declared(server_session, request)
-    record = await server_session.server.task_manager.find(params.task_id)
+    manager = server_session.server.task_manager
+    record = await manager.find(params.task_id, manager.requestor_of(server_session))
     if request.modern is None:
         return t.GetTaskResult(**_legacy_fields(record))
     return detailed_task(record)
@@ -147,7 +159,9 @@ async def update_task(
     server_session: ServerSession, request: InboundRequest, params: t.UpdateTaskParams
 ) -> t.EmptyResult:
     _check_declared(server_session, request)
-    await server_session.server.task_manager.update(params.task_id, params.input_responses)
+    manager = server_session.server.task_manager
+    requestor = manager.requestor_of(server_session)
+    await manager.update(params.task_id, requestor, params.input_responses)
     return t.EmptyResult()
 
 
@@ -156,16 +170,17 @@ async def cancel_task(
 ) -> t.EmptyResult | t.CancelTaskResult:
     _check_declared(server_session, request)
     manager = server_session.server.task_manager
+    requestor = manager.requestor_of(server_session)
     if request.modern is None:
-        if (await manager.find(params.task_id)).terminal:
+        if (await manager.find(params.task_id, requestor)).terminal:
             raise McpError(
                 errors.INVALID_PARAMS,
                 f"Invalid params: task {params.task_id!r} has finished; it cannot be cancelled",
                 {"taskId": params.task_id},
             )
-        await manager.cancel(params.task_id)
-        return t.CancelTaskResult(**_legacy_fields(await manager.find(params.task_id)))
-    await manager.cancel(params.task_id)
+        await manager.cancel(params.task_id, requestor)
+        return t.CancelTaskResult(**_legacy_fields(await manager.find(params.task_id, requestor)))
+    await manager.cancel(params.task_id, requestor)
     return t.EmptyResult()
 
 
@@ -174,7 +189,8 @@ async def task_result(
 ) -> t.CallToolResult:
     """``tasks/result`` (2025-11-25): what the call would have answered, once it ended."""
     _check_declared(server_session, request)
-    record = await server_session.server.task_manager.wait_finished(params.task_id)
+    manager = server_session.server.task_manager
+    record = await manager.wait_finished(params.task_id, manager.requestor_of(server_session))
     related = {RELATED_TASK: {"taskId": record.task_id}}
     if record.status == "completed" and record.result is not None:
         result = msgspec.convert(record.result, t.CallToolResult)
@@ -184,6 +200,18 @@ async def task_result(
         error = record.error
         raise McpError(int(error["code"]), str(error["message"]), error.get("data"))
     raise McpError(errors.INTERNAL_ERROR, f"task {record.task_id!r} was cancelled", related)
+
+
+async def list_tasks(
+    server_session: ServerSession, request: InboundRequest, params: t.PaginatedParams
+) -> t.ListTasksResult:
+    """``tasks/list`` (2025-11-25): one page of the requestor's own tasks."""
+    _check_declared(server_session, request)
+    manager = server_session.server.task_manager
+    records = await manager.tasks_of(manager.requestor_of(server_session))
+    page, next_cursor = paginate(records, params.cursor, manager.settings.list_page_size)
+    tasks = [t.Task(**_legacy_fields(record)) for record in page]
+    return t.ListTasksResult(tasks=tasks, next_cursor=next_cursor)
 
 
 def _legacy_fields(record: TaskRecord) -> dict[str, Any]:
@@ -220,4 +248,5 @@ TASK_HANDLERS: dict[str, Any] = {
     "tasks/update": update_task,
     "tasks/cancel": cancel_task,
     "tasks/result": task_result,
+    "tasks/list": list_tasks,
 }

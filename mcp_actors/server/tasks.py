@@ -34,6 +34,23 @@ A task's records go through a :class:`~mcp_actors.runtime.task_store.TaskStore`
 ``tools/call`` is refused with -32603). ``tasks/cancel`` cancels the actor's scope:
 the tool sees ``trio.Cancelled`` at its next checkpoint, as for any cancelled call.
 
+**A task belongs to its requestor.** Whoever created a task — the caller's OAuth
+principal (subject and client, as :func:`~.authorization.caller_key` tells them) when
+the transport authenticates one, else the legacy session that made it — is the only
+one who can ``tasks/get``, ``tasks/result``, ``tasks/update``, ``tasks/cancel`` or
+``tasks/list`` it, or hear it on a listen stream; anyone else is answered exactly as
+for an id that never existed (-32602), so the answer tells nothing about other
+callers' tasks. The same principal reaches its tasks from any connection or session
+(and, with a shared store, any worker). A 2026-07-28 request that nothing
+authenticates (no ``auth``, or stdio) has no requestor to bind to — a modern client
+polls over whatever connection it likes — so its tasks are bound to no one: anyone
+holding the id reaches them, as the spec allows when there is no authorization
+context. Their ids are 192 random bits, unguessable; serve with ``auth`` (and a
+short ``ttl_ms``) where tasks of several users must stay apart. Each identified
+requestor runs at most ``max_running_per_requestor`` tasks at once in a process
+(one more is refused with -32603 and ``data.limit``), so one caller cannot take all
+of ``max_tasks``.
+
 A task's tool asks the user for input with the same code as anywhere else —
 ``await ctx.elicit(...)``, ``ctx.sample``, ``ctx.list_roots``, ``ctx.ask`` — and the
 task becomes ``input_required`` with the questions as ``inputRequests`` until
@@ -43,8 +60,10 @@ outstanding); see :class:`RunningTask`.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import secrets
+import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -58,7 +77,7 @@ from ..protocol.errors import McpError
 from ..protocol.extensions import declared_settings
 from ..runtime.groups import describe
 from ..runtime.internal_errors import internal_errors
-from ..runtime.session import ActorHost
+from ..runtime.session import ActorHost, Session
 from ..runtime.task_store import (
     MemoryTaskStore,
     TaskRecord,
@@ -66,10 +85,12 @@ from ..runtime.task_store import (
     TaskStoreFull,
     iso_timestamp,
 )
+from .authorization import caller_key
 from .mrtr import RESULT_TYPES
 from .tools import error_result, to_content
 
 if TYPE_CHECKING:
+    from .app import ServerSession
     from .client_requests import Question
     from .context import Context
 
@@ -97,11 +118,15 @@ def missing_extension(what: str) -> McpError:
 @attrs.frozen
 class TaskSettings:
     """How tasks are kept: ``ttl_ms`` from creation (None: until the process ends),
-    the ``poll_interval_ms`` suggested to clients, at most ``max_tasks`` records."""
+    the ``poll_interval_ms`` suggested to clients, at most ``max_tasks`` records, at
+    most ``max_running_per_requestor`` unfinished tasks of one identified requestor
+    in this process, and ``list_page_size`` tasks per ``tasks/list`` page."""
 
     ttl_ms: int | None = 3_600_000
     poll_interval_ms: int = 500
     max_tasks: int = 1000
+    max_running_per_requestor: int = 100
+    list_page_size: int = 100
 
     def __attrs_post_init__(self) -> None:
         if self.ttl_ms is not None and (not isinstance(self.ttl_ms, int) or self.ttl_ms < 1):
@@ -110,8 +135,10 @@ class TaskSettings:
             raise ValueError(
                 f"poll_interval_ms must be a positive integer, not {self.poll_interval_ms!r}"
             )
-        if not isinstance(self.max_tasks, int) or self.max_tasks < 1:
-            raise ValueError(f"max_tasks must be a positive integer, not {self.max_tasks!r}")
+        for name in ("max_tasks", "max_running_per_requestor", "list_page_size"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, not {value!r}")
 
 
 @attrs.frozen
@@ -136,6 +163,8 @@ class RunningTask:
 
     task_id: str
     _manager: TaskManager
+    #: Whose task it is (see :attr:`TaskRecord.requestor`).
+    requestor: str = ""
     scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
     #: The handler's contexts (the exchange protocol of :mod:`.client_requests`).
     contexts: list[Context] = attrs.field(init=False, factory=list)
@@ -236,17 +265,48 @@ class TaskManager:
     #: publishes them on its change bus; None: they are ignored).
     forward_answers: Callable[[str, dict[str, Any]], object] | None = None
     _running: dict[str, RunningTask] = attrs.field(init=False, factory=dict)
+    #: The requestor key of each legacy session that made or asked for a task.
+    _session_keys: weakref.WeakKeyDictionary[Session, str] = attrs.field(
+        init=False, factory=weakref.WeakKeyDictionary
+    )
     _started: int = attrs.field(init=False, default=0)
     _refused: int = attrs.field(init=False, default=0)
 
+    def requestor_of(self, view: ServerSession) -> str:
+        """Who is asking, as a key a task is bound to (module docstring): the caller's
+        authenticated principal; else, in a legacy session, that session; else "" (a
+        modern request nothing authenticates). Opaque: a digest, never the identity."""
+        principal = view.principal
+        if principal is not None and principal.authenticated:
+            return _digest("principal", caller_key(principal))
+        if not view.state.revision.handshake:
+            return ""
+        session = view.session
+        key = self._session_keys.get(session)
+        if key is None:
+            key = self._session_keys[session] = _digest("session", secrets.token_hex(16))
+        return key
+
     async def start(
-        self, tool: str, work: Work, host: ActorHost, *, ttl_ms: int | None = None
+        self,
+        tool: str,
+        work: Work,
+        host: ActorHost,
+        *,
+        requestor: str = "",
+        ttl_ms: int | None = None,
     ) -> t.CreatedTask:
-        """Record a new task and start its actor, running ``work(task)`` in ``host``;
-        returns what ``tools/call`` answers. The record is in the store before this
-        returns, so ``tasks/get`` finds it at once. Refused (-32603) when the store is
-        full. ``ttl_ms`` (a client's request) can only shorten the configured TTL."""
+        """Record a new task of ``requestor`` and start its actor, running ``work(task)``
+        in ``host``; returns what ``tools/call`` answers. The record is in the store
+        before this returns, so ``tasks/get`` finds it at once. Refused (-32603) when the
+        store is full, or the requestor runs ``max_running_per_requestor`` tasks here.
+        ``ttl_ms`` (a client's request) can only shorten the configured TTL."""
         settings = self.settings
+        limit = settings.max_running_per_requestor
+        if requestor and self._running_of(requestor) >= limit:
+            self._refused += 1
+            detail = f"You have {limit} tasks running; start another once one has finished"
+            raise McpError(errors.INTERNAL_ERROR, detail, {"limit": limit})
         now = self.store.now()
         ttl = settings.ttl_ms
         if ttl_ms is not None and ttl_ms > 0:
@@ -257,6 +317,7 @@ class TaskManager:
             ttl_ms=ttl,
             poll_interval_ms=settings.poll_interval_ms,
             tool=tool,
+            requestor=requestor,
         )
         try:
             await self.store.add(record)
@@ -264,7 +325,7 @@ class TaskManager:
             self._refused += 1
             detail = f"The server cannot take more tasks now: {full}"
             raise McpError(errors.INTERNAL_ERROR, detail) from None
-        running = RunningTask(record.task_id, self)
+        running = RunningTask(record.task_id, self, requestor)
         self._running[record.task_id] = running
         self._started += 1
         host.start_actor(lambda: self._run(running, work))
@@ -311,11 +372,16 @@ class TaskManager:
         else:
             await self._update(task_id, status="working", input_requests=None)
 
-    async def find(self, task_id: str) -> TaskRecord:
-        """The record of ``task_id``, or -32602 (unknown or expired)."""
+    def _running_of(self, requestor: str) -> int:
+        return sum(1 for running in self._running.values() if running.requestor == requestor)
+
+    async def find(self, task_id: str, requestor: str) -> TaskRecord:
+        """The record of ``task_id`` if it is ``requestor``'s; else -32602, the same
+        for another requestor's task as for an unknown or expired id."""
         record = await self.store.get(task_id)
         if record is None:
             self._forget(task_id)
+        if record is None or record.requestor != requestor:
             raise McpError(
                 errors.INVALID_PARAMS,
                 f"Invalid params: no task {task_id!r} (unknown, or expired)",
@@ -323,10 +389,14 @@ class TaskManager:
             )
         return record
 
-    async def update(self, task_id: str, responses: Mapping[str, Any]) -> None:
+    async def tasks_of(self, requestor: str) -> list[TaskRecord]:
+        """``requestor``'s tasks (unexpired), oldest first: what ``tasks/list`` pages."""
+        return await self.store.of_requestor(requestor)
+
+    async def update(self, task_id: str, requestor: str, responses: Mapping[str, Any]) -> None:
         """Deliver ``tasks/update`` answers to the task's actor (unknown keys ignored);
         to a task another worker runs, through ``forward_answers`` (the shared bus)."""
-        record = await self.find(task_id)
+        record = await self.find(task_id, requestor)
         if record.status != "input_required":
             return
         running = self._running.get(record.task_id)
@@ -344,11 +414,11 @@ class TaskManager:
         running.take_from_elsewhere(responses)
         return 1
 
-    async def cancel(self, task_id: str) -> None:
+    async def cancel(self, task_id: str, requestor: str) -> None:
         """Cancel a task (nothing for a finished one): its record says ``cancelled``
         and its actor's scope is cancelled — on another worker, when that worker hears
         the change on a shared bus (:meth:`cancelled_elsewhere`)."""
-        record = await self.find(task_id)
+        record = await self.find(task_id, requestor)
         if record.terminal:
             return
         await self._update(task_id, status="cancelled")
@@ -365,11 +435,11 @@ class TaskManager:
         running.scope.cancel()
         return 1
 
-    async def wait_finished(self, task_id: str) -> TaskRecord:
+    async def wait_finished(self, task_id: str, requestor: str) -> TaskRecord:
         """The record of ``task_id`` once the task has finished (-32602 if it is
-        unknown or expires meanwhile)."""
+        unknown, another requestor's, or expires meanwhile)."""
         while True:
-            record = await self.find(task_id)
+            record = await self.find(task_id, requestor)
             if record.terminal:
                 return record
             running = self._running.get(task_id)
@@ -406,7 +476,10 @@ async def start_task(ctx: Context, work: Callable[[], Awaitable[Any]]) -> t.Crea
     session = view.session
     manager = view.server.task_manager
     host = session.host or session
-    return await manager.start("deferred", lambda task: _tool_result(work), host)
+    requestor = manager.requestor_of(view)
+    return await manager.start(
+        "deferred", lambda task: _tool_result(work), host, requestor=requestor
+    )
 
 
 async def _tool_result(work: Callable[[], Awaitable[Any]]) -> t.CallToolResult:
@@ -451,6 +524,11 @@ def _task_fields(record: TaskRecord) -> dict[str, Any]:
         "poll_interval_ms": record.poll_interval_ms,
         "status_message": record.status_message or msgspec.UNSET,
     }
+
+
+def _digest(kind: str, identity: str) -> str:
+    """An opaque requestor key for ``identity`` of ``kind`` (safe in a Redis key, a log)."""
+    return hashlib.sha256(f"{kind}\n{identity}".encode()).hexdigest()[:32]
 
 
 def _builtins(result: t.CallToolResult) -> dict[str, Any]:

@@ -46,6 +46,7 @@ class _Wire(msgspec.Struct, frozen=True):
     method: str
     subject: str | None
     params: Any
+    audience: str | None = None
 
 
 _encode = msgspec.json.Encoder().encode
@@ -107,7 +108,7 @@ class RedisBus:
                 log.warning("could not publish %d change(s) to Redis: %s", len(messages), error)
 
     def _encode(self, change: Change) -> bytes:
-        wire = _Wire(self.origin, change.method, change.subject, change.params)
+        wire = _Wire(self.origin, change.method, change.subject, change.params, change.audience)
         return _encode(wire)
 
     async def _receive(self, *, task_status: trio.TaskStatus[None]) -> None:
@@ -142,7 +143,7 @@ class RedisBus:
         if wire.origin == self.origin:
             return
         self.received += 1
-        self._local.publish(Change(wire.method, wire.subject, params))
+        self._local.publish(Change(wire.method, wire.subject, params, wire.audience))
 
 
 def _publish_all(client: redis.Redis, channel: str, messages: list[bytes]) -> None:

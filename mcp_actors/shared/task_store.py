@@ -6,6 +6,13 @@ ends": Redis has to forget it some day) — Redis expires it, so the store needs
 sweeper. Updates are compare-and-set transactions (``WATCH``/``MULTI``): a finished
 record never changes again, whichever worker tries.
 
+**Requestors.** A record keeps its :attr:`TaskRecord.requestor` (who may see it), so
+every worker refuses a task to another caller alike. The ids of a requestor's tasks
+are also in the set ``<prefix>:requestor:<requestor>`` (for ``tasks/list``; the set
+lives as long as the longest-lived record added to it; ids whose record expired are
+dropped from it when it is read). Listing reads every id of the set: one record per
+task the requestor started within those tasks' TTL.
+
 **Dead workers.** A record names the worker running it (:attr:`TaskRecord.owner`).
 Every worker refreshes ``<prefix>:worker:<name>`` each ``heartbeat_seconds``, with a
 lifetime of three heartbeats, and deletes it when it stops. A worker that reads an
@@ -84,6 +91,9 @@ class RedisTaskStore:
     def _task_key(self, task_id: str) -> str:
         return f"{self.prefix}:task:{task_id}"
 
+    def _requestor_key(self, requestor: str) -> str:
+        return f"{self.prefix}:requestor:{requestor}"
+
     def _worker_key(self, worker: str) -> str:
         return f"{self.prefix}:worker:{worker}"
 
@@ -96,7 +106,8 @@ class RedisTaskStore:
         record.owner = self.worker
         lifetime_ms = record.ttl_ms or int(self.default_ttl * 1000)
         key = self._task_key(record.task_id)
-        await self.redis.run(lambda client: client.set(key, _encode(record), px=lifetime_ms))
+        index = self._requestor_key(record.requestor) if record.requestor else None
+        await self.redis.run(_add_record, key, _encode(record), lifetime_ms, index, record.task_id)
         self._mine.add(record.task_id)
         self._added += 1
 
@@ -115,6 +126,22 @@ class RedisTaskStore:
             gone = await self.update(task_id, status="failed", error=WORKER_GONE)
             return gone
         return record
+
+    async def of_requestor(self, requestor: str) -> list[TaskRecord]:
+        if not requestor:
+            return []
+        index = self._requestor_key(requestor)
+        ids = sorted(await self.redis.run(lambda client: client.smembers(index)))
+        if not ids:
+            return []
+        keys = [self._task_key(task_id.decode()) for task_id in ids]
+        found = await self.redis.run(lambda client: client.mget(keys))
+        records = [_decode(data) for data in found]
+        gone = [task_id for task_id, record in zip(ids, records, strict=True) if record is None]
+        if gone:
+            await self.redis.run(lambda client: client.srem(index, *gone))
+        mine = [r for r in records if r is not None and r.requestor == requestor]
+        return sorted(mine, key=lambda record: record.created)
 
     async def _alive(self, worker: str) -> bool:
         key = self._worker_key(worker)
@@ -150,6 +177,20 @@ class RedisTaskStore:
         finally:
             with trio.move_on_after(2.0, shield=True), suppress(redis.RedisError):
                 await self.redis.run(lambda client: client.delete(key))
+
+
+def _add_record(
+    client: redis.Redis, key: str, data: bytes, lifetime_ms: int, index: str | None, task_id: str
+) -> None:
+    """Write a new record, and its id into its requestor's set (in a thread): the set
+    lives at least as long as the record."""
+    with client.pipeline(transaction=True) as pipeline:
+        pipeline.set(key, data, px=lifetime_ms)
+        if index is not None:
+            pipeline.sadd(index, task_id)
+            pipeline.pexpire(index, lifetime_ms, nx=True)
+            pipeline.pexpire(index, lifetime_ms, gt=True)
+        pipeline.execute()
 
 
 def _compare_and_set(client: redis.Redis, key: str, changes: dict[str, Any]) -> TaskRecord | None:
