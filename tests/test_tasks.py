@@ -67,14 +67,26 @@ async def saw_cancellation(client: Client, token: str) -> None:
 @pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_call_tool_follows_a_task_to_its_result(transport: str) -> None:
     heard: list[str | None] = []
+    results: list[t.CallToolResult] = []
+    token = f"follow-{transport}"  # in-process transports share one server's gates
     async with modern(transport) as client:
         assert client.server_capabilities.extensions == {t.TASKS_EXTENSION: {}}
-        result = await client.call_tool(
-            "sleeper",
-            {"token": "a", "seconds": 0.1},
-            on_progress=lambda progress, total, message: heard.append(message),
-        )
-    assert result.content == [t.TextContent(text="slept 0.1 s")]
+
+        async def follow() -> None:
+            call = client.call_tool(
+                "gated",
+                {"token": token},
+                on_progress=lambda progress, total, message: heard.append(message),
+            )
+            results.append(await call)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(follow)
+            with trio.fail_after(10):  # the task stays working until released
+                while not heard:
+                    await trio.sleep(0.01)
+            await client.call_tool("release", {"token": token})
+    assert results[0].content == [t.TextContent(text=f"released {token}")]
     assert heard[0] == "working" and heard[-1] == "completed"
 
 

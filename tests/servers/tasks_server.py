@@ -31,6 +31,19 @@ def build(settings: TaskSettings) -> Server:
             raise
         return f"slept {seconds:g} s"
 
+    gates: dict[str, trio.Event] = {}
+
+    @server.tool(task="optional")
+    async def gated(token: str) -> str:
+        """Wait until ``release(token)`` is called: a task whose end the test decides."""
+        await gates.setdefault(token, trio.Event()).wait()
+        return f"released {token}"
+
+    @server.tool
+    async def release(token: str) -> None:
+        """Let ``gated(token)`` finish."""
+        gates.setdefault(token, trio.Event()).set()
+
     @server.tool
     async def stepper(ctx: Context) -> str:
         """A plain (never a task) call that reports progress twice."""
