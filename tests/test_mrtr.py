@@ -35,6 +35,7 @@ from mcp_actors.transports.http_config import HttpConfig
 from mcp_actors.transports.memory import memory_pair
 from mcp_actors.transports.stdio import open_stdio_process
 from mcp_actors.transports.streamable_http_client import open_streamable_http
+from mcp_actors.transports.websocket import open_websocket_client
 from mcp_actors_everything.server import create as create_everything
 
 from conftest import TESTS, connect
@@ -346,7 +347,8 @@ class NamedCallers:
 
 
 class Callers:
-    """Raw modern peers of one server over Streamable HTTP, one per caller (token)."""
+    """Raw modern peers of one server, one per caller (token), each on a connection of its
+    own: Streamable HTTP, or a WebSocket (the token at the upgrade)."""
 
     def __init__(self, url: str, stack: AsyncExitStack) -> None:
         self.url, self.stack = url, stack
@@ -354,25 +356,40 @@ class Callers:
 
     async def __call__(self, caller: str) -> RawPeer:
         if caller not in self.peers:
-            stream = await self.stack.enter_async_context(
-                open_streamable_http(
-                    self.url, headers={"authorization": f"Bearer {caller}"}, legacy_fallback=False
-                )
+            headers = {"authorization": f"Bearer {caller}"}
+            opener = (
+                open_websocket_client(self.url, headers=headers)
+                if self.url.startswith("ws")
+                else open_streamable_http(self.url, headers=headers, legacy_fallback=False)
             )
-            self.peers[caller] = RawPeer(stream)
+            self.peers[caller] = RawPeer(await self.stack.enter_async_context(opener))
         return self.peers[caller]
 
 
+#: Where callers are told apart: the transports that authenticate (HTTP on each front end,
+#: WebSocket).
+AUTHENTICATED = ["http", "http-hypercorn", "ws"]
+
+
 @asynccontextmanager
-async def callers_of(server: Server, front_end: str) -> AsyncIterator[Callers]:
-    """``server`` on HTTP (``front_end``) behind a :class:`NamedCallers` resource server."""
+async def callers_of(server: Server, transport: str) -> AsyncIterator[Callers]:
+    """``server`` over ``transport`` behind a :class:`NamedCallers` resource server."""
     from mcp_actors.server.serve_http import serve_http
+    from mcp_actors.server.serve_websocket import serve_websocket
 
     auth = ResourceServer(verifier=NamedCallers(), authorization_servers=["https://as.test"])
-    config = HttpConfig(front_end="hypercorn" if front_end == "hypercorn" else None)
     async with trio.open_nursery() as nursery, AsyncExitStack() as stack:
-        http = await nursery.start(partial(serve_http, server, port=0, auth=auth, config=config))
-        yield Callers(http.url, stack)
+        if transport == "ws":
+            ws = await nursery.start(partial(serve_websocket, server, port=0, auth=auth))
+            url = ws.url
+        else:
+            front_end = "hypercorn" if transport == "http-hypercorn" else None
+            config = HttpConfig(front_end=front_end)
+            http = await nursery.start(
+                partial(serve_http, server, port=0, auth=auth, config=config)
+            )
+            url = http.url
+        yield Callers(url, stack)
         await stack.aclose()
         nursery.cancel_scope.cancel()
 
@@ -393,12 +410,12 @@ def per_caller_booking_server(settings: MrtrSettings) -> tuple[Server, dict[str,
     return server, effects
 
 
-@pytest.mark.parametrize("front_end", ["lean", "hypercorn"])
-async def test_a_caller_parking_past_the_bound_evicts_only_its_own(front_end: str) -> None:
+@pytest.mark.parametrize("transport", AUTHENTICATED)
+async def test_a_caller_parking_past_the_bound_evicts_only_its_own(transport: str) -> None:
     """Bob parks more calls than the whole bound: Alice's parked call still resumes (its
     side effect once); the calls of Bob's that went are Bob's oldest."""
     server, effects = per_caller_booking_server(MrtrSettings(max_continuations=8))
-    async with callers_of(server, front_end) as callers:
+    async with callers_of(server, transport) as callers:
         alice, bob = await callers("alice"), await callers("bob")
         state = asked(await alice.call("book", {"room": "a"}))["requestState"]
         bobs = [asked(await bob.call("book", {"room": f"b{n}"}))["requestState"] for n in range(12)]
@@ -415,13 +432,13 @@ async def test_a_caller_parking_past_the_bound_evicts_only_its_own(front_end: st
     assert server.continuation_statistics().evicted == 5
 
 
-@pytest.mark.parametrize("front_end", ["lean", "hypercorn"])
+@pytest.mark.parametrize("transport", AUTHENTICATED)
 async def test_a_caller_at_its_own_cap_evicts_its_oldest_and_a_full_server_the_busiest(
-    front_end: str,
+    transport: str,
 ) -> None:
     settings = MrtrSettings(max_continuations=4, max_continuations_per_caller=2)
     server, effects = per_caller_booking_server(settings)
-    async with callers_of(server, front_end) as callers:
+    async with callers_of(server, transport) as callers:
         states: dict[str, str] = {}
         for caller, room in [("alice", "a"), ("bob", "b1"), ("bob", "b2"), ("bob", "b3")]:
             states[room] = asked(await (await callers(caller)).call("book", {"room": room}))[
