@@ -2,8 +2,9 @@
 authorization server — least of all while that server fails.
 
 The authorization server here is a small one of our own on loopback (an ASGI app on the
-lean HTTP server) that counts every request it gets, by path, and answers 500 while
-``failing``, else the JSON documents it was given. The protected MCP server runs on each
+lean HTTP server) that counts every request it gets, by path, and while ``failing``
+answers 500 or hangs up without an answer (as a crashing server does), else answers the
+JSON documents it was given. The protected MCP server runs on each
 HTTP front end (``serve_http``: the module is parametrized over them), and every burst of
 tokens is sent at once, as many clients would. Time is trio's ``MockClock`` running at the
 real rate; backoff windows are long (100 s) so that no burst outlasts one, whatever the
@@ -42,6 +43,8 @@ PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 HEADERS = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25"}
 OAUTH_METADATA = "/.well-known/oauth-authorization-server"
 OPENID_METADATA = "/.well-known/openid-configuration"
+#: How the authorization server fails (:class:`CountingAuthorizationServer`).
+FAILURES = ("500", "hang-up")
 
 
 @pytest.fixture
@@ -54,6 +57,8 @@ def clock(mock_clock: trio.testing.MockClock) -> trio.testing.MockClock:
 class CountingAuthorizationServer:
     """An ASGI authorization server that counts the requests it gets (module docstring)."""
 
+    #: How it fails: "500", or "hang-up" (the connection closes, no response).
+    failure: str = "500"
     origin: str = ""
     failing: bool = True
     documents: dict[str, dict[str, Any]] = attrs.field(factory=dict)
@@ -69,6 +74,9 @@ class CountingAuthorizationServer:
             pass
         self.hits[scope["path"]] += 1
         document = None if self.failing else self.documents.get(scope["path"])
+        if document is None and self.failure == "hang-up":
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            return  # a response begun and never finished: the server closes the connection
         status, body = (500, b"down") if document is None else (200, msgspec.json.encode(document))
         headers = [(b"content-type", b"application/json")]
         await send({"type": "http.response.start", "status": status, "headers": headers})
@@ -76,8 +84,8 @@ class CountingAuthorizationServer:
 
 
 @asynccontextmanager
-async def authorization_server() -> AsyncIterator[CountingAuthorizationServer]:
-    server = CountingAuthorizationServer()
+async def authorization_server(failure: str = "500") -> AsyncIterator[CountingAuthorizationServer]:
+    server = CountingAuthorizationServer(failure)
     async with trio.open_nursery() as nursery:
         [(host, port), *_] = await nursery.start(LeanHttpServer(server).serve, "127.0.0.1", 0)
         server.origin = f"http://{host}:{port}"
@@ -133,10 +141,11 @@ def forged(issuer: str, resource: str, count: int) -> list[str]:
 # -- JWT access tokens: the JWKS and the issuer's metadata -------------------------------
 
 
+@pytest.mark.parametrize("failure", FAILURES)
 async def test_a_failing_jwks_is_fetched_at_most_once_per_backoff_window(
-    clock: trio.testing.MockClock,
+    clock: trio.testing.MockClock, failure: str
 ) -> None:
-    async with authorization_server() as issuer:
+    async with authorization_server(failure) as issuer:
         jwks_url = issuer.origin + "/jwks"
         verifier = JwtVerifier(issuer.origin, jwks_url=jwks_url, backoff=BACKOFF)
         async with protected(verifier, issuer.origin) as (url, resource):
@@ -157,10 +166,11 @@ async def test_a_failing_jwks_is_fetched_at_most_once_per_backoff_window(
     assert statistics is not None and (statistics.fetches, statistics.failed_fetches) == (4, 3)
 
 
+@pytest.mark.parametrize("failure", FAILURES)
 async def test_a_failing_discovery_is_tried_at_most_once_per_backoff_window(
-    clock: trio.testing.MockClock,
+    clock: trio.testing.MockClock, failure: str
 ) -> None:
-    async with authorization_server() as issuer:
+    async with authorization_server(failure) as issuer:
         verifier = JwtVerifier(issuer.origin, backoff=BACKOFF)
         async with protected(verifier, issuer.origin) as (url, resource):
             for jump in (0, 50):  # both within the first window
@@ -220,16 +230,18 @@ def introspection(issuer: CountingAuthorizationServer, **options: Any) -> Intros
     return IntrospectionVerifier(issuer.origin + "/introspect", "rs", "rs-secret", **options)
 
 
+@pytest.mark.parametrize("failure", FAILURES)
 async def test_a_failing_introspection_endpoint_is_called_at_most_once_per_backoff_window(
-    clock: trio.testing.MockClock,
+    clock: trio.testing.MockClock, failure: str
 ) -> None:
-    async with authorization_server() as issuer:
+    async with authorization_server(failure) as issuer:
         verifier = introspection(issuer, backoff=BACKOFF)
         async with protected(verifier, issuer.origin) as (url, _):
             calls = []
-            for jump in (0, 50, 50, 100, 100):  # windows of 100 s, then 200 s
+            # windows of 100 s, then 200 s; 200 tokens at first, then 50 a time
+            for jump, count in [(0, 200), (50, 50), (50, 50), (100, 50), (100, 50)]:
                 clock.jump(jump)
-                garbage = [secrets.token_urlsafe(24) for _ in range(200)]
+                garbage = [secrets.token_urlsafe(24) for _ in range(count)]
                 assert statuses(await send_all(url, garbage)) == {401}
                 calls.append(issuer.hits["/introspect"])
             assert calls == [1, 1, 2, 2, 3]
