@@ -145,13 +145,14 @@ class JwtVerifier:
         given: one lookup at a time, none within ``backoff`` of a failed one."""
         async with self._discovery:
             if self.jwks is None:
-                url = self.jwks_url or await self._discover_once()
+                url = self.jwks_url or await self._discover_with_backoff()
                 self.jwks = JwksCache(
                     url, self.jwks_ttl, self.jwks_min_refetch_interval, backoff=self.backoff
                 )
             return self.jwks
 
-    async def _discover_once(self) -> str:
+    async def _discover_with_backoff(self) -> str:
+        """The discovered JWKS URI; refused at once within ``backoff`` of a failure."""
         retry = self._discovery_retry
         if not retry.ready():
             raise InvalidToken(
