@@ -16,7 +16,9 @@ from joserfc.jwk import RSAKey
 from mcp_actors import Server
 from mcp_actors.auth.challenge import find_challenge
 from mcp_actors.auth.server import (
+    Backoff,
     HttpAnswer,
+    IntrospectionVerifier,
     InvalidToken,
     JwksCache,
     JwtVerifier,
@@ -248,3 +250,16 @@ async def test_the_jwks_cache_serializes_concurrent_refreshes() -> None:
         for _ in range(5):
             nursery.start_soon(cache.key, "k1")
     assert published.fetches == 1
+
+
+def test_backoff_and_introspection_settings_are_parsed_strictly() -> None:
+    with pytest.raises(ValueError, match="first"):
+        Backoff(first=0)
+    with pytest.raises(ValueError, match="cap"):
+        Backoff(first=10, cap=5)
+    with pytest.raises(TypeError):
+        Backoff(first="1")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="max_concurrent_calls"):
+        IntrospectionVerifier("https://as.test/introspect", "rs", "s", max_concurrent_calls=0)
+    with pytest.raises(ValueError, match="refusal_cache_ttl"):
+        IntrospectionVerifier("https://as.test/introspect", "rs", "s", refusal_cache_ttl=-1)

@@ -15,7 +15,8 @@ import json
 import os
 import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
+from functools import partial
 from typing import Any
 
 import pytest
@@ -25,12 +26,16 @@ from mcp import StdioServerParameters
 from mcp import types as sdk_types
 
 from mcp_actors import ClientHandlers, Context, Server, types
+from mcp_actors.auth.server import InvalidToken, Principal, ResourceServer
 from mcp_actors.protocol.request_state import StateKeys
 from mcp_actors.server.mrtr import MrtrSettings
 from mcp_actors.testing.wire import validate_message
 from mcp_actors.transports.abc import MessageStream, Outgoing
+from mcp_actors.transports.http_config import HttpConfig
 from mcp_actors.transports.memory import memory_pair
 from mcp_actors.transports.stdio import open_stdio_process
+from mcp_actors.transports.streamable_http_client import open_streamable_http
+from mcp_actors.transports.websocket import open_websocket_client
 from mcp_actors_everything.server import create as create_everything
 
 from conftest import TESTS, connect
@@ -329,6 +334,138 @@ async def test_the_bound_evicts_the_oldest_continuation() -> None:
     assert server.continuation_statistics().parked == 0
 
 
+# -- one caller cannot evict another's parked handlers --------------------------------------
+
+
+class NamedCallers:
+    """A verifier for which each token is the name of the caller it stands for."""
+
+    async def verify(self, token: str, resource: str) -> Principal:
+        if not token.isalpha():
+            raise InvalidToken("unknown caller")
+        return Principal(token, frozenset())
+
+
+class Callers:
+    """Raw modern peers of one server, one per caller (token), each on a connection of its
+    own: Streamable HTTP, or a WebSocket (the token at the upgrade)."""
+
+    def __init__(self, url: str, stack: AsyncExitStack) -> None:
+        self.url, self.stack = url, stack
+        self.peers: dict[str, RawPeer] = {}
+
+    async def __call__(self, caller: str) -> RawPeer:
+        if caller not in self.peers:
+            headers = {"authorization": f"Bearer {caller}"}
+            opener = (
+                open_websocket_client(self.url, headers=headers)
+                if self.url.startswith("ws")
+                else open_streamable_http(self.url, headers=headers, legacy_fallback=False)
+            )
+            self.peers[caller] = RawPeer(await self.stack.enter_async_context(opener))
+        return self.peers[caller]
+
+
+#: Where callers are told apart: the transports that authenticate (HTTP on each front end,
+#: WebSocket).
+AUTHENTICATED = ["http", "http-hypercorn", "ws"]
+
+
+@asynccontextmanager
+async def callers_of(server: Server, transport: str) -> AsyncIterator[Callers]:
+    """``server`` over ``transport`` behind a :class:`NamedCallers` resource server."""
+    from mcp_actors.server.serve_http import serve_http
+    from mcp_actors.server.serve_websocket import serve_websocket
+
+    auth = ResourceServer(verifier=NamedCallers(), authorization_servers=["https://as.test"])
+    async with trio.open_nursery() as nursery, AsyncExitStack() as stack:
+        if transport == "ws":
+            ws = await nursery.start(partial(serve_websocket, server, port=0, auth=auth))
+            url = ws.url
+        else:
+            front_end = "hypercorn" if transport == "http-hypercorn" else None
+            config = HttpConfig(front_end=front_end)
+            http = await nursery.start(
+                partial(serve_http, server, port=0, auth=auth, config=config)
+            )
+            url = http.url
+        yield Callers(url, stack)
+        await stack.aclose()
+        nursery.cancel_scope.cancel()
+
+
+def per_caller_booking_server(settings: MrtrSettings) -> tuple[Server, dict[str, int]]:
+    """``book(room)`` counts its side effect by caller and room, then asks ``confirm``."""
+    server = Server("booking", mrtr=settings)
+    effects: dict[str, int] = {}
+
+    @server.tool
+    async def book(ctx: Context, room: str) -> str:
+        assert ctx.principal is not None
+        held = f"{ctx.principal.subject}/{room}"
+        effects[held] = effects.get(held, 0) + 1
+        answer = await ctx.elicit("Book?", CONFIRM_FORM, key="confirm")
+        return f"{held}: {answer.action}"
+
+    return server, effects
+
+
+@pytest.mark.parametrize("transport", AUTHENTICATED)
+async def test_a_caller_parking_past_the_bound_evicts_only_its_own(transport: str) -> None:
+    """Bob parks more calls than the whole bound: Alice's parked call still resumes (its
+    side effect once); the calls of Bob's that went are Bob's oldest."""
+    server, effects = per_caller_booking_server(MrtrSettings(max_continuations=8))
+    async with callers_of(server, transport) as callers:
+        alice, bob = await callers("alice"), await callers("bob")
+        state = asked(await alice.call("book", {"room": "a"}))["requestState"]
+        bobs = [asked(await bob.call("book", {"room": f"b{n}"}))["requestState"] for n in range(12)]
+        done = await alice.call(
+            "book", {"room": "a"}, inputResponses=CONFIRM_YES, requestState=state
+        )
+        bob_first = await bob.call(
+            "book", {"room": "b0"}, inputResponses=CONFIRM_YES, requestState=bobs[0]
+        )
+    assert completed(done) == "alice/a: accept"
+    assert completed(bob_first) == "bob/b0: accept"
+    assert effects["alice/a"] == 1  # resumed, not re-run
+    assert effects["bob/b0"] == 2  # Bob's own oldest went: replayed
+    assert server.continuation_statistics().evicted == 5
+
+
+@pytest.mark.parametrize("transport", AUTHENTICATED)
+async def test_a_caller_at_its_own_cap_evicts_its_oldest_and_a_full_server_the_busiest(
+    transport: str,
+) -> None:
+    settings = MrtrSettings(max_continuations=4, max_continuations_per_caller=2)
+    server, effects = per_caller_booking_server(settings)
+    async with callers_of(server, transport) as callers:
+        states: dict[str, str] = {}
+        for caller, room in [("alice", "a"), ("bob", "b1"), ("bob", "b2"), ("bob", "b3")]:
+            states[room] = asked(await (await callers(caller)).call("book", {"room": room}))[
+                "requestState"
+            ]
+        assert server.continuation_statistics().evicted == 1  # bob's b1: bob was at his cap
+        for room in ("c1", "c2"):  # the server is full at c2: bob has the most, b2 goes
+            states[room] = asked(await (await callers("carol")).call("book", {"room": room}))[
+                "requestState"
+            ]
+        assert server.continuation_statistics().evicted == 2
+        for caller, room in [("alice", "a"), ("bob", "b1"), ("bob", "b2"), ("bob", "b3")]:
+            peer = await callers(caller)
+            done = await peer.call(
+                "book", {"room": room}, inputResponses=CONFIRM_YES, requestState=states[room]
+            )
+            assert completed(done) == f"{caller}/{room}: accept"
+    assert effects == {
+        "alice/a": 1,
+        "bob/b1": 2,  # evicted by bob's own third call: replayed
+        "bob/b2": 2,  # evicted when carol filled the server: replayed
+        "bob/b3": 1,
+        "carol/c1": 1,
+        "carol/c2": 1,
+    }
+
+
 @pytest.mark.parametrize("transport", ["memory", "stdio"])
 async def test_responses_without_state_are_used_checked_and_extra_ones_ignored(
     transport: str,
@@ -386,6 +523,8 @@ def test_settings_are_parsed_strictly() -> None:
         MrtrSettings(state_lifetime=0)
     with pytest.raises(ValueError, match="integer"):
         MrtrSettings(max_continuations=-1)
+    with pytest.raises(ValueError, match="integer"):
+        MrtrSettings(max_continuations_per_caller=1.5)  # type: ignore[arg-type]
     assert isinstance(MrtrSettings().state_keys, StateKeys)
 
 

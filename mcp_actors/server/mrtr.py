@@ -19,7 +19,7 @@ How a handler goes on — **continuation first, replay second**:
   error, or more questions) answers the retry. Side effects before the question
   happen once.
 - *Replay.* When the continuation is gone — expired (``continuation_ttl``), evicted
-  by the bound (``max_continuations``: the oldest goes), the process restarted, or
+  by a bound (see :class:`Continuations`), the process restarted, or
   another worker got the retry — the handler runs again from the start, and its
   questions are answered from the responses the ``requestState`` carries plus the
   new ``inputResponses``, by key, until one is missing (then it is asked for again).
@@ -115,14 +115,17 @@ class MrtrSettings:
     one endpoint needs the same keys. ``state_lifetime``: seconds a ``requestState``
     is accepted. ``continuation_ttl``: seconds a parked handler waits for the retry
     before it is cancelled (the retry then replays). ``max_continuations``: parked
-    handlers at most; when full, parking one more cancels the oldest (0: never park,
-    always replay).
+    handlers at most; ``max_continuations_per_caller``: parked handlers of one caller
+    at most (either 0: never park, always replay; callers told apart by
+    :func:`~.authorization.caller_key`: without authentication every client is the
+    same caller). What goes when one is full: see :class:`Continuations`.
     """
 
     state_keys: StateKeys = attrs.field(factory=StateKeys.random, converter=_state_keys)
     state_lifetime: float = attrs.field(default=600.0, validator=_positive)
     continuation_ttl: float = attrs.field(default=60.0, validator=_positive)
     max_continuations: int = attrs.field(default=256, validator=_count)
+    max_continuations_per_caller: int = attrs.field(default=64, validator=_count)
 
 
 @attrs.frozen
@@ -174,6 +177,8 @@ class Run:
     book: dict[str, Any]
     #: Its id in the registry, given when it is first parked (what ``requestState`` names).
     id: str = ""
+    #: Who it runs for (:func:`~.authorization.caller_key`), set when it is parked.
+    caller: str = ""
     scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
     used: dict[str, Any] = attrs.field(factory=dict)
     #: A response that did not fit its question: the request's error, whatever the handler did.
@@ -275,16 +280,24 @@ class Run:
 
 @attrs.define(eq=False)
 class Continuations:
-    """The parked handler runs of one server, by id: bounded, each with a TTL.
+    """The parked handler runs of one server, by id: bounded per caller and in all, each
+    with a TTL.
 
-    At most ``max_continuations`` are parked; parking one more cancels the oldest
-    (its retry then replays). A parked run is cancelled when ``continuation_ttl``
-    seconds pass without its retry (a trio deadline on its own cancel scope: no
-    sweeper). Runs live in the server's supervisor (see :meth:`host_of`).
+    When one more is parked, room is made first under the caller's own bound
+    (``max_continuations_per_caller``: that caller's oldest parked run goes), then
+    under the server's (``max_continuations``: the oldest run of the caller with the
+    most parked goes). So a caller can only ever push out its own runs while it holds
+    more than anyone else: one client parking calls by the hundred cannot make another's
+    retry re-run its handler. A run that goes is cancelled; its retry replays. A parked
+    run is also cancelled when ``continuation_ttl`` seconds pass without its retry (a
+    trio deadline on its own cancel scope: no sweeper). Runs live in the server's
+    supervisor (see :meth:`host_of`).
     """
 
     settings: MrtrSettings
     _parked: dict[str, Run] = attrs.field(init=False, factory=dict)
+    #: The same runs by caller, each caller's oldest first.
+    _by_caller: dict[str, dict[str, Run]] = attrs.field(init=False, factory=dict)
     _started: int = attrs.field(init=False, default=0)
     _replayed: int = attrs.field(init=False, default=0)
     _resumed: int = attrs.field(init=False, default=0)
@@ -312,30 +325,50 @@ class Continuations:
 
     def take(self, run_id: str) -> Run | None:
         """The parked run ``run_id``, unparked (None: gone — expired, evicted, elsewhere)."""
-        run = self._parked.pop(run_id, None)
+        run = self._unpark(run_id)
         if run is None or run.finished or run.scope.cancel_called:
             return None
         run.scope.deadline = math.inf
         self._resumed += 1
         return run
 
-    def park(self, run: Run) -> None:
-        """Keep ``run`` waiting for its retry, for ``continuation_ttl`` seconds at most."""
-        limit = self.settings.max_continuations
-        while self._parked and len(self._parked) >= limit:
-            oldest = next(iter(self._parked))
-            self._parked.pop(oldest).scope.cancel()
-            self._evicted += 1
-        if limit == 0:
+    def park(self, run: Run, caller: str) -> None:
+        """Keep ``run`` waiting for the retry of ``caller``, for ``continuation_ttl``
+        seconds at most, making room first (class docstring)."""
+        settings = self.settings
+        if min(settings.max_continuations, settings.max_continuations_per_caller) == 0:
             run.scope.cancel()
             return
-        run.scope.deadline = trio.current_time() + self.settings.continuation_ttl
+        own = self._by_caller.get(caller, {})
+        while len(own) >= settings.max_continuations_per_caller:
+            self._evict(next(iter(own)))
+        while len(self._parked) >= settings.max_continuations:
+            busiest = max(self._by_caller.values(), key=len)
+            self._evict(next(iter(busiest)))
+        run.scope.deadline = trio.current_time() + settings.continuation_ttl
         if not run.id:
             run.id = secrets.token_urlsafe(16)
+        run.caller = caller
         self._parked[run.id] = run
+        self._by_caller.setdefault(caller, {})[run.id] = run
+
+    def _evict(self, run_id: str) -> None:
+        run = self._unpark(run_id)
+        assert run is not None
+        run.scope.cancel()
+        self._evicted += 1
+
+    def _unpark(self, run_id: str) -> Run | None:
+        run = self._parked.pop(run_id, None)
+        if run is not None:
+            own = self._by_caller[run.caller]
+            del own[run_id]
+            if not own:
+                del self._by_caller[run.caller]
+        return run
 
     def ended(self, run: Run) -> None:
-        if run.id and self._parked.pop(run.id, None) is not None:
+        if run.id and self._unpark(run.id) is not None:
             self._expired += 1
 
     def statistics(self) -> ContinuationStatistics:
@@ -422,7 +455,8 @@ async def serve(
     if isinstance(outcome, _Failed):
         raise outcome.error
     target, digest = binding(request.method, params)
-    registry.park(run)
+    caller = caller_key(view.principal)
+    registry.park(run, caller)
     sealed = keys.seal(
         RequestState(
             method=request.method,
@@ -431,7 +465,7 @@ async def serve(
             expires=time.time() + settings.state_lifetime,
             continuation=run.id,
             answers=run.used,
-            caller=caller_key(view.principal),
+            caller=caller,
         )
     )
     return t.InputRequiredResult(

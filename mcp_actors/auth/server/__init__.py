@@ -14,6 +14,7 @@ See :mod:`.resource_server` for what is checked and answered, :mod:`.jwt` and
 """
 
 from ...transports.http_auth import HttpAnswer, HttpAuthHook, Principal
+from .backoff import Backoff
 from .introspection import IntrospectionVerifier
 from .jwks import JwksCache, JwksStatistics
 from .jwt import JwtVerifier
@@ -21,6 +22,7 @@ from .resource_server import ResourceServer
 from .verifier import InvalidToken, TokenVerifier
 
 __all__ = [
+    "Backoff",
     "HttpAnswer",
     "HttpAuthHook",
     "IntrospectionVerifier",

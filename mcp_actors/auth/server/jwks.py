@@ -9,8 +9,12 @@ limited (one per ``min_refetch_interval`` seconds); between them an unknown ``ki
 simply unknown. The cache is bounded: at most ``max_keys`` keys are kept from a document
 (the rest are ignored), and the document itself is read up to a size limit.
 
-A failed fetch keeps the keys already held (an authorization server that is briefly down
-does not lock everyone out) and is logged; a token whose key is not held is refused.
+One fetch at a time: a token that needs a fetch while one is under way waits for it and
+takes its outcome (tokens arriving together cause one request, not one each). A failed
+fetch keeps the keys already held (an authorization server that is briefly down does not
+lock everyone out) and is logged; a token whose key is not held is refused. After a
+failure no fetch is tried for a while (``backoff``, see :mod:`.backoff`: 1 s, doubling up
+to 60 s), whatever tokens arrive: at most one request per backoff window.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import trio
 from joserfc import jwk
 from joserfc.errors import JoseError
 
+from .backoff import Backoff, Retry
 from .fetch import FetchFailed, fetch_json
 
 log = logging.getLogger("mcp_actors.auth")
@@ -51,10 +56,14 @@ class JwksCache:
     min_refetch_interval: float = 30.0
     max_keys: int = 32
     fetch: Fetch = _fetch
+    backoff: Backoff = attrs.field(factory=Backoff)
     _keys: dict[str | None, jwk.Key] = attrs.field(init=False, factory=dict)
     _fetched_at: float | None = attrs.field(init=False, default=None)
     _tried_at: float | None = attrs.field(init=False, default=None)
     _lock: trio.Lock = attrs.field(init=False, factory=trio.Lock)
+    _retry: Retry = attrs.field(
+        init=False, default=attrs.Factory(lambda self: Retry(self.backoff), takes_self=True)
+    )
     _fetches: int = attrs.field(init=False, default=0)
     _failed: int = attrs.field(init=False, default=0)
 
@@ -66,12 +75,12 @@ class JwksCache:
         JWKS holding exactly one key), fetching the JWKS when stale or when ``kid`` is new."""
         now = trio.current_time()
         if self._fetched_at is None or now - self._fetched_at >= self.ttl:
-            await self._refresh(now)
+            await self._refresh()
         found = self._lookup(kid)
         if found is None and (
             self._tried_at is None or now - self._tried_at >= self.min_refetch_interval
         ):
-            await self._refresh(now)
+            await self._refresh()
             found = self._lookup(kid)
         return found
 
@@ -80,18 +89,26 @@ class JwksCache:
             return next(iter(self._keys.values()))
         return self._keys.get(kid)
 
-    async def _refresh(self, now: float) -> None:
+    async def _refresh(self) -> None:
+        """Fetch the JWKS — unless a fetch ended while we waited for the lock (one under
+        way when we came, or one after: we take its outcome), or the last one failed less
+        than a backoff window ago."""
+        ended = self._fetches
         async with self._lock:
-            if self._tried_at is not None and self._tried_at >= now:
-                return  # another task refreshed while we waited for the lock
+            if self._fetches != ended or not self._retry.ready():
+                return
             self._tried_at = trio.current_time()
-            self._fetches += 1
             try:
                 document = await self.fetch(self.url)
             except FetchFailed as error:
+                self._fetches += 1
                 self._failed += 1
-                log.warning("could not fetch the JWKS: %s", error)
+                delay = self._retry.failed()
+                log.warning("could not fetch the JWKS (next try in %.0f s): %s", delay, error)
                 return
+            # Counted once it ended (not when cancelled): what waiters compare.
+            self._fetches += 1
+            self._retry.succeeded()
             self._keys = self._signing_keys(document)
             self._fetched_at = self._tried_at
 

@@ -9,8 +9,10 @@
 - it takes the access token from the ``Authorization: Bearer`` header only. A request
   without one gets ``401`` with ``WWW-Authenticate: Bearer resource_metadata="…",
   scope="…"``; a token in the query string (``access_token=``), ``401``
-  ``invalid_request``; a malformed header, ``400``; a token the verifier refuses,
-  ``401 invalid_token`` with the reason;
+  ``invalid_request``; a malformed header — one whose credentials are not the
+  ``b64token`` of RFC 6750 §2.1, which no access token can fail to be — ``400``, without
+  troubling the verifier (nor, through it, the authorization server); a token the
+  verifier refuses, ``401 invalid_token`` with the reason;
 - a request needing scopes the token lacks gets ``403 insufficient_scope`` with the
   ``scope`` it needs — the scopes every request needs (``required_scopes``) plus those of
   the tool, prompt or resource it acts on (declared with ``scopes=[...]`` on the
@@ -26,6 +28,7 @@ sent, is always checked.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 from urllib.parse import parse_qs, urlsplit
@@ -41,6 +44,8 @@ from ..scopes import format_scope
 from .verifier import InvalidToken, TokenVerifier
 
 WELL_KNOWN: Final = "/.well-known/oauth-protected-resource"
+#: What a Bearer token is made of (``b64token``, RFC 6750 §2.1).
+BEARER_TOKEN: Final = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
 #: The scopes a request's method needs, by method and the name or URI it acts on.
 ScopesOf = Callable[[str, str | None], frozenset[str]]
 
@@ -103,7 +108,7 @@ class ResourceServer:
                 return Principal.anonymous()  # check_body lets public methods through
             return self._challenge(401)
         token = authorization[7:].strip()
-        if not token or " " in token or "," in token:
+        if not BEARER_TOKEN.fullmatch(token):
             return self._challenge(400, "invalid_request", "malformed Authorization header")
         try:
             principal = await self.verifier.verify(token, resource)

@@ -22,6 +22,8 @@ from ..metadata import canonical_uri
 
 #: The longest clock skew a verifier may tolerate (``leeway``), in seconds.
 MAX_LEEWAY = 300.0
+#: The longest token a verifier looks at, in characters.
+MAX_TOKEN_LENGTH = 16 * 1024
 
 
 class InvalidToken(Exception):
