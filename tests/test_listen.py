@@ -360,6 +360,26 @@ async def test_one_client_cannot_take_every_stream() -> None:
             assert server.listen_statistics().active == 2
 
 
+async def test_websocket_connections_from_one_address_are_one_client() -> None:
+    from mcp_actors.server.serve_websocket import serve_websocket
+
+    server = Server("bounded", max_listen_streams_per_client=1)
+    server.tool(lambda: "x", name="noop")
+    async with trio.open_nursery() as nursery:
+        ws = await nursery.start(partial(serve_websocket, server, port=0))
+        async with (
+            open_client(ws.url, era="modern") as first,
+            open_client(ws.url, era="modern") as second,
+            first.listen(tools_list_changed=True),
+        ):
+            with pytest.raises(McpError) as refused:
+                async with second.listen(tools_list_changed=True):
+                    pass  # pragma: no cover
+            assert refused.value.code == -32000 and refused.value.data == {"limit": 1}
+            assert not (await second.call_tool("noop")).is_error
+        nursery.cancel_scope.cancel()
+
+
 def test_the_per_client_bound_is_checked() -> None:
     with pytest.raises(ValueError, match="max_listen_streams_per_client"):
         Server("bad", max_listen_streams_per_client=0)
