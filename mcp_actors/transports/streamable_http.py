@@ -31,8 +31,8 @@ described below, whose behaviour is unchanged.
   it is noticed within :data:`~.asgi.QUICK_REPLY` seconds (a reply that comes sooner
   is awaited without watching the connection).
 - **An access token's expiry** ends every event stream (a POST's, a GET's) opened with
-  it, as if the client had closed the connection: the client resumes a request's stream,
-  or opens the GET stream again, with a fresh token (see :meth:`_carry`).
+  it, and cancels the requests still unanswered on a POST's (see :meth:`_carry`); the
+  session stays, for the client's next requests with a fresh token.
 - **An event stream** (a POST's) starts once it has something to carry (the first
   message related to the POST, or its end), or after ``QUICK_REPLY`` seconds: its
   priming event and a quick answer go out in one write.
@@ -506,9 +506,10 @@ class StreamableHttpEndpoint:
     ) -> None:
         """Write ``stream`` on this response until it is done, the client goes away, or
         ``deadline`` (the trio time the request's access token expires, see
-        :func:`~.http_auth.token_deadline`) passes: then the response ends and, for a
-        request's stream, what follows is as if the client had gone (it may resume the
-        stream with a fresh token within ``resume_window``, see :meth:`_abandoned`).
+        :func:`~.http_auth.token_deadline`) passes: then the response ends and the
+        requests still unanswered on a request's stream are cancelled at once. (Not
+        after a ``resume_window`` as for a client that left: its connection is still
+        open, and its next request on it must not wait behind this one.)
 
         A stream already finished is written out in one go, without a disconnect
         watcher: nothing is left to wait for but the writes, which fail by themselves
@@ -533,10 +534,15 @@ class StreamableHttpEndpoint:
             nursery.cancel_scope.cancel()
         if ended:
             return
-        if pumped or expiry.cancelled_caught or stream is transport.standalone:
+        expired = expiry.cancelled_caught
+        if pumped or expired or stream is transport.standalone:
             with suppress(Exception):  # the connection may be gone; nothing to tell anyone
                 await end_body(send)
-        if not pumped and stream is not transport.standalone:
+        if pumped or stream is transport.standalone:
+            return
+        if expired:
+            await transport.abandon(stream)
+        else:
             await self._abandoned(transport, stream)
 
     async def _abandoned(self, transport: HttpSessionStream, stream: ResponseStream) -> None:
