@@ -336,6 +336,57 @@ async def test_the_stream_count_is_bounded() -> None:
         assert server.listen_statistics().refused == 1
 
 
+async def test_one_client_cannot_take_every_stream() -> None:
+    """Each connection is a client (no address, no caller): one at its own bound is
+    refused with that bound in ``data.limit``, while another still listens and calls."""
+    server = Server("bounded", max_listen_streams=3, max_listen_streams_per_client=2)
+    server.tool(lambda: "x", name="noop")
+    async with memory_clients(server, 2) as (first, second):
+        async with (
+            first.listen(tools_list_changed=True),
+            first.listen(tools_list_changed=True),
+        ):
+            with pytest.raises(McpError) as refused:
+                async with first.listen(tools_list_changed=True):
+                    pass  # pragma: no cover
+            assert refused.value.code == -32000 and refused.value.data == {"limit": 2}
+            assert "from this client" in refused.value.message
+            async with second.listen(tools_list_changed=True):
+                assert server.listen_statistics().active == 3
+                assert not (await second.call_tool("noop")).is_error
+        assert server.listen_statistics().refused == 1
+        # The streams that ended gave their client's places back.
+        async with first.listen(tools_list_changed=True), first.listen(tools_list_changed=True):
+            assert server.listen_statistics().active == 2
+
+
+async def test_websocket_connections_from_one_address_are_one_client() -> None:
+    from mcp_actors.server.serve_websocket import serve_websocket
+
+    server = Server("bounded", max_listen_streams_per_client=1)
+    server.tool(lambda: "x", name="noop")
+    async with trio.open_nursery() as nursery:
+        ws = await nursery.start(partial(serve_websocket, server, port=0))
+        async with (
+            open_client(ws.url, era="modern") as first,
+            open_client(ws.url, era="modern") as second,
+            first.listen(tools_list_changed=True),
+        ):
+            with pytest.raises(McpError) as refused:
+                async with second.listen(tools_list_changed=True):
+                    pass  # pragma: no cover
+            assert refused.value.code == -32000 and refused.value.data == {"limit": 1}
+            assert not (await second.call_tool("noop")).is_error
+        nursery.cancel_scope.cancel()
+
+
+def test_the_per_client_bound_is_checked() -> None:
+    with pytest.raises(ValueError, match="max_listen_streams_per_client"):
+        Server("bad", max_listen_streams_per_client=0)
+    with pytest.raises(TypeError, match="max_listen_streams_per_client"):
+        Server("bad", max_listen_streams_per_client=2.5)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("transport", ["memory", "http"])
 async def test_the_server_ends_streams_gracefully(transport: str) -> None:
     server = create_everything()

@@ -62,7 +62,7 @@ from .context import LOG_SEVERITY, Context
 from .elicitation import ElicitationResult
 from .extensions import Extension, ExtensionHandler, ExtensionRegistry
 from .handlers import HANDLERS, Handler
-from .listen import ListenOffer, ListenStatistics, ListenStreams
+from .listen import ListenOffer, ListenStatistics, ListenStreams, listen_client
 from .log_bridge import McpLogHandler
 from .modern import era_error, finish_result
 from .mount import Mount, Mountable, MountedServer, Mounts
@@ -161,6 +161,10 @@ class Server:
     bus: Bus = attrs.field(factory=MemoryBus)
     #: At most this many ``subscriptions/listen`` streams at once (see :mod:`.listen`).
     max_listen_streams: int = 1000
+    #: At most this many of them from one client (see :func:`.listen.listen_client`).
+    max_listen_streams_per_client: int = attrs.field(
+        default=100, validator=[attrs.validators.instance_of(int), attrs.validators.ge(1)]
+    )
     #: Distinct changes waiting per listen stream (beyond: dropped, counted).
     listen_mailbox_size: int = 64
     _listens: ListenStreams = attrs.field(init=False)
@@ -181,7 +185,7 @@ class Server:
 
     def __attrs_post_init__(self) -> None:
         self._continuations = Continuations(self.mrtr)
-        self._listens = ListenStreams(self.bus, self.max_listen_streams, self.listen_mailbox_size)
+        self._listens = self._new_listens(self.bus)
         self.bus.subscribe(self._deliver_to_sessions)
         self.bus.subscribe(self._tasks_elsewhere)
         self.task_manager.on_change = lambda record: self.bus.publish(task_change(record))
@@ -200,7 +204,7 @@ class Server:
         all accept. What is not given stays as it is."""
         if bus is not None:
             self.bus = bus
-            self._listens = ListenStreams(bus, self.max_listen_streams, self.listen_mailbox_size)
+            self._listens = self._new_listens(bus)
             bus.subscribe(self._deliver_to_sessions)
             bus.subscribe(self._tasks_elsewhere)
         if task_store is not None:
@@ -457,6 +461,14 @@ class Server:
 
     # -- subscriptions/listen (modern era) -------------------------------------------
 
+    def _new_listens(self, bus: Bus) -> ListenStreams:
+        return ListenStreams(
+            bus,
+            self.max_listen_streams,
+            self.listen_mailbox_size,
+            self.max_listen_streams_per_client,
+        )
+
     async def serve_listen(
         self, server_session: ServerSession, request: InboundRequest, params: Any
     ) -> t.SubscriptionsListenResult:
@@ -475,7 +487,9 @@ class Server:
                 method, notification, related_request=request.id, state=server_session.state
             )
 
-        return await self._listens.serve(request.id, params.notifications, offer, notify)
+        transport = server_session.session.transport
+        client = listen_client(transport.principal, transport.client_address, transport)
+        return await self._listens.serve(request.id, params.notifications, offer, notify, client)
 
     def end_listen_streams(self) -> int:
         """End every listen stream gracefully (each gets its ``subscriptions/listen``

@@ -27,8 +27,12 @@ nothing), when the connection goes, or when the server ends it
 (:meth:`ListenStreams.end_all`, e.g. before shutting down): then the request is
 answered ``{"resultType": "complete", "_meta": {subscriptionId}}``.
 
-Bounds: at most ``max_streams`` streams per server (one more is refused with
--32000 and ``data.limit``); each stream's mailbox holds at most ``mailbox_size``
+Bounds: at most ``max_streams`` streams per server, and ``max_streams_per_client`` of
+them from one client (see :func:`listen_client`), so that one client cannot take every
+stream from the others; one more is refused with -32000 and ``data.limit`` (the bound it
+hit). Listen streams are a pool of their own: over HTTP they do not count against the
+requests in progress (``HttpConfig.max_modern_requests``), nor those against them. Each
+stream's mailbox holds at most ``mailbox_size``
 distinct pending changes — a pending list change absorbs the next one (coalesced),
 a resource update beyond the bound is dropped; both are counted in
 :meth:`ListenStreams.statistics`. A slow client therefore never slows the
@@ -43,7 +47,7 @@ requestor (``ListenOffer.audience``), whatever their filter asked for.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Hashable, Mapping
 from typing import Any, Final
 
 import attrs
@@ -55,6 +59,7 @@ from ..protocol.errors import McpError
 from ..protocol.jsonrpc import RequestId
 from ..protocol.modern import SUBSCRIPTION_ID_KEY
 from ..runtime.bus import Bus, Change, Mailbox
+from ..transports.http_auth import Principal
 
 #: Sends one notification on the listen request's stream.
 Notify = Callable[[str, Any], Awaitable[None]]
@@ -171,6 +176,30 @@ def tagged(params: Any, subscription_id: RequestId) -> Any:
     return msgspec.structs.replace(params, meta={**meta, SUBSCRIPTION_ID_KEY: subscription_id})
 
 
+def listen_client(principal: Principal | None, address: str | None, connection: object) -> Hashable:
+    """Who a listen stream counts against for ``max_streams_per_client``.
+
+    The authenticated caller when the transport authenticates (the token's subject and
+    OAuth client: the same caller from several addresses is one client); else the
+    peer's network address, when the transport has one (HTTP, WebSocket: every request
+    or connection from one IP is one client, so clients behind one proxy share the
+    bound); else the ``connection`` itself (stdio, in memory: one peer per connection).
+    """
+    if principal is not None and principal.authenticated:
+        return ("caller", principal.subject, principal.client_id)
+    if address is not None:
+        return ("address", address)
+    return ("connection", id(connection))
+
+
+def _too_many(what: str, limit: int) -> McpError:
+    return McpError(
+        errors.REQUEST_REJECTED,
+        f"too many subscriptions/listen streams {what} (limit {limit})",
+        {"limit": limit},
+    )
+
+
 @attrs.frozen
 class ListenStatistics:
     """A server's listen streams now, and what they did so far."""
@@ -185,14 +214,18 @@ class ListenStatistics:
 
 @attrs.define(eq=False)
 class ListenStreams:
-    """A server's listen streams: the bound, the bus they hear from, their statistics."""
+    """A server's listen streams: the bounds, the bus they hear from, their statistics."""
 
     bus: Bus
     #: At most this many streams at once (one more is refused, -32000).
     max_streams: int = attrs.field(default=1000, validator=attrs.validators.ge(0))
     #: Distinct changes waiting per stream (see :class:`~mcp_actors.runtime.bus.Mailbox`).
     mailbox_size: int = attrs.field(default=64, validator=attrs.validators.ge(1))
+    #: At most this many streams at once from one client (:func:`listen_client`).
+    max_streams_per_client: int = attrs.field(default=100, validator=attrs.validators.ge(1))
     _active: dict[Mailbox, None] = attrs.field(init=False, factory=dict)
+    #: Streams open now per client (a client with none is not kept).
+    _per_client: dict[Hashable, int] = attrs.field(init=False, factory=dict)
     _opened: int = attrs.field(init=False, default=0)
     _refused: int = attrs.field(init=False, default=0)
     #: Counts of streams that ended (the live ones' are added in statistics()).
@@ -204,16 +237,18 @@ class ListenStreams:
         requested: Mapping[str, Any],
         offer: ListenOffer,
         notify: Notify,
+        client: Hashable,
     ) -> t.SubscriptionsListenResult:
-        """Run one stream until it is cancelled or :meth:`end_all` (module docstring)."""
+        """Run one stream of ``client`` (see :func:`listen_client`) until it is cancelled
+        or :meth:`end_all` (module docstring)."""
         honoured = honour(requested, offer)  # a bad filter: -32602 before anything is sent
+        opened_by_client = self._per_client.get(client, 0)
         if len(self._active) >= self.max_streams:
             self._refused += 1
-            raise McpError(
-                errors.REQUEST_REJECTED,
-                f"too many subscriptions/listen streams (limit {self.max_streams})",
-                {"limit": self.max_streams},
-            )
+            raise _too_many("on this server", self.max_streams)
+        if opened_by_client >= self.max_streams_per_client:
+            self._refused += 1
+            raise _too_many("from this client", self.max_streams_per_client)
         mailbox = Mailbox(self.mailbox_size)
 
         def receive(change: Change) -> int:
@@ -224,6 +259,7 @@ class ListenStreams:
             return 1
 
         self._active[mailbox] = None
+        self._per_client[client] = opened_by_client + 1
         self._opened += 1
         unsubscribe = self.bus.subscribe(receive)
         try:
@@ -236,6 +272,10 @@ class ListenStreams:
         finally:
             unsubscribe()
             del self._active[mailbox]
+            if (left := self._per_client[client] - 1) > 0:
+                self._per_client[client] = left
+            else:
+                del self._per_client[client]
             delivered, coalesced, dropped = self._ended
             self._ended = (
                 delivered + mailbox.delivered,

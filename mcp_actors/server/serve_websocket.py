@@ -11,9 +11,7 @@ imports ``trio_websocket``; ``import mcp_actors`` does not.
 from __future__ import annotations
 
 import logging
-import math
 import sys
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -24,7 +22,7 @@ import trio_websocket
 
 from ..runtime.internal_errors import internal_errors
 from ..runtime.supervisor import Supervisor, open_supervisor
-from ..transports.http_auth import Principal
+from ..transports.http_auth import token_deadline
 from ..transports.http_security import HostPolicy
 from ..transports.http_sessions import (
     RETRY_AFTER,
@@ -110,11 +108,12 @@ async def serve_websocket(
                 stream = await accept_mcp_websocket(request, policy, auth)
                 if stream is None:
                     return
+                stream.client_address = _peer_address(request)
                 session = server.create_session(stream)
                 await supervisor.start_session(session)
                 registry.started(slot, session.close)
                 try:
-                    with trio.move_on_at(_token_deadline(stream.principal)):
+                    with trio.move_on_at(token_deadline(stream.principal)):
                         await session.closed.wait()
                 finally:  # the connection failed under the session: end the session too
                     session.close()
@@ -131,13 +130,6 @@ async def serve_websocket(
             auth.protect(server.scopes_needed, listening.url)
         await nursery.start(partial(trio.serve_listeners, connection, listeners))
         task_status.started(listening)
-
-
-def _token_deadline(principal: Principal | None) -> float:
-    """The trio time at which ``principal``'s token expires (inf: it does not, or no token)."""
-    if principal is None or principal.expires_at is None:
-        return math.inf
-    return trio.current_time() + (principal.expires_at - time.time())
 
 
 def _peer_address(request: trio_websocket.WebSocketRequest) -> str | None:

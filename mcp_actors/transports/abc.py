@@ -106,6 +106,10 @@ class MessageStream(abc.ABC):
     #: end refuses a request from another one, and a new token may change the scopes.
     principal: Principal | None = None
 
+    #: The peer's network address (an IP), set by a transport that has one (HTTP,
+    #: WebSocket): what per-client bounds count by. None: the stream is its own client.
+    client_address: str | None = None
+
     #: Set when :meth:`receive` raised :class:`TransportClosed` only to offer the
     #: session rest (it has been idle; the stream can hold its input meanwhile), not
     #: because the peer went. Cleared by the next ``receive``. See :meth:`rest`.

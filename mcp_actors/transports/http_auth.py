@@ -16,17 +16,23 @@ same two points:
    session sees it.
 
 The principal then rides on the transport (``MessageStream.principal``) so that a
-handler can ask who called (``ctx.principal``). The implementation lives in
+handler can ask who called (``ctx.principal``). A connection lives no longer than the
+token it was opened with: every long-lived exchange (a WebSocket session, an HTTP
+event stream) runs under ``trio.move_on_at(token_deadline(principal))`` and ends when
+the token expires; the client comes back with a fresh one. The implementation lives in
 :mod:`mcp_actors.auth.server`; this module only names the contract, so that
 transports need not import it.
 """
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Mapping
 from typing import Any, Protocol
 
 import attrs
+import trio
 
 
 @attrs.frozen
@@ -59,6 +65,14 @@ class Principal:
         """Whether ``other`` is the same resource owner through the same client: what a
         session is bound to (a new token for the same caller may change the scopes)."""
         return (self.subject, self.client_id) == (other.subject, other.client_id)
+
+
+def token_deadline(principal: Principal | None) -> float:
+    """The trio time at which ``principal``'s token expires (inf: it does not, or no token):
+    where a stream opened with that token ends (module docstring)."""
+    if principal is None or principal.expires_at is None:
+        return math.inf
+    return trio.current_time() + (principal.expires_at - time.time())
 
 
 @attrs.frozen

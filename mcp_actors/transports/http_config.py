@@ -75,7 +75,8 @@ class HttpConfig:
     max_sessions_per_client: int | None = attrs.field(default=100, validator=_count)
     #: Requests of the 2026-07-28 era in progress at once (each is served by a session
     #: actor of its own, see :mod:`.streamable_http_modern`); one more is refused with
-    #: 503 and ``Retry-After``. None: no cap.
+    #: 503 and ``Retry-After``. None: no cap. Open ``subscriptions/listen`` streams are
+    #: not counted: the server's listen pool bounds them (``Server.max_listen_streams``).
     max_modern_requests: int | None = attrs.field(default=1000, validator=_count)
     #: Largest request body, in bytes (413 beyond).
     max_body_size: int = DEFAULT_MAX_MESSAGE_SIZE

@@ -5,7 +5,8 @@ Two endpoints make one session:
 - ``GET /sse`` opens an event stream. Its first event, ``endpoint``, tells the
   client where to POST (``/messages?session_id=...``); every server message then
   follows as an event of type ``message``. The session lives as long as this
-  stream: when the client disconnects, the session ends.
+  stream: when the client disconnects, or the access token it was opened with expires
+  (see :func:`~.http_auth.token_deadline`), the session ends.
 - ``POST /messages?session_id=...`` delivers one client message (answered
   ``202 Accepted``); responses come back on the event stream.
 
@@ -48,7 +49,7 @@ from .asgi import (
     start_event_stream,
     watch_disconnect,
 )
-from .http_auth import HttpAuthHook, same_caller
+from .http_auth import HttpAuthHook, same_caller, token_deadline
 from .http_config import HttpConfig
 from .http_sessions import SessionRegistry, StartSession, mint_session_id
 from .sse import encode_comment, encode_event
@@ -122,7 +123,9 @@ class LegacySseEndpoints:
     auth: HttpAuthHook | None = None
 
     async def stream(self, request: Request, receive: Receive, send: Send, root_path: str) -> None:
-        """GET: a new session, its ``endpoint`` event, then its messages until disconnect."""
+        """GET: a new session, its ``endpoint`` event, then its messages until disconnect,
+        or until the access token the GET carried expires (the session ends with its
+        stream; the client opens a new one with a fresh token)."""
         if request.method != "GET":
             await respond_error(send, 405, "Method Not Allowed", headers=[("allow", "GET")])
             return
@@ -143,7 +146,8 @@ class LegacySseEndpoints:
             await send_chunk(send, encode_event(endpoint.encode(), event="endpoint"))
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(watch_disconnect, receive, nursery.cancel_scope)
-                await self._pump(transport, partial(send_chunk, send))
+                with trio.move_on_at(token_deadline(request.principal)):
+                    await self._pump(transport, partial(send_chunk, send))
                 nursery.cancel_scope.cancel()
             with suppress(Exception):  # the connection may be gone; nothing to tell anyone
                 await end_body(send)

@@ -30,6 +30,9 @@ described below, whose behaviour is unchanged.
   still unanswered on it, unless it can resume the stream (see :meth:`_abandoned`);
   it is noticed within :data:`~.asgi.QUICK_REPLY` seconds (a reply that comes sooner
   is awaited without watching the connection).
+- **An access token's expiry** ends every event stream (a POST's, a GET's) opened with
+  it, and cancels the requests still unanswered on a POST's (see :meth:`_carry`); the
+  session stays, for the client's next requests with a fresh token.
 - **An event stream** (a POST's) starts once it has something to carry (the first
   message related to the POST, or its end), or after ``QUICK_REPLY`` seconds: its
   priming event and a quick answer go out in one write.
@@ -82,7 +85,7 @@ from .asgi import (
     watch_disconnect,
 )
 from .event_store import EventMemory, EventStore, InMemoryEventStore
-from .http_auth import HttpAuthHook, same_caller
+from .http_auth import HttpAuthHook, same_caller, token_deadline
 from .http_config import HttpConfig
 from .http_exchange import HttpExchange
 from .http_sessions import ServeExchange, SessionRegistry, StartSession, mint_session_id
@@ -299,7 +302,8 @@ class StreamableHttpEndpoint:
             if transport.version is None:
                 failed = self.registry.discard(session_id)
                 headers = []
-        await self._reply(transport, stream, post, json_mode, receive, send, headers)
+        deadline = token_deadline(request.principal)
+        await self._reply(transport, stream, post, json_mode, receive, send, headers, deadline)
         if failed is not None:
             failed.end()
 
@@ -340,7 +344,8 @@ class StreamableHttpEndpoint:
                 return
             stream = await transport.open_stream(post.request_ids, json=json_mode)
             if await self._deliver(transport, post, send):
-                await self._reply(transport, stream, post, json_mode, receive, send, [])
+                deadline = token_deadline(request.principal)
+                await self._reply(transport, stream, post, json_mode, receive, send, [], deadline)
                 finished = stream.finished
         finally:
             if finished:
@@ -370,7 +375,8 @@ class StreamableHttpEndpoint:
             refuse_requests=True,
         )
         exchange.principal = request.principal
-        await self.serve_exchange(exchange, version)
+        with trio.move_on_at(token_deadline(request.principal)):
+            await self.serve_exchange(exchange, version)
         await exchange.finish()
 
     async def _create_session(self, client: str | None) -> tuple[str, HttpSessionStream] | None:
@@ -442,11 +448,12 @@ class StreamableHttpEndpoint:
         receive: Receive,
         send: Send,
         headers: list[tuple[str, str]],
+        deadline: float,
     ) -> None:
         if not json_mode:
             await _first_change(transport, stream)
             await start_event_stream(send, headers)
-            await self._carry(transport, stream, None, receive, send)
+            await self._carry(transport, stream, None, receive, send, deadline)
             return
         if not await self._wait_finished(transport, stream, receive):
             if transport.closed.is_set():
@@ -495,8 +502,14 @@ class StreamableHttpEndpoint:
         after: str | None,
         receive: Receive,
         send: Send,
+        deadline: float,
     ) -> None:
-        """Write ``stream`` on this response until it is done or the client goes away.
+        """Write ``stream`` on this response until it is done, the client goes away, or
+        ``deadline`` (the trio time the request's access token expires, see
+        :func:`~.http_auth.token_deadline`) passes: then the response ends and the
+        requests still unanswered on a request's stream are cancelled at once. (Not
+        after a ``resume_window`` as for a client that left: its connection is still
+        open, and its next request on it must not wait behind this one.)
 
         A stream already finished is written out in one go, without a disconnect
         watcher: nothing is left to wait for but the writes, which fail by themselves
@@ -513,18 +526,24 @@ class StreamableHttpEndpoint:
         ended = pumped = False
         async with trio.open_nursery() as nursery:
             nursery.start_soon(watch_disconnect, receive, nursery.cancel_scope)
-            ended = await transport.pump(
-                stream, partial(send_chunk, send), after, partial(_send_last_shielded, send)
-            )
-            pumped = True
+            with trio.move_on_at(deadline) as expiry:
+                ended = await transport.pump(
+                    stream, partial(send_chunk, send), after, partial(_send_last_shielded, send)
+                )
+                pumped = True
             nursery.cancel_scope.cancel()
-        if not pumped and stream is not transport.standalone:
-            await self._abandoned(transport, stream)
-            return
         if ended:
             return
-        with suppress(Exception):  # the connection may be gone; nothing to tell anyone
-            await end_body(send)
+        expired = expiry.cancelled_caught
+        if pumped or expired or stream is transport.standalone:
+            with suppress(Exception):  # the connection may be gone; nothing to tell anyone
+                await end_body(send)
+        if pumped or stream is transport.standalone:
+            return
+        if expired:
+            await transport.abandon(stream)
+        else:
+            await self._abandoned(transport, stream)
 
     async def _abandoned(self, transport: HttpSessionStream, stream: ResponseStream) -> None:
         """The client closed the connection of a request's reply stream before it finished.
@@ -617,7 +636,8 @@ class StreamableHttpEndpoint:
             after = stream.delivered
             await transport.prime(stream)
         await start_event_stream(send, [(SESSION_HEADER, session_id)])
-        await self._carry(transport, stream, after, receive, send)
+        deadline = token_deadline(request.principal)
+        await self._carry(transport, stream, after, receive, send, deadline)
 
     async def _replay_stored(
         self, request: Request, send: Send, session_id: str, last_event_id: str

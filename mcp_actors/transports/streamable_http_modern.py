@@ -37,7 +37,15 @@ is noticed within :data:`~.asgi.QUICK_REPLY` seconds: an answer that comes soone
 awaited without watching the connection. Nothing
 is remembered after the answer: an ``Mcp-Session-Id`` is ignored and never sent.
 At most ``HttpConfig.max_modern_requests`` requests are served at once; one more
-is refused with ``503`` and ``Retry-After``.
+is refused with ``503`` and ``Retry-After``. Listen streams are not requests in
+progress: they are bounded by the server's own pool, in all and per client (see
+:mod:`~mcp_actors.server.listen`; one more is answered -32000 with ``data.limit``), so
+that a client holding many streams open takes no request's slot.
+
+A request authenticated by an access token is served no longer than the token lives
+(see :func:`~.http_auth.token_deadline`): at its expiry a reply still in progress is
+ended — an event stream (a listen stream, a long reply) just closes, a reply not yet
+begun is a -32603 — and the request cancelled; the client comes back with a fresh token.
 """
 
 from __future__ import annotations
@@ -46,6 +54,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 import attrs
+import trio
 
 from ..protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from ..protocol.http_status import status_for_error
@@ -54,6 +63,7 @@ from ..protocol.jsonrpc import InvalidMessage, RequestId, encode_error
 from ..protocol.routing_headers import admit_http_request
 from ..protocol.versions import REVISIONS
 from .asgi import EVENT_STREAM, JSON, Receive, Request, Send, accepts, respond
+from .http_auth import token_deadline
 from .http_config import HttpConfig
 from .http_exchange import HttpExchange
 from .http_sessions import RETRY_AFTER, ServeExchange
@@ -74,7 +84,8 @@ class ModernPostHandler:
     config: HttpConfig
     serve_exchange: ServeExchange
     input_schema_of: InputSchemaOf | None = None
-    #: Requests being served now (capped by ``config.max_modern_requests``).
+    #: Requests being served now, listen streams aside (capped by
+    #: ``config.max_modern_requests``).
     in_progress: int = attrs.field(init=False, default=0)
 
     async def post(
@@ -107,8 +118,9 @@ class ModernPostHandler:
         except McpError as error:
             await _respond_error(send, request_id, error)
             return
+        listen = post.method == _LISTEN
         limit = self.config.max_modern_requests
-        if limit is not None and self.in_progress >= limit:
+        if not listen and limit is not None and self.in_progress >= limit:
             busy = McpError(
                 INTERNAL_ERROR,
                 f"Service Unavailable: {limit} requests in progress, try again later",
@@ -117,7 +129,6 @@ class ModernPostHandler:
             retry = [("retry-after", str(RETRY_AFTER))]
             await respond(send, 503, body, content_type=JSON, headers=retry)
             return
-        listen = post.method == _LISTEN
         if listen and not accepts(request.header("accept"), EVENT_STREAM):
             refusal = McpError(
                 INVALID_REQUEST,
@@ -137,13 +148,16 @@ class ModernPostHandler:
             modern=True,
         )
         exchange.principal = request.principal
+        exchange.client_address = request.client
         del body, post
-        self.in_progress += 1
+        counted = not listen  # a listen stream is bounded by the server's listen pool
+        self.in_progress += counted
         try:
-            await self.serve_exchange(exchange, None)
+            with trio.move_on_at(token_deadline(request.principal)):
+                await self.serve_exchange(exchange, None)
             await exchange.finish()
         finally:
-            self.in_progress -= 1
+            self.in_progress -= counted
 
 
 def _status_of(answer: bytes) -> int:
