@@ -19,6 +19,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from functools import partial
 from typing import Any
 
+import httpx
 import pytest
 import trio
 from mcp import Client as SdkClient
@@ -430,6 +431,47 @@ async def test_a_caller_parking_past_the_bound_evicts_only_its_own(transport: st
     assert effects["alice/a"] == 1  # resumed, not re-run
     assert effects["bob/b0"] == 2  # Bob's own oldest went: replayed
     assert server.continuation_statistics().evicted == 5
+
+
+@pytest.mark.parametrize("front_end", ["lean", "hypercorn"])
+async def test_without_auth_callers_are_told_apart_by_their_address(front_end: str) -> None:
+    """No token to tell callers apart: the peer's address does. Bob, from 127.0.0.2,
+    parks more calls than the whole bound; Alice's parked call (from 127.0.0.1) still
+    resumes, its side effect once."""
+    from mcp_actors.server.serve_http import serve_http
+
+    server = Server("booking", mrtr=MrtrSettings(max_continuations=8))
+    effects: dict[str, int] = {}
+
+    @server.tool
+    async def book(ctx: Context, room: str) -> str:
+        effects[room] = effects.get(room, 0) + 1
+        answer = await ctx.elicit("Book?", CONFIRM_FORM, key="confirm")
+        return f"{room}: {answer.action}"
+
+    async with trio.open_nursery() as nursery, AsyncExitStack() as stack:
+        config = HttpConfig(front_end=front_end)
+        http = await nursery.start(partial(serve_http, server, port=0, config=config))
+
+        async def peer_from(address: str) -> RawPeer:
+            transport = httpx.AsyncHTTPTransport(local_address=address)
+            client = await stack.enter_async_context(
+                httpx.AsyncClient(transport=transport, timeout=30)
+            )
+            stream = open_streamable_http(http.url, http_client=client, legacy_fallback=False)
+            return RawPeer(await stack.enter_async_context(stream))
+
+        alice, bob = await peer_from("127.0.0.1"), await peer_from("127.0.0.2")
+        state = asked(await alice.call("book", {"room": "a"}))["requestState"]
+        for n in range(12):
+            asked(await bob.call("book", {"room": f"b{n}"}))
+        done = await alice.call(
+            "book", {"room": "a"}, inputResponses=CONFIRM_YES, requestState=state
+        )
+        await stack.aclose()
+        nursery.cancel_scope.cancel()
+    assert completed(done) == "a: accept"
+    assert effects["a"] == 1  # resumed, not re-run
 
 
 @pytest.mark.parametrize("transport", AUTHENTICATED)

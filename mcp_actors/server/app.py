@@ -27,7 +27,7 @@ level. ``server/discover`` tells modern clients what the server offers.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Container, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Container, Hashable, Iterable, Mapping
 from typing import Any, Literal, TypeVar, overload
 
 import attrs
@@ -62,7 +62,7 @@ from .context import LOG_SEVERITY, Context
 from .elicitation import ElicitationResult
 from .extensions import Extension, ExtensionHandler, ExtensionRegistry
 from .handlers import HANDLERS, Handler
-from .listen import ListenOffer, ListenStatistics, ListenStreams, listen_client
+from .listen import ListenOffer, ListenStatistics, ListenStreams
 from .log_bridge import McpLogHandler
 from .modern import era_error, finish_result
 from .mount import Mount, Mountable, MountedServer, Mounts
@@ -161,7 +161,7 @@ class Server:
     bus: Bus = attrs.field(factory=MemoryBus)
     #: At most this many ``subscriptions/listen`` streams at once (see :mod:`.listen`).
     max_listen_streams: int = 1000
-    #: At most this many of them from one client (see :func:`.listen.listen_client`).
+    #: At most this many of them from one client (see :attr:`ServerSession.client_identity`).
     max_listen_streams_per_client: int = attrs.field(
         default=100, validator=[attrs.validators.instance_of(int), attrs.validators.ge(1)]
     )
@@ -487,8 +487,7 @@ class Server:
                 method, notification, related_request=request.id, state=server_session.state
             )
 
-        transport = server_session.session.transport
-        client = listen_client(transport.principal, transport.client_address, transport)
+        client = server_session.client_identity
         return await self._listens.serve(request.id, params.notifications, offer, notify, client)
 
     def end_listen_streams(self) -> int:
@@ -894,6 +893,15 @@ class ServerSession:
     def principal(self) -> Principal | None:
         """Who is calling, as the transport authenticated them (None: it does not)."""
         return self.session.transport.principal
+
+    @property
+    def client_identity(self) -> Hashable:
+        """Who per-client bounds count this caller against (see
+        :func:`~.authorization.client_identity`)."""
+        transport = self.session.transport
+        return authorization.client_identity(
+            transport.principal, transport.client_address, transport
+        )
 
     def for_request(self, modern: ModernRequest) -> ServerSession:
         """The server's side of one modern request: same server and connection, the

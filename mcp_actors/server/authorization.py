@@ -18,7 +18,7 @@ on stdio the spec has the server take its credentials from the environment inste
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from typing import TYPE_CHECKING
 
 from ..protocol.errors import REQUEST_REJECTED, McpError
@@ -75,3 +75,21 @@ def caller_key(principal: Principal | None) -> str:
     if principal is None:
         return ""
     return f"{principal.subject or ''} {principal.client_id or ''}"
+
+
+def client_identity(
+    principal: Principal | None, address: str | None, connection: object
+) -> Hashable:
+    """Who a per-client bound counts against (listen streams, parked MRTR handlers).
+
+    The authenticated caller when the transport authenticates (the token's subject and
+    OAuth client: the same caller from several addresses is one client); else the
+    peer's network address, when the transport has one (HTTP, WebSocket: every request
+    or connection from one IP is one client, so clients behind one proxy share the
+    bound); else the ``connection`` itself (stdio, in memory: one peer per connection).
+    """
+    if principal is not None and principal.authenticated:
+        return ("caller", principal.subject, principal.client_id)
+    if address is not None:
+        return ("address", address)
+    return ("connection", id(connection))

@@ -28,11 +28,11 @@ nothing), when the connection goes, or when the server ends it
 answered ``{"resultType": "complete", "_meta": {subscriptionId}}``.
 
 Bounds: at most ``max_streams`` streams per server, and ``max_streams_per_client`` of
-them from one client (see :func:`listen_client`), so that one client cannot take every
-stream from the others; one more is refused with -32000 and ``data.limit`` (the bound it
-hit). Listen streams are a pool of their own: over HTTP they do not count against the
-requests in progress (``HttpConfig.max_modern_requests``), nor those against them. Each
-stream's mailbox holds at most ``mailbox_size``
+them from one client (see :func:`~.authorization.client_identity`), so that one client
+cannot take every stream from the others; one more is refused with -32000 and
+``data.limit`` (the bound it hit). Listen streams are a pool of their own: over HTTP they
+do not count against the requests in progress (``HttpConfig.max_modern_requests``), nor
+those against them. Each stream's mailbox holds at most ``mailbox_size``
 distinct pending changes — a pending list change absorbs the next one (coalesced),
 a resource update beyond the bound is dropped; both are counted in
 :meth:`ListenStreams.statistics`. A slow client therefore never slows the
@@ -59,7 +59,6 @@ from ..protocol.errors import McpError
 from ..protocol.jsonrpc import RequestId
 from ..protocol.modern import SUBSCRIPTION_ID_KEY
 from ..runtime.bus import Bus, Change, Mailbox
-from ..transports.http_auth import Principal
 
 #: Sends one notification on the listen request's stream.
 Notify = Callable[[str, Any], Awaitable[None]]
@@ -176,22 +175,6 @@ def tagged(params: Any, subscription_id: RequestId) -> Any:
     return msgspec.structs.replace(params, meta={**meta, SUBSCRIPTION_ID_KEY: subscription_id})
 
 
-def listen_client(principal: Principal | None, address: str | None, connection: object) -> Hashable:
-    """Who a listen stream counts against for ``max_streams_per_client``.
-
-    The authenticated caller when the transport authenticates (the token's subject and
-    OAuth client: the same caller from several addresses is one client); else the
-    peer's network address, when the transport has one (HTTP, WebSocket: every request
-    or connection from one IP is one client, so clients behind one proxy share the
-    bound); else the ``connection`` itself (stdio, in memory: one peer per connection).
-    """
-    if principal is not None and principal.authenticated:
-        return ("caller", principal.subject, principal.client_id)
-    if address is not None:
-        return ("address", address)
-    return ("connection", id(connection))
-
-
 def _too_many(what: str, limit: int) -> McpError:
     return McpError(
         errors.REQUEST_REJECTED,
@@ -221,7 +204,7 @@ class ListenStreams:
     max_streams: int = attrs.field(default=1000, validator=attrs.validators.ge(0))
     #: Distinct changes waiting per stream (see :class:`~mcp_actors.runtime.bus.Mailbox`).
     mailbox_size: int = attrs.field(default=64, validator=attrs.validators.ge(1))
-    #: At most this many streams at once from one client (:func:`listen_client`).
+    #: At most this many streams at once from one client (:func:`~.authorization.client_identity`).
     max_streams_per_client: int = attrs.field(default=100, validator=attrs.validators.ge(1))
     _active: dict[Mailbox, None] = attrs.field(init=False, factory=dict)
     #: Streams open now per client (a client with none is not kept).
@@ -239,8 +222,8 @@ class ListenStreams:
         notify: Notify,
         client: Hashable,
     ) -> t.SubscriptionsListenResult:
-        """Run one stream of ``client`` (see :func:`listen_client`) until it is cancelled
-        or :meth:`end_all` (module docstring)."""
+        """Run one stream of ``client`` (see :func:`~.authorization.client_identity`)
+        until it is cancelled or :meth:`end_all` (module docstring)."""
         honoured = honour(requested, offer)  # a bad filter: -32602 before anything is sent
         opened_by_client = self._per_client.get(client, 0)
         if len(self._active) >= self.max_streams:

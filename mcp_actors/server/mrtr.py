@@ -41,7 +41,7 @@ from __future__ import annotations
 import math
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -117,8 +117,8 @@ class MrtrSettings:
     before it is cancelled (the retry then replays). ``max_continuations``: parked
     handlers at most; ``max_continuations_per_caller``: parked handlers of one caller
     at most (either 0: never park, always replay; callers told apart by
-    :func:`~.authorization.caller_key`: without authentication every client is the
-    same caller). What goes when one is full: see :class:`Continuations`.
+    :func:`~.authorization.client_identity`: the authenticated caller, else the peer's
+    address, else the connection). What goes when one is full: see :class:`Continuations`.
     """
 
     state_keys: StateKeys = attrs.field(factory=StateKeys.random, converter=_state_keys)
@@ -177,8 +177,8 @@ class Run:
     book: dict[str, Any]
     #: Its id in the registry, given when it is first parked (what ``requestState`` names).
     id: str = ""
-    #: Who it runs for (:func:`~.authorization.caller_key`), set when it is parked.
-    caller: str = ""
+    #: Who it runs for (:func:`~.authorization.client_identity`), set when it is parked.
+    caller: Hashable = ""
     scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
     used: dict[str, Any] = attrs.field(factory=dict)
     #: A response that did not fit its question: the request's error, whatever the handler did.
@@ -297,7 +297,7 @@ class Continuations:
     settings: MrtrSettings
     _parked: dict[str, Run] = attrs.field(init=False, factory=dict)
     #: The same runs by caller, each caller's oldest first.
-    _by_caller: dict[str, dict[str, Run]] = attrs.field(init=False, factory=dict)
+    _by_caller: dict[Hashable, dict[str, Run]] = attrs.field(init=False, factory=dict)
     _started: int = attrs.field(init=False, default=0)
     _replayed: int = attrs.field(init=False, default=0)
     _resumed: int = attrs.field(init=False, default=0)
@@ -332,7 +332,7 @@ class Continuations:
         self._resumed += 1
         return run
 
-    def park(self, run: Run, caller: str) -> None:
+    def park(self, run: Run, caller: Hashable) -> None:
         """Keep ``run`` waiting for the retry of ``caller``, for ``continuation_ttl``
         seconds at most, making room first (class docstring)."""
         settings = self.settings
@@ -456,7 +456,7 @@ async def serve(
         raise outcome.error
     target, digest = binding(request.method, params)
     caller = caller_key(view.principal)
-    registry.park(run, caller)
+    registry.park(run, view.client_identity)
     sealed = keys.seal(
         RequestState(
             method=request.method,
