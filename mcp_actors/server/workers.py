@@ -3,12 +3,14 @@
 A Python process runs one Trio loop on one core. To use more cores, the
 *supervising* process (the one you start) forks ``N`` workers; each runs its own
 :func:`~mcp_actors.server.serve_http.serve_http` with its own supervisor of sessions,
-and listens on the same ``host:port`` with ``SO_REUSEPORT``
+and accepts on its own socket bound to the same ``host:port`` with ``SO_REUSEPORT``
 (:mod:`~mcp_actors.transports.listen_socket`): the kernel spreads connections over
 the workers, whichever HTTP front end serves. The supervisor itself serves nothing:
 
-- it reserves the port first (so ``port=0`` picks one port for all), starts the
-  workers, and announces the URL once every worker listens;
+- it opens the N listening sockets first (so ``port=0`` picks one port for all),
+  refusing a port something already listens on (another deployment: ``EADDRINUSE``,
+  as for one worker), starts the workers, and announces the URL once every worker
+  listens; a worker started again accepts on the socket its predecessor had;
 - a worker that dies is started again (at most ``max_restarts`` times in
   ``restart_window`` seconds; beyond that the supervisor stops everything and
   exits with an error rather than crash-loop);
@@ -33,6 +35,7 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import signal
+import socket
 import sys
 import time
 from collections.abc import Callable
@@ -43,7 +46,7 @@ from typing import Any, Literal
 import attrs
 import trio
 
-from ..transports.listen_socket import reuse_port_socket
+from ..transports.listen_socket import claim_shared_port
 from .app import Server
 
 log = logging.getLogger("mcp_actors.workers")
@@ -78,15 +81,18 @@ def run_workers(
     **options: Any,
 ) -> None:
     """Serve ``server`` over HTTP from ``policy.workers`` processes on one port until
-    SIGTERM/SIGINT; blocking. ``options`` are :func:`serve_http`'s. Raises
+    SIGTERM/SIGINT; blocking. ``options`` are :func:`serve_http`'s. Raises OSError
+    (``EADDRINUSE``) when something already listens on ``host:port``, and
     :class:`WorkersFailed` when the workers cannot start or keep dying."""
-    reserved = reuse_port_socket(host, port)  # holds the port; takes no connections
+    sockets = claim_shared_port(host, port, policy.workers)
     try:
-        bound_port = reserved.getsockname()[1]
+        bound_port = sockets[0].getsockname()[1]
         worker = partial(_worker_main, server, host=host, port=bound_port, **options)
-        _Supervisor(policy, worker).run(_announcement(server, host, bound_port, announce, options))
+        announcement = _announcement(server, host, bound_port, announce, options)
+        _Supervisor(policy, worker, sockets).run(announcement)
     finally:
-        reserved.close()
+        for sock in sockets:
+            sock.close()
 
 
 def _announcement(
@@ -105,8 +111,11 @@ def _announcement(
 @attrs.define(eq=False)
 class _Supervisor:
     policy: WorkerPolicy
-    #: What a worker process runs; given a connection to report "listening" on.
-    worker: Callable[[multiprocessing.connection.Connection], None]
+    #: What a worker process runs; given a connection to report "listening" on, and
+    #: the listening socket to accept on.
+    worker: Callable[[multiprocessing.connection.Connection, socket.socket], None]
+    #: Worker ``i``'s listening socket, kept open here for the worker started again.
+    sockets: list[socket.socket]
     _processes: dict[int, Any] = attrs.field(init=False, factory=dict)
     _ready: dict[int, multiprocessing.connection.Connection] = attrs.field(init=False, factory=dict)
     _restarts: list[float] = attrs.field(init=False, factory=list)
@@ -136,7 +145,9 @@ class _Supervisor:
         context = multiprocessing.get_context("fork")
         receiver, sender = context.Pipe(duplex=False)
         process = context.Process(
-            target=self.worker, args=(sender,), name=f"mcp-actors worker {index}", daemon=False
+            target=self.worker,
+            args=(sender, self.sockets[index]),
+            name=f"mcp-actors worker {index}", daemon=False
         )
         process.start()
         sender.close()
@@ -206,12 +217,13 @@ class _Supervisor:
 def _worker_main(
     server: Server,
     ready: multiprocessing.connection.Connection,
+    sock: socket.socket,
     *,
     host: str,
     port: int,
     **options: Any,
 ) -> None:
-    """One worker: serve until SIGTERM/SIGINT, then shut down gracefully."""
+    """One worker: serve on ``sock`` until SIGTERM/SIGINT, then shut down gracefully."""
     for number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(number, signal.SIG_DFL)
     from .serve import freeze_startup_objects
@@ -220,7 +232,7 @@ def _worker_main(
     async def main() -> None:
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
             async with trio.open_nursery() as nursery:
-                serve = partial(serve_http, server, host=host, port=port, reuse_port=True)
+                serve = partial(serve_http, server, host=host, port=port, sock=sock)
                 handle: HttpServerHandle = await nursery.start(partial(serve, **options))
                 freeze_startup_objects()
                 ready.send(os.getpid())
