@@ -147,7 +147,8 @@ class _Supervisor:
         process = context.Process(
             target=self.worker,
             args=(sender, self.sockets[index]),
-            name=f"mcp-actors worker {index}", daemon=False
+            name=f"mcp-actors worker {index}",
+            daemon=False,
         )
         process.start()
         sender.close()
