@@ -48,6 +48,7 @@ import trio
 
 from ..transports.listen_socket import claim_shared_port
 from .app import Server
+from .hosting import check_port
 
 log = logging.getLogger("mcp_actors.workers")
 
@@ -81,10 +82,11 @@ def run_workers(
     **options: Any,
 ) -> None:
     """Serve ``server`` over HTTP from ``policy.workers`` processes on one port until
-    SIGTERM/SIGINT; blocking. ``options`` are :func:`serve_http`'s. Raises OSError
+    SIGTERM/SIGINT; blocking. ``options`` are :func:`serve_http`'s. Raises ValueError
+    for a ``port`` out of range (:func:`~.hosting.check_port`), OSError
     (``EADDRINUSE``) when something already listens on ``host:port``, and
     :class:`WorkersFailed` when the workers cannot start or keep dying."""
-    sockets = claim_shared_port(host, port, policy.workers)
+    sockets = claim_shared_port(host, check_port(port), policy.workers)
     try:
         bound_port = sockets[0].getsockname()[1]
         worker = partial(_worker_main, server, host=host, port=bound_port, **options)
