@@ -116,7 +116,8 @@ class _Supervisor:
     #: What a worker process runs; given a connection to report "listening" on, and
     #: the listening socket to accept on.
     worker: Callable[[multiprocessing.connection.Connection, socket.socket], None]
-    #: Worker ``i``'s listening socket, kept open here for the worker started again.
+    #: Worker ``i``'s listening socket, kept open here (until stopping) for the worker
+    #: started again.
     sockets: list[socket.socket]
     _processes: dict[int, Any] = attrs.field(init=False, factory=dict)
     _ready: dict[int, multiprocessing.connection.Connection] = attrs.field(init=False, factory=dict)
@@ -147,8 +148,8 @@ class _Supervisor:
         context = multiprocessing.get_context("fork")
         receiver, sender = context.Pipe(duplex=False)
         process = context.Process(
-            target=self.worker,
-            args=(sender, self.sockets[index]),
+            target=self._run_worker,
+            args=(sender, index),
             name=f"mcp-actors worker {index}",
             daemon=False,
         )
@@ -156,6 +157,14 @@ class _Supervisor:
         sender.close()
         self._processes[index] = process
         self._ready[index] = receiver
+
+    def _run_worker(self, ready: multiprocessing.connection.Connection, index: int) -> None:
+        """In the forked worker: keep only its own socket open (when it stops accepting
+        and closes it, the kernel stops sending it connections), and serve."""
+        for other, sock in enumerate(self.sockets):
+            if other != index:
+                sock.close()
+        self.worker(ready, self.sockets[index])
 
     def _wait_listening(self) -> None:
         deadline = time.monotonic() + START_TIMEOUT
@@ -202,6 +211,8 @@ class _Supervisor:
         self._restarts.append(now)
 
     def _stop_all(self) -> None:
+        for sock in self.sockets:  # the workers hold their own; closed as each one stops
+            sock.close()
         processes = [process for process in self._processes.values() if process.is_alive()]
         for process in processes:
             with suppress(ProcessLookupError):
