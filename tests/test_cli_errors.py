@@ -73,23 +73,36 @@ def test_a_port_in_use(busy_port: int, transport: str) -> None:
     )
 
 
+REDIS = ("--transport", "http", "--port", "0", "--redis-url", "redis://127.0.0.1:9/0")
+
+
 @pytest.mark.parametrize(
-    ("hidden", "args", "extra", "package"),
+    ("hidden", "args", "extra", "needed_by"),
     [
-        ("httptools", ("run", "servers.sample", "--transport", "http"), "http", "httptools"),
-        ("trio_websocket", ("run", "servers.sample", "--transport", "ws"), "ws", "trio_websocket"),
-        ("httpx", ("call", "http://127.0.0.1:9/mcp", "add"), "http", "httpx"),
+        (
+            "httptools",
+            ("run", "servers.sample", "--transport", "http"),
+            "http",
+            "the http transport",
+        ),
+        (
+            "trio_websocket",
+            ("run", "servers.sample", "--transport", "ws"),
+            "ws",
+            "the ws transport",
+        ),
+        ("httpx", ("call", "http://127.0.0.1:9/mcp", "add"), "http", "the http transport"),
+        ("redis", ("run", "servers.sample", *REDIS), "redis", "sharing state through Redis"),
     ],
 )
 def test_a_missing_extra_names_what_to_install(
-    hidden: str, args: tuple[str, ...], extra: str, package: str
+    hidden: str, args: tuple[str, ...], extra: str, needed_by: str
 ) -> None:
     result = cli(*args, python=f"sys.modules[{hidden!r}] = None")
     fails(
         result,
         EXIT_MISSING_EXTRA,
-        f"the {extra} transport needs {package!r}, which is not installed:"
-        f" pip install 'mcp-actors[{extra}]'",
+        f"{needed_by} needs {hidden!r}, which is not installed: pip install 'mcp-actors[{extra}]'",
     )
 
 
