@@ -176,12 +176,10 @@ def parse_gateway(text: str, source: str = "<gateway>") -> GatewayConfig:
         rate_limit, found = _section(rate_table, RateLimitConfig, "rate_limit")
         problems += found
     upstreams: dict[str, UpstreamConfig] = {}
-    if not isinstance(upstream_tables, dict) or not upstream_tables:
-        problems.append(
-            "upstreams: at least one [upstreams.NAME] table is needed"
-            if upstream_tables is None or upstream_tables == {}
-            else f"upstreams: expected a table, got {describe_value(upstream_tables)}"
-        )
+    if upstream_tables is None or upstream_tables == {}:
+        problems.append("upstreams: at least one [upstreams.NAME] table is needed")
+    elif not isinstance(upstream_tables, dict):
+        problems.append(f"upstreams: expected a table, got {describe_value(upstream_tables)}")
     else:
         for name, table in upstream_tables.items():
             upstream, found = _section(table, UpstreamConfig, f"upstreams.{name}")
