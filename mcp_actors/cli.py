@@ -19,8 +19,9 @@ its ``server``, ``mcp`` or ``app``) or an installed plugin's name; ``call`` and
 ``server/discover``, fall back to ``initialize``). ``--log-level``
 sets what is logged to stderr (default warning: a tool's exception is logged with
 its traceback). A failure is one line on stderr and an exit code: see
-:mod:`.cli_errors` (0 success, 1 tool error, 2 target or server failed, 3 missing
-dependency, 4 cannot listen, 130 interrupted).
+:mod:`.cli_errors` (0 success, 1 tool error, 2 bad option, target or server failed,
+3 missing dependency, 4 cannot listen, 130 interrupted); a bad option too
+(``--port`` takes 0-65535, 0 picking any free port).
 """
 
 from __future__ import annotations
