@@ -19,8 +19,9 @@ its ``server``, ``mcp`` or ``app``) or an installed plugin's name; ``call`` and
 ``server/discover``, fall back to ``initialize``). ``--log-level``
 sets what is logged to stderr (default warning: a tool's exception is logged with
 its traceback). A failure is one line on stderr and an exit code: see
-:mod:`.cli_errors` (0 success, 1 tool error, 2 target or server failed, 3 missing
-dependency, 4 cannot listen, 130 interrupted).
+:mod:`.cli_errors` (0 success, 1 tool error, 2 bad option, target or server failed,
+3 missing dependency, 4 cannot listen, 130 interrupted); a bad option too
+(``--port`` takes 0-65535, 0 picking any free port).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import attrs
 import msgspec
@@ -52,8 +53,16 @@ from .plugins import load_server_or_plugin
 from .protocol.errors import McpError
 from .protocol.versions import MODERN, SUPPORTED
 from .runtime.outbound import ConnectionClosed, RequestTimeout
+from .server.hosting import MAX_PORT, PORT_RANGE
 from .server.serve import run_stdio
 from .transports.abc import TransportClosed
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, failing as every other failure does: one line, exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_FAILURE, f"mcp-actors: {message} (see {self.prog} --help)\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -96,7 +105,7 @@ def _add_common_options(parser: argparse.ArgumentParser, commands: Any) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mcp-actors", description=__doc__.split("\n\n")[0])
+    parser = _Parser(prog="mcp-actors", description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", action="version", version=f"mcp-actors {__version__}")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
@@ -109,7 +118,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--config", type=Path, default=None, help="TOML file with plugin settings")
     run.add_argument("--transport", choices=["stdio", "http", "sse", "ws"], default="stdio")
     run.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
-    run.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free)")
+    run.add_argument("--port", type=_port, default=8000, help="port (default 8000; 0: any free)")
     run.add_argument("--path", default="/mcp", help="Streamable HTTP endpoint (default /mcp)")
     run.add_argument("--stateless", action="store_true", help="http: no sessions")
     run.add_argument(
@@ -224,6 +233,13 @@ def _add_era_options(command: argparse.ArgumentParser) -> None:
         metavar="VERSION",
         help=f"speak exactly this version (and its era): {', '.join((*MODERN, *SUPPORTED))}",
     )
+
+
+def _port(text: str) -> int:
+    """A TCP port number, 0 (any free port) to 65535 (nothing else)."""
+    if text.isdecimal() and int(text) <= MAX_PORT:
+        return int(text)
+    raise argparse.ArgumentTypeError(f"expected {PORT_RANGE}, got {text!r}")
 
 
 def _count(text: str) -> int:

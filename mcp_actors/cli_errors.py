@@ -5,12 +5,15 @@ exit code     meaning
 ============  ================================================================
 0             success (a server stopped with Ctrl-C too)
 1             the tool returned an error result (``mcp-actors call``)
-2             the target or its server failed: a target that cannot be loaded
+2             a bad option (a port out of 0-65535, say), or the target or its
+              server failed: a target that cannot be loaded
               (no such module or file, an exception while importing it, a tool
               parameter of an unsupported type, no Server there), bad plugin
-              settings, a server that cannot be reached or answers with an error
+              settings or gateway file (every problem on the one line), a server
+              that cannot be reached or answers with an error
 3             a dependency is missing; the line says what to install (an extra:
-              ``pip install 'mcp-actors[http]'``; Node.js for ``mcp-actors dev``)
+              ``pip install 'mcp-actors[http]'``, ``[ws]``, ``[redis]``, ``[otel]``;
+              Node.js for ``mcp-actors dev``)
 4             the server cannot listen on the address (port in use, no permission)
 130           interrupted (Ctrl-C) while calling a server
 ============  ================================================================
@@ -40,18 +43,21 @@ EXIT_CANNOT_LISTEN = 4
 EXIT_INTERRUPTED = 130
 #: The table above in one line, for ``mcp-actors --help``.
 EXIT_CODES = (
-    "exit codes: 0 success, 1 the tool returned an error, 2 the target or its server failed,"
+    "exit codes: 0 success, 1 the tool returned an error, 2 a bad option, or the target or"
+    " its server failed,"
     " 3 a dependency is missing, 4 cannot listen on the address, 130 interrupted"
 )
 
-#: Optional dependencies, by top-level module name: the extra that installs them.
+#: Optional dependencies, by top-level module name: the extra that installs them, and
+#: what needs them.
 EXTRAS = {
-    "httptools": "http",
-    "h11": "http",
-    "hypercorn": "http",
-    "httpx": "http",
-    "trio_websocket": "ws",
-    "redis": "redis",
+    "httptools": ("http", "the http transport"),
+    "h11": ("http", "the http transport"),
+    "hypercorn": ("http", "the http transport"),
+    "httpx": ("http", "the http transport"),
+    "trio_websocket": ("ws", "the ws transport"),
+    "redis": ("redis", "sharing state through Redis"),
+    "opentelemetry": ("otel", "OpenTelemetry tracing"),
 }
 _LISTEN_ERRORS = {errno.EADDRINUSE: "address already in use", errno.EACCES: "permission denied"}
 
@@ -80,10 +86,10 @@ def explain(error: BaseException, options: Any) -> tuple[int, str] | None:
         return EXIT_INTERRUPTED, "interrupted"
     if isinstance(error, ModuleNotFoundError) and error.name is not None:
         package = error.name.split(".")[0]
-        extra = EXTRAS.get(package)
-        if extra is not None:
+        if package in EXTRAS:
+            extra, needed_by = EXTRAS[package]
             return EXIT_MISSING_EXTRA, (
-                f"the {extra} transport needs {package!r}, which is not installed:"
+                f"{needed_by} needs {package!r}, which is not installed:"
                 f" pip install 'mcp-actors[{extra}]'"
             )
     if isinstance(error, OSError) and error.errno in _LISTEN_ERRORS and hasattr(options, "port"):

@@ -47,7 +47,7 @@ import tomllib
 import types
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar, Union, cast, get_args, get_origin
+from typing import Any, Literal, TypeVar, Union, cast, get_args, get_origin
 
 import attrs
 import cattrs
@@ -167,7 +167,8 @@ def _short(value: object) -> str:
     return _SHORT.repr(value)
 
 
-def _describe(value: Any) -> str:
+def describe_value(value: Any) -> str:
+    """A bad value as an error message names it: ``the string 'x'``, ``int 3``, ``true``."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
@@ -182,7 +183,7 @@ def _strict(
 
     def structure(value: Any, _type: Any) -> Any:
         if not accepts(value):
-            raise WrongType(f"expected {expected}, got {_describe(value)}")
+            raise WrongType(f"expected {expected}, got {describe_value(value)}")
         return convert(value)
 
     return structure
@@ -203,6 +204,22 @@ _converter.register_structure_hook(
 _converter.register_structure_hook(float, _strict(_is_number, "a number", float))
 _converter.register_structure_hook(str, _strict(lambda v: isinstance(v, str), "a string"))
 _converter.register_structure_hook(Path, _strict(lambda v: isinstance(v, str), "a string", Path))
+
+
+def _structure_literal(value: Any, literal: Any) -> Any:
+    """A ``Literal[...]`` field takes one of its values, of its type (``1`` is not ``true``)."""
+    choices = get_args(literal)
+    if any(type(value) is type(choice) and value == choice for choice in choices):
+        return value
+    expected = ", ".join(repr(choice) for choice in choices)
+    raise WrongType(f"expected one of {expected}, got {describe_value(value)}")
+
+
+def _is_literal(field_type: Any) -> bool:
+    return get_origin(field_type) is cast(Any, Literal)
+
+
+_converter.register_structure_hook_func(_is_literal, _structure_literal)
 
 
 def _structure(

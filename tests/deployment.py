@@ -156,41 +156,50 @@ async def _drain(stream: trio.abc.ReceiveStream) -> None:
 
 
 NGINX_CONF = Path(__file__).parent.parent / "deploy" / "nginx.conf"
+README = Path(__file__).parent.parent / "README.md"
+
+
+def documented_nginx_command() -> str:
+    """The nginx command line README's "Deployment" section documents, as written."""
+    lines = [line for line in README.read_text().splitlines() if line.startswith("nginx ")]
+    assert len(lines) == 1, lines
+    return lines[0]
 
 
 def render_nginx_conf(directory: Path, listen: int, workers: list[int]) -> Path:
-    """The shipped ``deploy/nginx.conf`` with test ports, as a whole nginx configuration
-    that keeps its files in ``directory``."""
+    """The shipped ``deploy/nginx.conf`` with test ports (nothing else changed), at
+    ``directory/deploy/nginx.conf``: where the documented command, run from
+    ``directory``, finds it."""
     shipped = NGINX_CONF.read_text()
     assert len(workers) == 2, "deploy/nginx.conf names two workers"
     site = shipped.replace("127.0.0.1:8080", f"127.0.0.1:{listen}")
     site = site.replace("127.0.0.1:9001", f"127.0.0.1:{workers[0]}")
     site = site.replace("127.0.0.1:9002", f"127.0.0.1:{workers[1]}")
-    temp = {name: directory / name for name in ("client", "proxy", "fastcgi", "uwsgi", "scgi")}
-    for path in temp.values():
-        path.mkdir(exist_ok=True)
-    paths = "\n".join(f"    {name}_temp_path {path};" for name, path in temp.items())
-    paths = paths.replace("    client_temp_path", "    client_body_temp_path")
-    whole = (
-        f"pid {directory}/nginx.pid;\nerror_log {directory}/error.log warn;\n"
-        "worker_processes 1;\nevents { worker_connections 256; }\n"
-        f"http {{\n    access_log off;\n{paths}\n{site}\n}}\n"
-    )
-    conf = directory / "nginx.conf"
-    conf.write_text(whole)
+    conf = directory / "deploy" / "nginx.conf"
+    conf.parent.mkdir(parents=True, exist_ok=True)
+    conf.write_text(site)
     return conf
 
 
 @asynccontextmanager
 async def nginx(directory: Path, workers: list[int]) -> AsyncIterator[str]:
-    """nginx with the shipped configuration in front of ``workers`` (ports); yields its URL."""
+    """nginx with the shipped configuration in front of ``workers`` (ports), started with
+    README's documented command line run by bash from ``directory``; yields its URL."""
     listen = free_port()
-    conf = render_nginx_conf(directory, listen, workers)
-    command = [need("nginx"), "-p", str(directory), "-c", str(conf), "-g", "daemon off;"]
-    async with trio.open_nursery() as nursery:
-        process = await nursery.start(trio.run_process, command)
-        try:
-            await accepting(listen)
-            yield f"http://127.0.0.1:{listen}"
-        finally:
-            process.terminate()
+    render_nginx_conf(directory, listen, workers)
+    path = f"{os.path.dirname(need('nginx'))}:{os.environ['PATH']}"
+    environment = {**os.environ, "PATH": path, "TMPDIR": str(directory)}  # mktemp -d: in here
+    command = ["bash", "-c", documented_nginx_command()]
+    process = await trio.lowlevel.open_process(
+        command, cwd=directory, env=environment, start_new_session=True
+    )
+    try:
+        await accepting(listen)
+        yield f"http://127.0.0.1:{listen}"
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)  # bash and nginx's processes
+        with trio.move_on_after(15):
+            await process.wait()
+        if process.returncode is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            await process.wait()

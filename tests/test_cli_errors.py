@@ -25,6 +25,7 @@ from mcp_actors.cli_errors import (
     EXIT_MISSING_EXTRA,
     EXIT_TOOL_ERROR,
 )
+from mcp_actors.server.hosting import open_hosted
 
 from conftest import TESTS
 
@@ -72,23 +73,36 @@ def test_a_port_in_use(busy_port: int, transport: str) -> None:
     )
 
 
+REDIS = ("--transport", "http", "--port", "0", "--redis-url", "redis://127.0.0.1:9/0")
+
+
 @pytest.mark.parametrize(
-    ("hidden", "args", "extra", "package"),
+    ("hidden", "args", "extra", "needed_by"),
     [
-        ("httptools", ("run", "servers.sample", "--transport", "http"), "http", "httptools"),
-        ("trio_websocket", ("run", "servers.sample", "--transport", "ws"), "ws", "trio_websocket"),
-        ("httpx", ("call", "http://127.0.0.1:9/mcp", "add"), "http", "httpx"),
+        (
+            "httptools",
+            ("run", "servers.sample", "--transport", "http"),
+            "http",
+            "the http transport",
+        ),
+        (
+            "trio_websocket",
+            ("run", "servers.sample", "--transport", "ws"),
+            "ws",
+            "the ws transport",
+        ),
+        ("httpx", ("call", "http://127.0.0.1:9/mcp", "add"), "http", "the http transport"),
+        ("redis", ("run", "servers.sample", *REDIS), "redis", "sharing state through Redis"),
     ],
 )
 def test_a_missing_extra_names_what_to_install(
-    hidden: str, args: tuple[str, ...], extra: str, package: str
+    hidden: str, args: tuple[str, ...], extra: str, needed_by: str
 ) -> None:
     result = cli(*args, python=f"sys.modules[{hidden!r}] = None")
     fails(
         result,
         EXIT_MISSING_EXTRA,
-        f"the {extra} transport needs {package!r}, which is not installed:"
-        f" pip install 'mcp-actors[{extra}]'",
+        f"{needed_by} needs {hidden!r}, which is not installed: pip install 'mcp-actors[{extra}]'",
     )
 
 
@@ -232,3 +246,49 @@ async def test_dev_runs_the_inspector_on_a_command_that_serves_the_target(tmp_pa
     with trio.fail_after(30):
         async with open_client(target) as client:
             assert client.server_info.name == "sample"
+
+
+@pytest.mark.parametrize("transport", ["http", "sse", "ws"])
+@pytest.mark.parametrize("port", ["-1", "65536", "99999", "80x", ""])
+def test_a_port_out_of_range_is_refused_before_anything_starts(transport: str, port: str) -> None:
+    result = cli("run", "servers.sample", "--transport", transport, "--port", port)
+    fails(
+        result,
+        EXIT_FAILURE,
+        f"argument --port: expected a port number 0-65535 (0: any free port), got {port!r}"
+        " (see mcp-actors run --help)",
+    )
+
+
+@pytest.mark.parametrize("transport", ["http", "ws"])
+async def test_the_python_api_refuses_a_port_out_of_range(transport: str) -> None:
+    with pytest.raises(ValueError, match=r"^expected a port number 0-65535 \(0: any free port\)"):
+        async with open_hosted(Server("s"), transport, port=65536):  # type: ignore[arg-type]
+            pass
+
+
+def gateway_file(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "gateway.toml"
+    path.write_text(text + '[upstreams.local]\nserver = "servers.sample:server"\n')
+    return str(path)
+
+
+def test_otel_in_a_gateway_file_without_the_extra_names_what_to_install(tmp_path: Path) -> None:
+    gateway = gateway_file(tmp_path, "otel = true\n")
+    result = cli("run", gateway, python="sys.modules['opentelemetry'] = None")
+    fails(
+        result,
+        EXIT_MISSING_EXTRA,
+        "OpenTelemetry tracing needs 'opentelemetry', which is not installed:"
+        " pip install 'mcp-actors[otel]'",
+    )
+
+
+def test_every_problem_of_a_gateway_file_is_on_one_line(tmp_path: Path) -> None:
+    gateway = gateway_file(tmp_path, 'name = 3\ncolour = "blue"\n[rate_limit]\nrate = -1\n')
+    fails(
+        cli("run", gateway),
+        EXIT_FAILURE,
+        f"bad gateway config {gateway}: name: expected a string, got int 3;"
+        " top level: extra fields found (colour); rate_limit: rate must be positive and finite",
+    )

@@ -36,17 +36,50 @@ def test_every_problem_is_listed_at_once() -> None:
     text = """
 name = 3
 colour = "blue"
+[rate_limit]
+rate = -1
+burst = 0
 [upstreams.a]
 command = "x"
 url = "http://127.0.0.1:1/mcp"
 [upstreams.b]
 args = ["y"]
+era = "ancient"
+connect_timeout = "x"
+[upstreams.c]
+url = "http://127.0.0.1:1/mcp"
+connect_timeout = inf
 """
     with pytest.raises(GatewayConfigError) as raised:
         parse_gateway(text, "bad.toml")
-    message = str(raised.value)
-    assert "bad.toml" in message
-    assert "name" in message and "colour" in message
+    assert raised.value.problems == [
+        "name: expected a string, got int 3",
+        "top level: extra fields found (colour)",
+        "rate_limit: rate must be positive and finite",
+        "rate_limit: burst must be at least 1",
+        "upstreams.a: give exactly one of command, url or server (got command, url)",
+        "upstreams.b.era: expected one of 'auto', 'modern', 'legacy', got the string 'ancient'",
+        "upstreams.b.connect_timeout: expected a number, got the string 'x'",
+        "upstreams.c: connect_timeout must be positive and finite",
+    ]
+    assert str(raised.value).startswith("bad gateway config bad.toml: name: expected a string")
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("[rate_limit]\nrate = nan\n", "rate_limit: rate must be positive and finite"),
+        ('rate_limit = "fast"\n', "rate_limit: expected a table, got the string 'fast'"),
+        ("[rate_limit]\nburst = 3\n", "rate_limit.rate: required field missing"),
+        ('upstreams = "x"\n', "upstreams: expected a table, got the string 'x'"),
+        ("upstreams = { a = 1 }\n", "upstreams.a: expected a table, got int 1"),
+    ],
+)
+def test_a_bad_section_is_named(text: str, problem: str) -> None:
+    upstream = '\n[upstreams.ok]\nurl = "http://127.0.0.1:1/mcp"\n'
+    with pytest.raises(GatewayConfigError) as raised:
+        parse_gateway(text if "upstreams" in text else text + upstream)
+    assert raised.value.problems == [problem]
 
 
 def test_upstream_tables_are_checked() -> None:
@@ -66,7 +99,7 @@ connect_timeout = 0.0
         "upstreams.a: give exactly one of command, url or server (got command, url)",
         "upstreams.b: give exactly one of command, url or server",
         "upstreams.b: args applies to command only",
-        "upstreams.c: connect_timeout must be positive",
+        "upstreams.c: connect_timeout must be positive and finite",
     ]
 
 

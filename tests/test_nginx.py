@@ -54,3 +54,24 @@ async def test_legacy_sessions_stay_on_their_worker_behind_nginx(tmp_path: Path)
                 await next(w for w in workers if w.process.pid == first).process.wait()
             again = int(text(await client.call_tool("whoami")))  # 404 → a new session
         assert again != first and again in worker_pids
+
+
+async def test_the_documented_nginx_command_serves_modern_and_legacy_calls(
+    tmp_path: Path,
+) -> None:
+    """README's nginx command, run as written on the shipped file (its ports made free ones)."""
+    async with AsyncExitStack() as stack:
+        workers = []
+        for tag in ("w1.", "w2."):
+            arguments = ("--transport", "http", "--port", "0", "--session-prefix", tag)
+            workers.append(
+                await stack.enter_async_context(mcp_actors_run(SCALE_OUT_SERVER, *arguments))
+            )
+        ports = [int(worker.url.rsplit(":", 1)[1].split("/")[0]) for worker in workers]
+        url = await stack.enter_async_context(nginx(tmp_path, ports)) + "/mcp"
+        worker_pids = {worker.process.pid for worker in workers}
+        for era in ("modern", "legacy"):
+            async with open_client(url, era=era) as client:  # type: ignore[arg-type]
+                assert int(text(await client.call_tool("whoami"))) in worker_pids
+                large = await client.call_tool("touch", {"uri": "x" * 200_000})  # > nginx buffers
+                assert int(text(large)) in worker_pids

@@ -104,3 +104,76 @@ def test_without_a_server_fixture_the_plugin_says_what_to_define(
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*define a fixture named mcp_server returning your Server*"])
+
+
+TWO_TESTS = """
+async def test_add(mcp_client):
+    result = await mcp_client.call_tool("add", {"a": 2, "b": 3})
+    assert result.structured_content == {"result": 5}
+
+
+async def test_wire(mcp_wire):
+    pass
+"""
+HIDE = "import sys\nsys.modules['pytest_trio'] = None\nsys.modules['jsonschema'] = None\n"
+
+
+@pytest.mark.parametrize(
+    ("ini", "options", "hide", "line"),
+    [
+        (
+            "[pytest]\n",
+            (),
+            "",
+            "ERROR: mcp_actors.testing: test_users_server.py::test_add uses mcp_client, which"
+            " runs under pytest-trio's trio mode: add 'trio_mode = true' to your pytest"
+            " configuration ([pytest] in pytest.ini, [tool.pytest.ini_options] in"
+            " pyproject.toml), or mark each such test @pytest.mark.trio",
+        ),
+        (
+            "[pytest]\ntrio_mode = true\n",
+            ("-p", "no:trio"),
+            HIDE,
+            "ERROR: mcp_actors.testing: test_users_server.py::test_add uses mcp_client, which"
+            " needs pytest-trio, jsonschema, not installed: pip install 'mcp-actors[testing]'",
+        ),
+        (
+            "[pytest]\ntrio_mode = true\n",
+            ("-p", "no:trio"),
+            "",
+            "ERROR: mcp_actors.testing: test_users_server.py::test_add uses mcp_client, which"
+            " runs under pytest-trio, installed but not loaded (disabled with -p no:trio?)",
+        ),
+    ],
+    ids=["no trio_mode", "no testing extra", "pytest-trio disabled"],
+)
+def test_what_the_fixtures_need_is_named_in_one_usage_error(
+    pytester: pytest.Pytester, ini: str, options: tuple[str, ...], hide: str, line: str
+) -> None:
+    pytester.makeconftest(hide + USER_CONFTEST)
+    pytester.makepyfile(test_users_server=TWO_TESTS)
+    pytester.makeini(ini)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *options)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert result.errlines == [line, ""]
+    assert "AssertionError" not in result.stdout.str()
+
+
+def test_a_project_not_using_the_fixtures_is_left_alone(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_plain():\n    pass\n")
+    pytester.makeini("[pytest]\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:trio")
+    result.assert_outcomes(passed=1)
+
+
+def test_a_sync_test_using_the_client_is_told_to_be_async(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(USER_CONFTEST)
+    pytester.makepyfile(test_users_server="def test_sync(mcp_client):\n    pass\n")
+    pytester.makeini("[pytest]\ntrio_mode = true\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert result.errlines == [
+        "ERROR: mcp_actors.testing: test_users_server.py::test_sync uses mcp_client, a Trio"
+        " fixture: the test must be 'async def' (and run by pytest-trio)",
+        "",
+    ]

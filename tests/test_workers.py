@@ -96,3 +96,20 @@ async def test_bad_shared_settings_and_an_unreachable_redis_are_one_line_each() 
     assert (
         gone.stderr.decode().strip() == "mcp-actors: Redis does not answer at redis://127.0.0.1:1/0"
     )
+
+
+async def test_a_second_deployment_on_a_served_port_is_refused_like_a_single_worker() -> None:
+    async with mcp_actors_run(SCALE_OUT_SERVER, *WORKERS) as running:
+        port = running.url.split(":")[2].split("/")[0]
+        refused_line = (
+            f"mcp-actors: cannot listen on 127.0.0.1:{port}: address already in use"
+            " (choose another --port, or --port 0 for any free one)"
+        )
+        for workers in ("2", "1"):
+            command = [sys.executable, "-m", "mcp_actors.cli", "run", SCALE_OUT_SERVER]
+            command += ["--transport", "http", "--port", port, "--workers", workers]
+            with trio.fail_after(60):
+                second = await trio.run_process(command, capture_stderr=True, check=False)
+            assert (second.returncode, second.stderr.decode().strip()) == (4, refused_line)
+        first = await pids_seen(running.url, 2)
+        assert len(first) == 2 and running.process.returncode is None

@@ -28,20 +28,23 @@
     server = "my_package.server:server"   # an in-process Server (MODULE:ATTR or FILE.py)
 
 Each upstream names exactly one of ``command``, ``url`` or ``server``. Settings are
-parsed strictly: an unknown key, a wrong type, a missing or doubled target is a
-:class:`GatewayConfigError` listing every problem, before anything starts.
+parsed strictly: an unknown key, a wrong type, a value out of range, a missing or
+doubled target is a :class:`GatewayConfigError` listing every problem, before
+anything starts. The top level, ``[rate_limit]`` and each ``[upstreams.NAME]`` are
+checked one by one, so a problem in one does not hide those of the others.
 """
 
 from __future__ import annotations
 
+import math
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 import attrs
 
 from ..client.targets import StdioTarget, Target, TargetError, UrlTarget, load_server
-from ..config import structure_strictly
+from ..config import describe_value, structure_strictly
 from ..middleware import RateLimit, Timing, ToolAllowList
 from ..runtime.middleware import Middleware
 from ..server.app import Server
@@ -98,22 +101,38 @@ class UpstreamConfig:
             found.append("args applies to command only")
         if self.headers and self.url is None:
             found.append("headers applies to url only")
-        if not self.connect_timeout > 0:
-            found.append("connect_timeout must be positive")
+        if not _positive_finite(self.connect_timeout):
+            found.append("connect_timeout must be positive and finite")
         return found
 
 
 @attrs.frozen
 class RateLimitConfig:
+    """The ``[rate_limit]`` table: :class:`~mcp_actors.middleware.RateLimit` per caller."""
+
+    #: Requests per second.
     rate: float
+    #: Requests at once beyond the rate.
     burst: int = 10
+
+    def problems(self) -> list[str]:
+        found = []
+        if not _positive_finite(self.rate):
+            found.append("rate must be positive and finite")
+        if self.burst < 1:
+            found.append("burst must be at least 1")
+        return found
+
+
+def _positive_finite(number: float) -> bool:
+    return math.isfinite(number) and number > 0
 
 
 @attrs.frozen
 class GatewayConfig:
     """The whole file."""
 
-    upstreams: dict[str, UpstreamConfig]
+    upstreams: dict[str, UpstreamConfig] = attrs.field(factory=dict)
     name: str = "gateway"
     version: str = "1.0"
     instructions: str | None = None
@@ -149,15 +168,46 @@ def parse_gateway(text: str, source: str = "<gateway>") -> GatewayConfig:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise GatewayConfigError(source, [f"not valid TOML: {error}"]) from None
+    rate_table = data.pop("rate_limit", None)
+    upstream_tables = data.pop("upstreams", None)
     config, problems = structure_strictly(data, GatewayConfig)
-    if config is not None:
-        if not config.upstreams:
-            problems.append("upstreams: at least one [upstreams.NAME] table is needed")
-        for name, upstream in config.upstreams.items():
-            problems += [f"upstreams.{name}: {problem}" for problem in upstream.problems()]
+    rate_limit = None
+    if rate_table is not None:
+        rate_limit, found = _section(rate_table, RateLimitConfig, "rate_limit")
+        problems += found
+    upstreams: dict[str, UpstreamConfig] = {}
+    if upstream_tables is None or upstream_tables == {}:
+        problems.append("upstreams: at least one [upstreams.NAME] table is needed")
+    elif not isinstance(upstream_tables, dict):
+        problems.append(f"upstreams: expected a table, got {describe_value(upstream_tables)}")
+    else:
+        for name, table in upstream_tables.items():
+            upstream, found = _section(table, UpstreamConfig, f"upstreams.{name}")
+            problems += found
+            if upstream is not None:
+                upstreams[name] = upstream
     if problems or config is None:
         raise GatewayConfigError(source, problems)
-    return config
+    return attrs.evolve(config, upstreams=upstreams, rate_limit=rate_limit)
+
+
+_Section = TypeVar("_Section", UpstreamConfig, RateLimitConfig)
+
+
+def _section(table: Any, cls: type[_Section], where: str) -> tuple[_Section | None, list[str]]:
+    """One table of the file as ``cls``, and its problems, each prefixed with ``where``."""
+    if not isinstance(table, dict):
+        return None, [f"{where}: expected a table, got {describe_value(table)}"]
+    section, found = structure_strictly(table, cls)
+    problems = [
+        f"{where}: {problem.removeprefix('top level: ')}"
+        if problem.startswith("top level: ")
+        else f"{where}.{problem}"
+        for problem in found
+    ]
+    if section is not None:
+        problems += [f"{where}: {problem}" for problem in section.problems()]
+    return section, problems
 
 
 def load_gateway(path: Path) -> Server:

@@ -27,6 +27,10 @@ from .serve import run_until_interrupted, serve_stdio
 
 TransportName = Literal["stdio", "http", "sse", "ws"]
 TRANSPORTS: tuple[str, ...] = get_args(TransportName)
+#: The largest TCP port number.
+MAX_PORT = 65535
+#: What a port setting takes.
+PORT_RANGE = f"a port number 0-{MAX_PORT} (0: any free port)"
 
 
 @attrs.frozen
@@ -47,6 +51,15 @@ def check_transport(transport: str) -> TransportName:
     return transport  # type: ignore[return-value]
 
 
+def check_port(port: object) -> int:
+    """``port`` if it is a TCP port number, 0 to 65535 (0: any free port, the system's
+    pick; the URL reported says which), else a ValueError. Checked before listening:
+    the system would read 99999 as 34463 (modulo 65536), and 65536 as 0."""
+    if isinstance(port, int) and not isinstance(port, bool) and 0 <= port <= MAX_PORT:
+        return port
+    raise ValueError(f"expected {PORT_RANGE}, got {port!r}")
+
+
 async def serve(
     server: Server,
     transport: TransportName = "stdio",
@@ -60,8 +73,11 @@ async def serve(
 
     ``options`` go to :func:`~.serve_http.serve_http` (``path``, ``stateless``,
     ``json_response``, ``config``...) or :func:`~.serve_websocket.serve_websocket`.
+    ``port``: see :func:`check_port` (a ValueError before anything starts).
     """
     check_transport(transport)
+    if transport != "stdio":
+        check_port(port)
     if transport == "stdio":
         task_status.started(Endpoint("stdio", None))
         await serve_stdio(server)
@@ -87,7 +103,11 @@ async def serve(
 async def open_hosted(
     server: Server, transport: TransportName = "http", **options: Any
 ) -> AsyncIterator[Endpoint]:
-    """Serve ``server`` for the duration of the block; yields its :class:`Endpoint`."""
+    """Serve ``server`` for the duration of the block; yields its :class:`Endpoint`.
+    A bad ``transport`` or ``port`` is a ValueError before anything starts."""
+    check_transport(transport)
+    if transport != "stdio" and "port" in options:
+        check_port(options["port"])
     async with trio.open_nursery() as nursery:
         endpoint: Endpoint = await nursery.start(partial(serve, server, transport, **options))
         yield endpoint

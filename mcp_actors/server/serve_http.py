@@ -47,7 +47,6 @@ from ..transports.http_config import HttpConfig
 from ..transports.http_lean import LeanHttpServer, LeanLimits
 from ..transports.http_security import HostPolicy
 from ..transports.http_sessions import CloseSession, ServeExchange
-from ..transports.listen_socket import listening_reuse_port_socket
 from ..transports.streamable_http_modern import InputSchemaOf
 from .app import Server
 from .serve import freeze_startup_objects, run_until_interrupted
@@ -233,7 +232,7 @@ async def serve_http(
     json_response: bool | None = None,
     allowed_origins: Sequence[str] | None = None,
     allowed_hosts: Sequence[str] | None = None,
-    reuse_port: bool = False,
+    sock: socket.socket | None = None,
     shared: SharedSettings | None = None,
     auth: ResourceServer | None = None,
     task_status: trio.TaskStatus[HttpServerHandle] = trio.TASK_STATUS_IGNORED,
@@ -248,8 +247,8 @@ async def serve_http(
     values clients may use, checked on every request): without it this raises
     :class:`~mcp_actors.transports.http_security.AllowedHostsRequired` before listening.
 
-    ``reuse_port``: listen with ``SO_REUSEPORT``, sharing ``host:port`` with other
-    processes (the workers of :func:`~mcp_actors.server.workers.run_workers`).
+    ``sock``: accept on this listening socket (bound to ``host:port``) instead of
+    opening one: a worker's share of a port (see :func:`~mcp_actors.server.workers.run_workers`).
     ``shared``: share tasks, listen notifications and ``requestState`` keys with the
     other workers of a deployment (through Redis when it has a ``redis_url``; see
     :mod:`mcp_actors.shared`).
@@ -282,7 +281,7 @@ async def serve_http(
                 config, event_store_factory=state.event_stores(), replay_unknown_sessions=True
             )
         health = None if state is None else state.unhealthy
-        await _serve(server, host, port, config, policy, reuse_port, health, auth, task_status)
+        await _serve(server, host, port, config, policy, sock, health, auth, task_status)
 
 
 async def _serve(
@@ -291,7 +290,7 @@ async def _serve(
     port: int,
     config: HttpConfig,
     policy: HostPolicy,
-    reuse_port: bool,
+    sock: socket.socket | None,
     health: HealthCheck | None,
     auth: ResourceServer | None,
     task_status: trio.TaskStatus[HttpServerHandle],
@@ -311,7 +310,6 @@ async def _serve(
         )
         await nursery.start(app.registry.run_expiry)
         async with trio.open_nursery() as http_nursery:
-            sock = listening_reuse_port_socket(host, port) if reuse_port else None
             bound = await http_nursery.start(serve, app, host, port, shutdown, sock)
             bound_port = bound[0][1]
             log.info(

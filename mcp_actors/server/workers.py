@@ -3,12 +3,14 @@
 A Python process runs one Trio loop on one core. To use more cores, the
 *supervising* process (the one you start) forks ``N`` workers; each runs its own
 :func:`~mcp_actors.server.serve_http.serve_http` with its own supervisor of sessions,
-and listens on the same ``host:port`` with ``SO_REUSEPORT``
+and accepts on its own socket bound to the same ``host:port`` with ``SO_REUSEPORT``
 (:mod:`~mcp_actors.transports.listen_socket`): the kernel spreads connections over
 the workers, whichever HTTP front end serves. The supervisor itself serves nothing:
 
-- it reserves the port first (so ``port=0`` picks one port for all), starts the
-  workers, and announces the URL once every worker listens;
+- it opens the N listening sockets first (so ``port=0`` picks one port for all),
+  refusing a port something already listens on (another deployment: ``EADDRINUSE``,
+  as for one worker), starts the workers, and announces the URL once every worker
+  listens; a worker started again accepts on the socket its predecessor had;
 - a worker that dies is started again (at most ``max_restarts`` times in
   ``restart_window`` seconds; beyond that the supervisor stops everything and
   exits with an error rather than crash-loop);
@@ -33,6 +35,7 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import signal
+import socket
 import sys
 import time
 from collections.abc import Callable
@@ -43,8 +46,9 @@ from typing import Any, Literal
 import attrs
 import trio
 
-from ..transports.listen_socket import reuse_port_socket
+from ..transports.listen_socket import claim_shared_port
 from .app import Server
+from .hosting import check_port
 
 log = logging.getLogger("mcp_actors.workers")
 
@@ -78,15 +82,19 @@ def run_workers(
     **options: Any,
 ) -> None:
     """Serve ``server`` over HTTP from ``policy.workers`` processes on one port until
-    SIGTERM/SIGINT; blocking. ``options`` are :func:`serve_http`'s. Raises
+    SIGTERM/SIGINT; blocking. ``options`` are :func:`serve_http`'s. Raises ValueError
+    for a ``port`` out of range (:func:`~.hosting.check_port`), OSError
+    (``EADDRINUSE``) when something already listens on ``host:port``, and
     :class:`WorkersFailed` when the workers cannot start or keep dying."""
-    reserved = reuse_port_socket(host, port)  # holds the port; takes no connections
+    sockets = claim_shared_port(host, check_port(port), policy.workers)
     try:
-        bound_port = reserved.getsockname()[1]
+        bound_port = sockets[0].getsockname()[1]
         worker = partial(_worker_main, server, host=host, port=bound_port, **options)
-        _Supervisor(policy, worker).run(_announcement(server, host, bound_port, announce, options))
+        announcement = _announcement(server, host, bound_port, announce, options)
+        _Supervisor(policy, worker, sockets).run(announcement)
     finally:
-        reserved.close()
+        for sock in sockets:
+            sock.close()
 
 
 def _announcement(
@@ -105,8 +113,12 @@ def _announcement(
 @attrs.define(eq=False)
 class _Supervisor:
     policy: WorkerPolicy
-    #: What a worker process runs; given a connection to report "listening" on.
-    worker: Callable[[multiprocessing.connection.Connection], None]
+    #: What a worker process runs; given a connection to report "listening" on, and
+    #: the listening socket to accept on.
+    worker: Callable[[multiprocessing.connection.Connection, socket.socket], None]
+    #: Worker ``i``'s listening socket, kept open here (until stopping) for the worker
+    #: started again.
+    sockets: list[socket.socket]
     _processes: dict[int, Any] = attrs.field(init=False, factory=dict)
     _ready: dict[int, multiprocessing.connection.Connection] = attrs.field(init=False, factory=dict)
     _restarts: list[float] = attrs.field(init=False, factory=list)
@@ -136,12 +148,23 @@ class _Supervisor:
         context = multiprocessing.get_context("fork")
         receiver, sender = context.Pipe(duplex=False)
         process = context.Process(
-            target=self.worker, args=(sender,), name=f"mcp-actors worker {index}", daemon=False
+            target=self._run_worker,
+            args=(sender, index),
+            name=f"mcp-actors worker {index}",
+            daemon=False,
         )
         process.start()
         sender.close()
         self._processes[index] = process
         self._ready[index] = receiver
+
+    def _run_worker(self, ready: multiprocessing.connection.Connection, index: int) -> None:
+        """In the forked worker: keep only its own socket open (when it stops accepting
+        and closes it, the kernel stops sending it connections), and serve."""
+        for other, sock in enumerate(self.sockets):
+            if other != index:
+                sock.close()
+        self.worker(ready, self.sockets[index])
 
     def _wait_listening(self) -> None:
         deadline = time.monotonic() + START_TIMEOUT
@@ -188,6 +211,8 @@ class _Supervisor:
         self._restarts.append(now)
 
     def _stop_all(self) -> None:
+        for sock in self.sockets:  # the workers hold their own; closed as each one stops
+            sock.close()
         processes = [process for process in self._processes.values() if process.is_alive()]
         for process in processes:
             with suppress(ProcessLookupError):
@@ -206,12 +231,13 @@ class _Supervisor:
 def _worker_main(
     server: Server,
     ready: multiprocessing.connection.Connection,
+    sock: socket.socket,
     *,
     host: str,
     port: int,
     **options: Any,
 ) -> None:
-    """One worker: serve until SIGTERM/SIGINT, then shut down gracefully."""
+    """One worker: serve on ``sock`` until SIGTERM/SIGINT, then shut down gracefully."""
     for number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(number, signal.SIG_DFL)
     from .serve import freeze_startup_objects
@@ -220,7 +246,7 @@ def _worker_main(
     async def main() -> None:
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
             async with trio.open_nursery() as nursery:
-                serve = partial(serve_http, server, host=host, port=port, reuse_port=True)
+                serve = partial(serve_http, server, host=host, port=port, sock=sock)
                 handle: HttpServerHandle = await nursery.start(partial(serve, **options))
                 freeze_startup_objects()
                 ready.send(os.getpid())

@@ -3,7 +3,8 @@
 Installed with mcp-actors (entry point ``pytest11``), so pytest loads it by itself;
 its fixtures need ``pip install 'mcp-actors[testing]'`` (pytest-trio, jsonschema),
 and async tests run under pytest-trio (``trio_mode = true`` in the pytest
-configuration, or ``@pytest.mark.trio`` on each test). Tell it your server with a
+configuration, or ``@pytest.mark.trio`` on each test); without either, pytest stops
+with a usage error saying what to add (:mod:`.prerequisites`). Tell it your server with a
 fixture named ``mcp_server``::
 
     # conftest.py
@@ -59,6 +60,7 @@ from ..server.app import Server
 from ..transports.abc import MessageStream
 from ..transports.memory import memory_pair
 from ..transports.stdio import open_stdio_process
+from .prerequisites import check_items
 
 if TYPE_CHECKING:
     from .wire import Recorded, WireRecorder
@@ -180,6 +182,13 @@ async def _recorded_client(
 
 
 # -- the fixtures ----------------------------------------------------------------------
+
+
+@pytest.hookimpl(trylast=True)  # after pytest-trio's trio mode marked the async tests
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Stop the run with a usage error if a test uses a fixture it cannot (see
+    :mod:`.prerequisites`)."""
+    check_items(config, items)
 
 
 @pytest.fixture
