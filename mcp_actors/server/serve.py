@@ -16,10 +16,19 @@ from .app import Server
 
 
 async def serve_stdio(server: Server) -> None:
-    """Serve one client on this process's stdin/stdout until stdin closes."""
+    """Serve one client on this process's stdin/stdout until stdin closes.
+
+    That client is the only one this server will ever have: when its session ends
+    (the requests in flight at EOF had ``SessionConfig.eof_grace`` to be answered),
+    whatever its requests left running in the supervisor is stopped too — a
+    gateway's upstream connections (whose child processes are shut down with them),
+    tasks nobody can ask about any more — so that the process exits.
+    """
     transport = open_stdio_server_stream(max_message_size=server.config.max_message_size)
     async with open_supervisor() as supervisor:
-        await supervisor.start_session(server.create_session(transport))
+        session = await supervisor.start_session(server.create_session(transport))
+        await session.closed.wait()
+        supervisor.cancel()
 
 
 def run_stdio(server: Server) -> None:
