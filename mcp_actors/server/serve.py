@@ -10,7 +10,6 @@ from collections.abc import Awaitable, Callable
 import trio
 
 from ..runtime.groups import unwrapped
-from ..runtime.supervisor import open_supervisor
 from ..transports.stdio import open_stdio_server_stream
 from .app import Server
 
@@ -20,15 +19,12 @@ async def serve_stdio(server: Server) -> None:
 
     That client is the only one this server will ever have: when its session ends
     (the requests in flight at EOF had ``SessionConfig.eof_grace`` to be answered),
-    whatever its requests left running in the supervisor is stopped too — a
-    gateway's upstream connections (whose child processes are shut down with them),
-    tasks nobody can ask about any more — so that the process exits.
+    whatever its requests left running is stopped too — a gateway's upstream
+    connections (whose child processes are shut down with them), tasks nobody can ask
+    about any more — so that the process exits (:meth:`Server.serve_session`).
     """
     transport = open_stdio_server_stream(max_message_size=server.config.max_message_size)
-    async with open_supervisor() as supervisor:
-        session = await supervisor.start_session(server.create_session(transport))
-        await session.closed.wait()
-        supervisor.cancel()
+    await server.serve_session(transport)
 
 
 def run_stdio(server: Server) -> None:
