@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 
 from mcp_actors.auth.client import FileTokenStore, OAuthClient
@@ -153,3 +154,56 @@ def test_url_targets_get_an_oauth_client_from_the_options(tmp_path: Path) -> Non
     stdio = "stdio:python server.py"
     assert oauth_for(_parser().parse_args(["inspect", stdio]), parse_target(stdio)) is None
     assert not tokens.exists()  # nothing is written until a server asks for a token
+
+
+def write_gateway(folder: Path) -> Path:
+    """A gateway.toml mounting the sample server (tools only) as ``up``, launched over stdio."""
+    gateway = folder / "gateway.toml"
+    gateway.write_text(
+        f"[upstreams.up]\ncommand = {sys.executable!r}\n"
+        f'args = ["-m", "mcp_actors.cli", "run", {SAMPLE!r}]\ncwd = {str(TESTS)!r}\n'
+    )
+    return gateway
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+@pytest.mark.parametrize("served", ["in-process", "stdio"])
+async def test_inspect_of_a_gateway_declares_and_lists_what_its_upstream_offers(
+    tmp_path: Path, served: str, era: str
+) -> None:
+    """A gateway mounting a tools-only server declares tools only (launched, it connects
+    its upstream before the client's first request), and inspect succeeds."""
+    gateway = str(write_gateway(tmp_path))
+    target = (
+        gateway
+        if served == "in-process"
+        else f"stdio:{sys.executable} -m mcp_actors.cli run {gateway}"
+    )
+    result = await mcp_actors("inspect", "--era", era, target)
+    assert result.returncode == 0, result.stderr
+    report = output(result)
+    assert "up_add" in {tool["name"] for tool in report["tools"]}
+    assert report["era"] == era
+    if served == "stdio":  # an in-process gateway, never connected before, may offer anything
+        assert "resources" not in report["capabilities"]
+        assert "prompts" not in report["capabilities"]
+    assert report.get("resources", []) == [] and report.get("prompts", []) == []
+
+
+async def test_every_command_takes_a_gateway_file_as_run_does(tmp_path: Path) -> None:
+    gateway = write_gateway(tmp_path)
+    called = await mcp_actors("call", str(gateway), "up_add", '{"a": 2, "b": 3}')
+    assert called.returncode == 0, called.stderr
+    assert output(called)["structuredContent"] == {"result": 5}
+    configured = await mcp_actors("config", str(gateway), "--client", "claude")
+    assert configured.returncode == 0, configured.stderr
+    (entry,) = output(configured)["mcpServers"].values()
+    assert entry["args"][-2:] == ["run", str(gateway.resolve())] and "env" not in entry
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[upstreams.x]\n")
+    for command in ("inspect", "call", "config"):
+        args = [command, str(broken)] + (["tool"] if command == "call" else [])
+        failed = await mcp_actors(*args)
+        assert failed.returncode == 2
+        assert b"bad gateway config" in failed.stderr and b"Traceback" not in failed.stderr
+
