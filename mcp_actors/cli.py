@@ -43,7 +43,7 @@ import trio
 from . import plugins
 from ._version import __version__
 from .bench.command import add_parser as add_bench_parser
-from .cli_auth import add_auth_options, oauth_for
+from .cli_auth import add_auth_options, not_authorized, oauth_for
 from .cli_config import add_parser as add_config_parser
 from .cli_dev import add_parser as add_dev_parser
 from .cli_errors import EXIT_CODES, EXIT_FAILURE, EXIT_TOOL_ERROR, explain
@@ -381,28 +381,31 @@ def _inspect(options: argparse.Namespace) -> int:
 def _with_client(options: argparse.Namespace, work: Any) -> int:
     target_spec = options.target
     target = client_target(target_spec)
+    oauth = oauth_for(options, target)
 
     async def session() -> int:
         async with open_client(
-            target,
-            era=options.era,
-            protocol_version=options.protocol_version,
-            auth=oauth_for(options, target),
+            target, era=options.era, protocol_version=options.protocol_version, auth=oauth
         ) as client:
             result: int = await work(client)
             return result
 
     try:
         return trio.run(session)
-    except ConnectionClosed as error:
-        print(f"mcp-actors: cannot talk to {target_spec}: {error.message}", file=sys.stderr)
-    except McpError as error:
-        print(f"mcp-actors: {error}", file=sys.stderr)
-    except RequestTimeout as error:
-        print(f"mcp-actors: {error}", file=sys.stderr)
-    except (TransportClosed, OSError) as error:
-        print(f"mcp-actors: cannot talk to {target_spec}: {error}", file=sys.stderr)
+    except (ConnectionClosed, McpError, RequestTimeout, TransportClosed, OSError) as error:
+        failure = not_authorized(oauth)  # what the request failed of, if it was that
+        if failure is not None:
+            raise failure from None
+        print(f"mcp-actors: {_failure_line(error, target_spec)}", file=sys.stderr)
     return EXIT_FAILURE
+
+
+def _failure_line(error: Exception, target_spec: str) -> str:
+    if isinstance(error, ConnectionClosed):
+        return f"cannot talk to {target_spec}: {error.message}"
+    if isinstance(error, (McpError, RequestTimeout)):
+        return str(error)
+    return f"cannot talk to {target_spec}: {error}"
 
 
 def _print_json(value: Any) -> None:
