@@ -4,9 +4,10 @@ An :class:`Upstream` is what ``server.mount(Upstream(target), prefix=...)`` and
 :func:`~mcp_actors.gateway.proxy` put behind a server: every tool, resource and
 prompt request for it is passed on over **one** client connection to ``target``
 (any target :func:`~mcp_actors.open_client` takes: ``"stdio:CMD"``, a URL, an
-in-process Server), opened at the first request and kept — not a client and a
-handshake per call. The connection is an actor of the serving supervisor (of the
-session, when there is none), so it ends with the server.
+in-process Server), opened when the mounting server starts serving
+(:meth:`Upstream.connect`; else, or once lost, at the next request) and kept — not
+a client and a handshake per call. The connection is an actor of the serving
+supervisor (of the session, when there is none), so it ends with the server.
 
 What crosses the hop, for each call:
 
