@@ -87,6 +87,6 @@ def not_authorized(oauth: OAuthClient | None) -> CliFailure | None:
         return CliFailure(
             EXIT_NOT_AUTHORIZED,
             f"authorization was not completed: {oauth.failure} (open the URL printed above"
-            " and log in; --timeout sets how long to wait)",
+            " and log in before the wait ends)",
         )
     return CliFailure(EXIT_NOT_AUTHORIZED, f"authorization failed: {oauth.failure}")
