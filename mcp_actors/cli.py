@@ -12,7 +12,8 @@
 - ``mcp-actors dev TARGET`` opens the server in the MCP Inspector (:mod:`.cli_dev`).
 
 A server TARGET is ``MODULE[:ATTR]``, ``path/to/file.py[:ATTR]`` (without ``:ATTR``:
-its ``server``, ``mcp`` or ``app``) or an installed plugin's name; ``call`` and
+its ``server``, ``mcp`` or ``app``), an installed plugin's name or a ``GATEWAY.toml``
+(every command loads it the same way: :mod:`.cli_targets`); ``call`` and
 ``inspect`` also take ``stdio:COMMAND ARGS...`` (a server to launch) or a URL
 (``http://HOST:PORT/mcp``, ``http://HOST:PORT/sse``, ``ws://...``), and
 ``--era auto|modern|legacy`` or ``--protocol-version VERSION`` (default: probe with
@@ -43,13 +44,12 @@ import trio
 from . import plugins
 from ._version import __version__
 from .bench.command import add_parser as add_bench_parser
-from .cli_auth import add_auth_options, oauth_for
+from .cli_auth import add_auth_options, not_authorized, oauth_for
 from .cli_config import add_parser as add_config_parser
 from .cli_dev import add_parser as add_dev_parser
 from .cli_errors import EXIT_CODES, EXIT_FAILURE, EXIT_TOOL_ERROR, explain
+from .cli_targets import client_target, load_served
 from .client.client import Client, open_client
-from .client.targets import parse_target
-from .plugins import load_server_or_plugin
 from .protocol.errors import McpError
 from .protocol.versions import MODERN, SUPPORTED
 from .runtime.outbound import ConnectionClosed, RequestTimeout
@@ -291,12 +291,7 @@ def _run(options: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_FAILURE
-    if options.server.endswith(".toml"):
-        from .gateway.config import load_gateway
-
-        server = load_gateway(Path(options.server))
-    else:
-        server = load_server_or_plugin(options.server, config_file=options.config)
+    server = load_served(options.server, config_file=options.config)
     if options.transport == "stdio":
         run_stdio(server)
     elif options.transport == "ws":
@@ -401,29 +396,32 @@ def _inspect(options: argparse.Namespace) -> int:
 
 def _with_client(options: argparse.Namespace, work: Any) -> int:
     target_spec = options.target
-    target = parse_target(target_spec)
+    target = client_target(target_spec)
+    oauth = oauth_for(options, target)
 
     async def session() -> int:
         async with open_client(
-            target,
-            era=options.era,
-            protocol_version=options.protocol_version,
-            auth=oauth_for(options, target),
+            target, era=options.era, protocol_version=options.protocol_version, auth=oauth
         ) as client:
             result: int = await work(client)
             return result
 
     try:
         return trio.run(session)
-    except ConnectionClosed as error:
-        print(f"mcp-actors: cannot talk to {target_spec}: {error.message}", file=sys.stderr)
-    except McpError as error:
-        print(f"mcp-actors: {error}", file=sys.stderr)
-    except RequestTimeout as error:
-        print(f"mcp-actors: {error}", file=sys.stderr)
-    except (TransportClosed, OSError) as error:
-        print(f"mcp-actors: cannot talk to {target_spec}: {error}", file=sys.stderr)
+    except (ConnectionClosed, McpError, RequestTimeout, TransportClosed, OSError) as error:
+        failure = not_authorized(oauth)  # what the request failed of, if it was that
+        if failure is not None:
+            raise failure from None
+        print(f"mcp-actors: {_failure_line(error, target_spec)}", file=sys.stderr)
     return EXIT_FAILURE
+
+
+def _failure_line(error: Exception, target_spec: str) -> str:
+    if isinstance(error, ConnectionClosed):
+        return f"cannot talk to {target_spec}: {error.message}"
+    if isinstance(error, (McpError, RequestTimeout)):
+        return str(error)
+    return f"cannot talk to {target_spec}: {error}"
 
 
 def _print_json(value: Any) -> None:

@@ -4,7 +4,9 @@ An ``http(s)://`` or ``ws(s)://`` target gets an :class:`~mcp_actors.auth.client
 does nothing until the server answers ``401``; then it discovers the authorization
 server, registers (or uses ``--client-id``/``--client-secret``), prints the
 authorization URL and opens the browser (``--no-browser``: only prints it), and
-takes the answer on a loopback redirect URI (``http://127.0.0.1:PORT/callback``).
+takes the answer on a loopback redirect URI (``http://127.0.0.1:PORT/callback``),
+waiting at most ``--timeout`` seconds (``call``; 300 for ``inspect``): a login not
+completed by then fails the command with exit code 5 (:func:`not_authorized`).
 Tokens and registrations are kept in a file readable by its owner only
 (``--token-file``, default ``$XDG_CONFIG_HOME/mcp-actors/tokens.json``), so the next
 command reuses (or refreshes) them. ``--no-auth`` turns all of it off.
@@ -17,10 +19,14 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .cli_errors import EXIT_NOT_AUTHORIZED, CliFailure
 from .client.targets import UrlTarget
 
 if TYPE_CHECKING:
     from .auth.client import OAuthClient
+
+#: Seconds to wait for the login when the command has no ``--timeout``.
+LOGIN_TIMEOUT = 300.0
 
 
 def default_token_file() -> Path:
@@ -58,7 +64,8 @@ def oauth_for(options: argparse.Namespace, target: object) -> OAuthClient | None
     from .auth.client.authorization_code import AuthorizationCodeGrant
     from .auth.client.loopback import LoopbackUserAgent
 
-    agent = LoopbackUserAgent(open_browser=not options.no_browser)
+    timeout = getattr(options, "timeout", LOGIN_TIMEOUT)
+    agent = LoopbackUserAgent(open_browser=not options.no_browser, timeout=timeout)
     return OAuthClient(
         grant=AuthorizationCodeGrant(agent),
         registration=ClientRegistration(
@@ -67,3 +74,19 @@ def oauth_for(options: argparse.Namespace, target: object) -> OAuthClient | None
         scope=options.scope,
         store=FileTokenStore(options.token_file or default_token_file()),
     )
+
+
+def not_authorized(oauth: OAuthClient | None) -> CliFailure | None:
+    """The failure to report when ``oauth`` could not authorize (whatever the transport
+    made of it: a request failing with "cannot reach ..."), else None."""
+    if oauth is None or oauth.failure is None:
+        return None
+    from .auth.client import AuthorizationNotCompleted
+
+    if isinstance(oauth.failure, AuthorizationNotCompleted):
+        return CliFailure(
+            EXIT_NOT_AUTHORIZED,
+            f"authorization was not completed: {oauth.failure} (open the URL printed above"
+            " and log in before the wait ends)",
+        )
+    return CliFailure(EXIT_NOT_AUTHORIZED, f"authorization failed: {oauth.failure}")

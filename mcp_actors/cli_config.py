@@ -21,7 +21,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .plugins import installed, load_server_or_plugin
+from .cli_targets import is_gateway_file, load_served
+from .plugins import installed
 
 CLIENTS = {
     "claude": "claude_desktop_config.json (Claude Desktop: Settings > Developer > Edit Config)",
@@ -35,7 +36,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     config: argparse.ArgumentParser = commands.add_parser(
         "config", help="print the JSON entry that adds a server to Claude, Cursor or VS Code"
     )
-    config.add_argument("target", metavar="MODULE[:ATTR]|FILE.py[:ATTR]|PLUGIN")
+    config.add_argument("target", metavar="MODULE[:ATTR]|FILE.py[:ATTR]|PLUGIN|GATEWAY.toml")
     config.add_argument("--client", choices=sorted(CLIENTS), default="claude")
     config.add_argument("--name", default=None, help="the entry's name (default: server name)")
     config.set_defaults(action=run)
@@ -43,7 +44,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def run(options: argparse.Namespace) -> int:
-    server = load_server_or_plugin(options.target)
+    server = load_served(options.target)
     entry = client_entry(options.name or server.name, options.target, options.client)
     print(json.dumps(entry, indent=2))
     print(f"mcp-actors: paste into {CLIENTS[options.client]}", file=sys.stderr)
@@ -64,7 +65,7 @@ def client_entry(name: str, target: str, client: str) -> dict[str, Any]:
 
 
 def _is_file(target: str) -> bool:
-    return target.partition(":")[0].endswith(".py") or "/" in target
+    return target.partition(":")[0].endswith(".py") or is_gateway_file(target) or "/" in target
 
 
 def _is_module(target: str) -> bool:
@@ -76,6 +77,6 @@ def absolute_target(target: str) -> str:
     if not _is_file(target):
         return target
     path, colon, attribute = target.rpartition(":") if target.count(":") else (target, "", "")
-    if not path.endswith(".py"):
+    if not path.endswith(".py"):  # no attribute (a gateway file, a path with a colon)
         path, colon, attribute = target, "", ""
     return str(Path(path).resolve()) + colon + attribute

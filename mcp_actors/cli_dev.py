@@ -18,7 +18,7 @@ from typing import Any
 
 from .cli_config import absolute_target
 from .cli_errors import EXIT_MISSING_EXTRA, CliFailure
-from .plugins import load_server_or_plugin
+from .cli_targets import load_served
 
 INSPECTOR = "@modelcontextprotocol/inspector"
 NODE_MISSING = (
@@ -33,7 +33,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     dev: argparse.ArgumentParser = commands.add_parser(
         "dev", help="open a server in the MCP Inspector (needs Node.js)"
     )
-    dev.add_argument("target", metavar="MODULE[:ATTR]|FILE.py[:ATTR]|PLUGIN")
+    dev.add_argument("target", metavar="MODULE[:ATTR]|FILE.py[:ATTR]|PLUGIN|GATEWAY.toml")
     dev.add_argument(
         "--inspector", default=INSPECTOR, help=f"npm package to run (default {INSPECTOR})"
     )
@@ -42,7 +42,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def run(options: argparse.Namespace) -> int:
-    load_server_or_plugin(options.target)  # fail here, in one line, if it cannot load
+    load_served(options.target)  # fail here, in one line, if it cannot load
     npx = shutil.which("npx")
     if npx is None:
         raise CliFailure(EXIT_MISSING_EXTRA, NODE_MISSING)

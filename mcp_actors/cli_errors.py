@@ -15,6 +15,8 @@ exit code     meaning
               ``pip install 'mcp-actors[http]'``, ``[ws]``, ``[redis]``, ``[otel]``;
               Node.js for ``mcp-actors dev``)
 4             the server cannot listen on the address (port in use, no permission)
+5             the server needs an authorization (OAuth) that was not completed
+              (nobody answered the login within ``--timeout``) or failed
 130           interrupted (Ctrl-C) while calling a server
 ============  ================================================================
 
@@ -40,12 +42,13 @@ EXIT_TOOL_ERROR = 1
 EXIT_FAILURE = 2
 EXIT_MISSING_EXTRA = 3
 EXIT_CANNOT_LISTEN = 4
+EXIT_NOT_AUTHORIZED = 5
 EXIT_INTERRUPTED = 130
 #: The table above in one line, for ``mcp-actors --help``.
 EXIT_CODES = (
     "exit codes: 0 success, 1 the tool returned an error, 2 a bad option, or the target or"
-    " its server failed,"
-    " 3 a dependency is missing, 4 cannot listen on the address, 130 interrupted"
+    " its server failed, 3 a dependency is missing, 4 cannot listen on the address,"
+    " 5 not authorized, 130 interrupted"
 )
 
 #: Optional dependencies, by top-level module name: the extra that installs them, and

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import h11
+import pytest
 import trio
 
 from mcp_actors.auth.client import FileTokenStore, OAuthClient
@@ -153,3 +155,138 @@ def test_url_targets_get_an_oauth_client_from_the_options(tmp_path: Path) -> Non
     stdio = "stdio:python server.py"
     assert oauth_for(_parser().parse_args(["inspect", stdio]), parse_target(stdio)) is None
     assert not tokens.exists()  # nothing is written until a server asks for a token
+
+
+def write_gateway(folder: Path) -> Path:
+    """A gateway.toml mounting the sample server (tools only) as ``up``, launched over stdio."""
+    gateway = folder / "gateway.toml"
+    gateway.write_text(
+        f"[upstreams.up]\ncommand = {sys.executable!r}\n"
+        f'args = ["-m", "mcp_actors.cli", "run", {SAMPLE!r}]\ncwd = {str(TESTS)!r}\n'
+    )
+    return gateway
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+@pytest.mark.parametrize("served", ["in-process", "stdio"])
+async def test_inspect_of_a_gateway_declares_and_lists_what_its_upstream_offers(
+    tmp_path: Path, served: str, era: str
+) -> None:
+    """A gateway mounting a tools-only server declares tools only (served, in-process
+    or launched, it connects its upstream before the client's first request), and
+    inspect succeeds."""
+    gateway = str(write_gateway(tmp_path))
+    target = (
+        gateway
+        if served == "in-process"
+        else f"stdio:{sys.executable} -m mcp_actors.cli run {gateway}"
+    )
+    result = await mcp_actors("inspect", "--era", era, target)
+    assert result.returncode == 0, result.stderr
+    report = output(result)
+    assert "up_add" in {tool["name"] for tool in report["tools"]}
+    assert report["era"] == era
+    assert "resources" not in report["capabilities"] and "resources" not in report
+    assert "prompts" not in report["capabilities"] and "prompts" not in report
+
+
+async def test_every_command_takes_a_gateway_file_as_run_does(tmp_path: Path) -> None:
+    gateway = write_gateway(tmp_path)
+    called = await mcp_actors("call", str(gateway), "up_add", '{"a": 2, "b": 3}')
+    assert called.returncode == 0, called.stderr
+    assert output(called)["structuredContent"] == {"result": 5}
+    configured = await mcp_actors("config", str(gateway), "--client", "claude")
+    assert configured.returncode == 0, configured.stderr
+    (entry,) = output(configured)["mcpServers"].values()
+    assert entry["args"][-2:] == ["run", str(gateway.resolve())] and "env" not in entry
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[upstreams.x]\n")
+    for command in ("inspect", "call", "config"):
+        args = [command, str(broken)] + (["tool"] if command == "call" else [])
+        failed = await mcp_actors(*args)
+        assert failed.returncode == 2
+        assert b"bad gateway config" in failed.stderr and b"Traceback" not in failed.stderr
+
+
+class NobodyLogsIn:
+    """An MCP endpoint at ``/mcp`` that answers ``401`` until authorized, and its
+    authorization server (the same origin: it publishes no resource metadata), whose
+    login page nobody visits."""
+
+    def __init__(self) -> None:
+        self.origin = ""
+
+    async def serve(self, *, task_status: trio.TaskStatus[str]) -> None:
+        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+        self.origin = f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}"
+        async with trio.open_nursery() as nursery:
+            await nursery.start(trio.serve_listeners, self._answer, listeners)
+            task_status.started(f"{self.origin}/mcp")
+
+    async def _answer(self, stream: trio.SocketStream) -> None:
+        async with stream:
+            protocol = h11.Connection(h11.SERVER)
+            while True:
+                event = protocol.next_event()
+                if event is h11.NEED_DATA:
+                    data = await stream.receive_some()
+                    if not data:
+                        return
+                    protocol.receive_data(data)
+                    continue
+                if isinstance(event, h11.Request):
+                    status, headers, body = self._response(event.target.decode())
+                elif isinstance(event, h11.EndOfMessage):  # the request's body was read
+                    head = h11.Response(status_code=status, headers=headers)
+                    for reply in (head, h11.Data(data=body), h11.EndOfMessage()):
+                        await stream.send_all(protocol.send(reply) or b"")
+                    return
+
+    def _response(self, target: str) -> tuple[int, list[tuple[str, str]], bytes]:
+        if target == "/.well-known/oauth-authorization-server":
+            metadata = {
+                "issuer": self.origin,
+                "authorization_endpoint": f"{self.origin}/authorize",
+                "token_endpoint": f"{self.origin}/token",
+                "response_types_supported": ["code"],
+                "code_challenge_methods_supported": ["S256"],
+            }
+            body = json.dumps(metadata).encode()
+            return 200, [("content-type", "application/json"), *_sized(body)], body
+        if target == "/mcp":
+            return 401, [("www-authenticate", "Bearer"), *_sized(b"")], b""
+        return 404, list(_sized(b"")), b""
+
+
+def _sized(body: bytes) -> list[tuple[str, str]]:
+    return [("content-length", str(len(body))), ("connection", "close")]
+
+
+async def test_a_login_nobody_completes_fails_within_the_timeout_and_says_so(
+    tmp_path: Path,
+) -> None:
+    """``--timeout`` bounds the wait for the browser's answer too; the failure says the
+    authorization was not completed (exit code 5), not that the server is unreachable."""
+    endpoint = NobodyLogsIn()
+    async with trio.open_nursery() as nursery:
+        url = await nursery.start(endpoint.serve)
+        result = await mcp_actors(
+            "call",
+            url,
+            "add",
+            "--no-browser",
+            "--client-id",
+            "app",
+            "--token-file",
+            str(tmp_path / "tokens.json"),
+            "--timeout",
+            "1",
+        )
+        nursery.cancel_scope.cancel()
+    assert result.returncode == 5, result.stderr
+    assert result.stdout == b""
+    last = result.stderr.decode().strip().splitlines()[-1]
+    assert last.startswith("mcp-actors: authorization was not completed"), last
+    assert "no authorization response within 1 s" in last
+    assert "cannot reach" not in result.stderr.decode()
+    assert result.stderr.count(b"Open this URL to authorize") == 1  # asked once

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import trio
+from msgspec import UNSET
 
 from mcp_actors import ClientHandlers, Context, McpError, Server, open_client, types
 from mcp_actors.gateway import Upstream, proxy
@@ -72,11 +73,14 @@ async def test_an_elicitation_crosses_a_two_level_gateway(transport: str) -> Non
 
 @pytest.mark.parametrize("transport", ["memory", "http"])
 async def test_an_elicitation_crosses_the_gateway_in_the_modern_era(transport: str) -> None:
+    """Every call, not only the first: once the upstreams are connected, each hop passes
+    its upstream's ``input_required`` on as it is."""
     handlers = ClientHandlers(elicitation=_name)
     async with connect(transport, TWO_LEVEL, era="modern", handlers=handlers) as client:
         assert client.era == "modern"
-        result = await client.call_tool("p_ask_name")
-    assert result.content == [types.TextContent(text="hello Ann")]
+        for _ in range(2):
+            result = await client.call_tool("p_ask_name")
+            assert result.content == [types.TextContent(text="hello Ann")]
 
 
 @pytest.mark.parametrize("transport", ["memory", "stdio", "http"])
@@ -154,3 +158,13 @@ async def test_sampling_crosses_the_gateway(era: str) -> None:
     async with open_client(gateway, era=era, handlers=handlers) as client:  # type: ignore[arg-type]
         result = await client.call_tool("summarize", {"text": "a long story"})
     assert result.content == [types.TextContent(text="short")]
+
+
+async def test_a_proxy_declares_only_what_its_upstream_offers(transport: str) -> None:
+    """Served over any transport, the proxy has connected its upstream (tools only)
+    before the client's first request, and declares no resources and no prompts."""
+    async with connect(transport, "servers.proxied:tools_only") as client:
+        declared = client.server_capabilities
+        assert declared.tools is not UNSET
+        assert declared.resources is UNSET and declared.prompts is UNSET
+        assert "add" in {tool.name for tool in await client.list_tools()}

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 import trio
+from msgspec import UNSET
 
 from mcp_actors import ClientHandlers, Context, McpError, Server, open_client, types
+from mcp_actors.client.targets import StdioTarget
 from mcp_actors.gateway import Upstream
 
 
@@ -108,3 +113,79 @@ async def test_a_mounted_servers_list_change_reaches_the_gateways_clients(how: s
                 await trio.sleep(0.01)
         after = {tool.name for tool in await client.list_tools()}
     assert after - before == {"w_alerts"}
+
+
+LATE_UPSTREAM = """
+from mcp_actors import Server
+
+server = Server("late")
+
+
+@server.tool
+async def add(a: int, b: int) -> int:
+    return a + b
+
+
+@server.prompt
+async def greet(name: str) -> str:
+    return f"Hello {name}"
+
+
+server.run()
+"""
+
+
+def _late_gateway(script: Path) -> Server:
+    """A gateway mounting an in-process server (tools) as ``local`` and the server that
+    ``script`` runs (tools and prompts) as ``up``."""
+    local = Server("local")
+
+    @local.tool
+    async def echo(text: str) -> str:
+        return text
+
+    gateway = Server("gateway")
+    gateway.mount(local, prefix="local")
+    gateway.mount(Upstream(StdioTarget(sys.executable, (str(script),)), retry_delay=0), prefix="up")
+    return gateway
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_a_gateway_declares_what_its_mounts_offer(tmp_path: Path, era: str) -> None:
+    """The upstream is connected before the client's first request: no resources are
+    declared (none of the mounts has any), and every list the client may ask works."""
+    script = tmp_path / "upstream.py"
+    script.write_text(LATE_UPSTREAM)
+    async with open_client(_late_gateway(script), era=era) as client:
+        declared = client.server_capabilities
+        assert declared.tools is not UNSET and declared.prompts is not UNSET
+        assert declared.resources is UNSET
+        assert {tool.name for tool in await client.list_tools()} == {"local_echo", "up_add"}
+        assert [prompt.name for prompt in await client.list_prompts()] == ["up_greet"]
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_an_upstream_that_appears_later_joins_the_lists(tmp_path: Path, era: str) -> None:
+    """Not reachable when the gateway starts serving: it may offer anything (every kind
+    is declared) and is left out of the lists, which the others answer. Once it is
+    there, the next list reaches it and clients are told the lists changed."""
+    script = tmp_path / "late_upstream.py"  # not there yet: the upstream cannot start
+    changed = trio.Event()
+
+    async def on_change(method: str) -> None:
+        if method == "notifications/tools/list_changed":
+            changed.set()
+
+    handlers = ClientHandlers(on_list_changed=on_change)
+    async with open_client(_late_gateway(script), era=era, handlers=handlers) as client:
+        declared = client.server_capabilities
+        assert UNSET not in (declared.tools, declared.prompts, declared.resources)
+        assert [tool.name for tool in await client.list_tools()] == ["local_echo"]
+        assert await client.list_prompts() == []
+        script.write_text(LATE_UPSTREAM)
+        assert {tool.name for tool in await client.list_tools()} == {"local_echo", "up_add"}
+        assert [prompt.name for prompt in await client.list_prompts()] == ["up_greet"]
+        assert await client.list_resources() == []  # declared, offered by none: empty
+        if era == "legacy":  # a session's notification (the modern era listens instead)
+            with trio.fail_after(10):  # hang guard
+                await changed.wait()

@@ -149,3 +149,18 @@ def test_the_shell_commands_run_against_my_server(project: Path) -> None:
         result = run(["sh", "-c", command], project)
         assert result.returncode == 0, (command, result.stderr)
         assert result.stdout.startswith("{"), command  # JSON on stdout
+
+
+def test_the_gateway_toml_is_inspected(project: Path) -> None:
+    """The gateway section's gateway.toml, exactly, next to my_server.py: ``mcp-actors
+    inspect`` reads it as ``run`` does and reports the upstream it can reach (the
+    ``files`` one at 127.0.0.1:8001 is left out of the lists while it cannot be reached)."""
+    section = README.split("## Gateways", 1)[1]
+    match = re.search(r"^```toml\n(.*?)^```$", section, flags=re.MULTILINE | re.DOTALL)
+    assert match is not None
+    (project / "gateway.toml").write_text(match.group(1))
+    for era in ("modern", "legacy"):
+        result = run(["mcp-actors", "inspect", "--era", era, "gateway.toml"], project)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.startswith("{")
+        assert '"weather_add"' in result.stdout

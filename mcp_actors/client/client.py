@@ -660,7 +660,8 @@ class Client:
             log.info("%s: the server asks for protocol version %s; retrying", method, version)
             modern.adopt(version, self.session)
             result = await send()
-        check_result_type(method, result)
+        if not isinstance(result, t.InputRequiredResult):  # asked for with answer="return"
+            check_result_type(method, result)
         return result
 
     async def _list_all(self, method: str, field: str, timeout: Timeout) -> Listing[Any]:

@@ -4,9 +4,10 @@ An :class:`Upstream` is what ``server.mount(Upstream(target), prefix=...)`` and
 :func:`~mcp_actors.gateway.proxy` put behind a server: every tool, resource and
 prompt request for it is passed on over **one** client connection to ``target``
 (any target :func:`~mcp_actors.open_client` takes: ``"stdio:CMD"``, a URL, an
-in-process Server), opened at the first request and kept — not a client and a
-handshake per call. The connection is an actor of the serving supervisor (of the
-session, when there is none), so it ends with the server.
+in-process Server), opened when the mounting server starts serving
+(:meth:`Upstream.connect`; else, or once lost, at the next request) and kept — not
+a client and a handshake per call. The connection is an actor of the serving
+supervisor (of the session, when there is none), so it ends with the server.
 
 What crosses the hop, for each call:
 
@@ -39,11 +40,16 @@ What crosses the hop, for each call:
   call an ``isError`` result (other methods a -32603 error) saying so; the next
   request connects again. Errors the upstream answers pass through as they are.
 - **list changes**: the upstream's ``notifications/*/list_changed`` reach the
-  mounting server's clients; lists are cached until then.
+  mounting server's clients; lists are cached until then. A connection after a
+  lost or failed one tells them too (what it offers may have changed meanwhile).
+- **capabilities**: what the upstream declares (tools, resources, prompts) is what
+  the mount offers (:meth:`Upstream.offers`, see :mod:`~mcp_actors.server.mount`);
+  the serving functions connect it before the first client (:meth:`Upstream.connect`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -62,11 +68,13 @@ from ..protocol import errors
 from ..protocol import types as t
 from ..protocol.engine import ConnectionClosed
 from ..protocol.errors import McpError
+from ..protocol.methods import METHODS
 from ..protocol.modern import LOG_LEVEL_KEY
 from ..runtime.middleware import Middleware
 from ..runtime.outbound import RequestTimeout
 from ..runtime.request import InboundRequest
-from ..server.mount import LIST_FIELDS
+from ..runtime.session import ActorHost
+from ..server.mount import LIST_FIELDS, kind_of, offered_kinds
 
 if TYPE_CHECKING:
     from ..server.app import ServerSession
@@ -114,6 +122,8 @@ class Upstream:
     _lists: dict[str, Any] = attrs.field(init=False, factory=dict)
     #: Calls in flight, for a legacy upstream's questions (see the module docstring).
     _in_flight: dict[int, Context] = attrs.field(init=False, factory=dict)
+    #: What it offered when last connected (None: never connected).
+    _offered: frozenset[str] | None = attrs.field(init=False, default=None)
     connections: int = attrs.field(init=False, default=0)
 
     def __attrs_post_init__(self) -> None:
@@ -131,12 +141,21 @@ class Upstream:
         client = self._client
         return client is not None and client.era == "modern"
 
+    def offers(self) -> frozenset[str] | None:
+        return self._offered
+
+    async def connect(self, host: ActorHost) -> None:
+        with contextlib.suppress(UpstreamUnavailable):  # logged by the connection's actor
+            await self._connected(host)
+
     async def handle(
         self, method: str, params: Any, view: ServerSession, request: InboundRequest
     ) -> Any:
         try:
-            client = await self._connected(request)
+            client = await self._connected(request.session.host or request.session)
             if method in LIST_FIELDS:
+                if kind_of(method) not in offered_kinds(client.server_capabilities):
+                    return _empty_list(method)  # a kind it does not offer
                 return await self._list(client, method)
             passes_through = request.modern is not None and view.input_exchange is None
             return await self._call(client, method, params, view.context(request), passes_through)
@@ -149,8 +168,9 @@ class Upstream:
 
     # -- the connection ---------------------------------------------------------------
 
-    async def _connected(self, request: InboundRequest) -> Client:
-        """The upstream client, connecting (once, whoever asks first) if there is none."""
+    async def _connected(self, host: ActorHost) -> Client:
+        """The upstream client, connecting (once, whoever asks first) if there is none;
+        the connection is an actor of ``host``."""
         client = self._client
         if client is not None and not client.session.peer_gone:
             return client  # the common case, without the lock's scheduling round
@@ -167,7 +187,6 @@ class Upstream:
             ):
                 raise UpstreamUnavailable(self._failure)
             ready = trio.Event()
-            host = request.session.host or request.session
             host.start_actor(partial(self._hold, ready))
             with trio.move_on_after(self.connect_timeout):
                 await ready.wait()
@@ -177,6 +196,7 @@ class Upstream:
 
     async def _hold(self, ready: trio.Event) -> None:
         """The connection's actor: open the client, keep it until the upstream goes."""
+        reconnected = self.connections > 0 or self._failure is not None
         self._failure = None
         held: Client | None = None
         try:
@@ -187,7 +207,11 @@ class Upstream:
                     await client.set_logging_level("debug")  # callers' levels filter
                 held = self._client = client
                 self.connections += 1
+                self._offered = offered_kinds(client.server_capabilities)
                 self._lists.clear()
+                if reconnected:  # its lists may have changed while it was away
+                    for kind in sorted(self._offered):
+                        self._list_changed(f"notifications/{kind}/list_changed")
                 ready.set()
                 if client.era == "modern":
                     await self._listen(client)  # until the stream or the upstream ends
@@ -329,6 +353,13 @@ def _for_upstream(params: Any, log_level: t.LoggingLevel | None) -> Any:
     if log_level is not None:
         kept[LOG_LEVEL_KEY] = log_level
     return msgspec.structs.replace(params, meta=kept or UNSET)
+
+
+def _empty_list(method: str) -> Any:
+    """The result of list ``method`` with no items."""
+    result = METHODS[method].result
+    assert result is not None
+    return result(**{LIST_FIELDS[method]: []})
 
 
 def _cleaned(result: Any) -> Any:

@@ -52,6 +52,7 @@ from ..runtime.middleware import Call, Middleware, check_middleware, run_notific
 from ..runtime.request import InboundRequest
 from ..runtime.session import Session
 from ..runtime.subscription import HubStatistics, Subscription, SubscriptionHub
+from ..runtime.supervisor import open_supervisor
 from ..runtime.task_store import TaskStore
 from ..transports.abc import MessageStream
 from ..transports.http_auth import Principal
@@ -672,7 +673,7 @@ class Server:
         revision = revision or REVISIONS[LATEST]
         completions = bool(self._completions) and revision.completions_capability
         offers_tasks = self._task_tools > 0
-        mounted = bool(self.mounts)  # what they offer may change: declare every kind
+        mounted = self.mounts.kinds()  # what the mounted servers offer (see .mount)
         # Asked for every request of the 2026-07-28 era: built once per distinct answer.
         key = (
             revision.name,
@@ -700,7 +701,7 @@ class Server:
         stateless: bool,
         completions: bool,
         offers_tasks: bool,
-        mounted: bool,
+        mounted: frozenset[str],
     ) -> t.ServerCapabilities:
         # Change notifications need a channel: a legacy session's, or (modern era) a
         # subscriptions/listen stream, which every transport carries.
@@ -715,14 +716,18 @@ class Server:
             logging={},
             completions={} if completions else UNSET,
             prompts=t.PromptsCapability(list_changed=sessions)
-            if self._prompts or mounted
+            if self._prompts or "prompts" in mounted
             else UNSET,
             resources=(
                 t.ResourcesCapability(subscribe=sessions, list_changed=sessions)
-                if self._resources or mounted
+                if self._resources or "resources" in mounted
                 else UNSET
             ),
-            tools=t.ToolsCapability(list_changed=sessions) if self._tools or mounted else UNSET,
+            tools=(
+                t.ToolsCapability(list_changed=sessions)
+                if self._tools or "tools" in mounted
+                else UNSET
+            ),
             tasks=_LEGACY_TASKS_CAPABILITY if legacy_tasks else UNSET,
         )
 
@@ -788,9 +793,19 @@ class Server:
         *,
         task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED,
     ) -> None:
-        """Serve one client over ``transport`` until it goes away."""
-        session = self.create_session(transport)
-        await session.run(task_status=task_status)
+        """Serve one client over ``transport`` until it goes away.
+
+        The session has a supervisor of its own: the actors its requests start (a
+        task, a parked handler, a mounted upstream's connection) live there and are
+        stopped when the session ends. The mounts are connected first, so that what
+        the server declares is what they offer (see :mod:`.mount`).
+        """
+        async with open_supervisor() as supervisor:
+            await self.mounts.connect(supervisor)
+            session = await supervisor.start_session(self.create_session(transport))
+            task_status.started(session)
+            await session.closed.wait()
+            supervisor.cancel()
 
     def run(
         self,

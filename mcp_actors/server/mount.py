@@ -13,6 +13,18 @@ Without a prefix, names and URIs pass unchanged. What the mounting server
 registers itself wins over a mounted item of the same name. A mounted server's
 list changes reach the mounting server's clients (``notifications/*/list_changed``).
 
+What the mounting server declares (``capabilities.tools``, ``resources``,
+``prompts``) is what its mounts really offer. An in-process server's offer is
+known; a remote one's once its upstream has answered the handshake, so the serving
+functions (``serve_session`` and those built on it, ``serve_http``,
+``serve_websocket``) connect every mount (:meth:`Mounts.connect`) before the first
+client arrives. One that has never been reached may offer anything: every kind is
+declared, and it is left out of lists until it connects (its clients are then told
+its lists changed). Declarations only grow: a kind once declared stays declared,
+so a client's earlier answer stays true (the legacy era fixes them per session).
+A mount answers an empty list of a kind it does not offer; one that cannot be
+reached is left out of a list (the others answer) unless every mount failed.
+
 What can be mounted is a :class:`Mountable`: an in-process :class:`~.app.Server`
 (its handlers run in the caller's request, so progress, logging, questions to the
 client and cancellation are the request's own, at the cost of a function call), or
@@ -28,9 +40,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 import msgspec
+import trio
 
 from ..protocol import types as t
+from ..protocol.errors import McpError
 from ..runtime.request import InboundRequest
+from ..runtime.session import ActorHost
 
 if TYPE_CHECKING:
     from .app import Server, ServerSession
@@ -52,6 +67,18 @@ LIST_FIELDS = {
     "resources/templates/list": "resource_templates",
     "prompts/list": "prompts",
 }
+#: What a server may offer, as named in its capabilities.
+KINDS = frozenset({"tools", "resources", "prompts"})
+
+
+def kind_of(method: str) -> str:
+    """The kind of offering a method of :data:`MOUNTED_METHODS` is about ("tools"...)."""
+    return method.split("/", 1)[0]
+
+
+def offered_kinds(capabilities: t.ServerCapabilities) -> frozenset[str]:
+    """The kinds a server's ``capabilities`` declare."""
+    return frozenset(kind for kind in KINDS if getattr(capabilities, kind) is not msgspec.UNSET)
 
 
 class Mountable(Protocol):
@@ -72,6 +99,15 @@ class Mountable(Protocol):
         the result :meth:`handle` returns (``input_required``, whose retry it forwards
         as it is) rather than through the request's Context. Such a call needs no actor
         that can park (see :mod:`.mrtr`): it is served in the request's own task."""
+
+    def offers(self) -> frozenset[str] | None:
+        """The kinds (:data:`KINDS`) it serves; None while that is not known (a remote
+        server never reached yet)."""
+
+    async def connect(self, host: ActorHost) -> None:
+        """Get ready to serve, its connections kept as actors of ``host`` (the serving
+        supervisor), so that :meth:`offers` is known. Never raises for a server that
+        cannot be reached (it is logged, and tried again at the next request)."""
 
 
 @attrs.define(eq=False)
@@ -98,6 +134,12 @@ class MountedServer:
 
     def passes_input_through(self) -> bool:
         return False  # its handlers ask through their Context
+
+    def offers(self) -> frozenset[str]:
+        return offered_kinds(self.server.capabilities())
+
+    async def connect(self, host: ActorHost) -> None:
+        await self.server.mounts.connect(host)  # what it mounts itself
 
     def watch(self, on_change: Callable[[str], None]) -> None:
         def receive(change: Any) -> int:
@@ -161,9 +203,28 @@ class Mounts:
     """The servers mounted in one server, and how a request finds its way to one."""
 
     _mounts: list[Mount] = attrs.field(init=False, factory=list)
+    #: Every kind declared so far for the mounts (declarations only grow).
+    _declared: frozenset[str] = attrs.field(init=False, default=frozenset())
 
     def __bool__(self) -> bool:
         return bool(self._mounts)
+
+    def kinds(self) -> frozenset[str]:
+        """The kinds to declare for the mounts: what each offers (every kind for one
+        not known yet), and whatever was declared before (see the module docstring)."""
+        declared = self._declared
+        for mount in self._mounts:
+            offered = mount.target.offers()
+            declared |= KINDS if offered is None else offered
+        self._declared = declared
+        return declared
+
+    async def connect(self, host: ActorHost) -> None:
+        """Connect every mount at once (each within its own time limit), so that what
+        they offer is known before clients are told (see the module docstring)."""
+        async with trio.open_nursery() as nursery:
+            for mount in self._mounts:
+                nursery.start_soon(mount.target.connect, host)
 
     def add(self, target: Mountable, prefix: str | None) -> Mount:
         _check_prefix(prefix)
@@ -174,12 +235,24 @@ class Mounts:
         return mount
 
     async def list(self, method: str, view: ServerSession, request: InboundRequest) -> list[Any]:
-        """Every mounted server's items of list ``method``, named in its namespace."""
+        """Every mounted server's items of list ``method``, named in its namespace,
+        leaving out a mount that fails unless all of them do (then the first failure is
+        raised). Each is asked, even one offering nothing of the kind when last known: an
+        upstream that could not be reached is tried again that way."""
         field = LIST_FIELDS[method]
         found: list[Any] = []
+        failures: list[McpError] = []
+        answered = 0
         for mount in self._mounts:
-            result = await mount.target.handle(method, t.PaginatedParams(), view, request)
+            try:
+                result = await mount.target.handle(method, t.PaginatedParams(), view, request)
+            except McpError as failure:  # e.g. an upstream that cannot be reached
+                failures.append(failure)
+                continue
+            answered += 1
             found.extend(_renamed(item, mount.namespace) for item in getattr(result, field))
+        if failures and not answered:
+            raise failures[0]
         return found
 
     def route_name(self, name: str) -> tuple[Mount, str] | None:

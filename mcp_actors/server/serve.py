@@ -10,16 +10,21 @@ from collections.abc import Awaitable, Callable
 import trio
 
 from ..runtime.groups import unwrapped
-from ..runtime.supervisor import open_supervisor
 from ..transports.stdio import open_stdio_server_stream
 from .app import Server
 
 
 async def serve_stdio(server: Server) -> None:
-    """Serve one client on this process's stdin/stdout until stdin closes."""
+    """Serve one client on this process's stdin/stdout until stdin closes.
+
+    That client is the only one this server will ever have: when its session ends
+    (the requests in flight at EOF had ``SessionConfig.eof_grace`` to be answered),
+    whatever its requests left running is stopped too — a gateway's upstream
+    connections (whose child processes are shut down with them), tasks nobody can ask
+    about any more — so that the process exits (:meth:`Server.serve_session`).
+    """
     transport = open_stdio_server_stream(max_message_size=server.config.max_message_size)
-    async with open_supervisor() as supervisor:
-        await supervisor.start_session(server.create_session(transport))
+    await server.serve_session(transport)
 
 
 def run_stdio(server: Server) -> None:

@@ -299,6 +299,7 @@ async def _serve(
     serve = _serve_lean if front_end == "lean" else _serve_hypercorn
     shutdown = trio.Event()
     async with open_supervisor() as supervisor, trio.open_nursery() as nursery:
+        await server.mounts.connect(supervisor)  # what they offer is declared: see .mount
         app = McpHttpApp(
             config,
             policy,

@@ -94,6 +94,7 @@ async def serve_websocket(
     registry = SessionRegistry(max_sessions, max_sessions_per_client=max_sessions_per_client)
 
     async with open_supervisor() as supervisor, trio.open_nursery() as nursery:
+        await server.mounts.connect(supervisor)  # what they offer is declared: see .mount
 
         async def handle(request: trio_websocket.WebSocketRequest) -> None:
             slot = mint_session_id()

@@ -19,3 +19,11 @@ UPSTREAM = StdioTarget(
 
 server = proxy(UPSTREAM, name="proxied")
 legacy_server = proxy(Upstream(UPSTREAM, era="legacy"), name="proxied-legacy")
+
+#: ``servers.sample`` (tools only) behind a proxy: the proxy declares tools only.
+tools_only = proxy(
+    StdioTarget(
+        sys.executable, ("-m", "mcp_actors.cli", "run", "servers.sample:server"), cwd=str(TESTS)
+    ),
+    name="proxied-tools",
+)

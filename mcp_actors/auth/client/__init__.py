@@ -12,7 +12,7 @@ registrations, token stores and user agents it takes.
 
 from .assertions import DPoPKey, PrivateKeyJwt
 from .authorization_code import AuthorizationCodeGrant
-from .errors import AuthorizationFailed, OAuthErrorResponse
+from .errors import AuthorizationFailed, AuthorizationNotCompleted, OAuthErrorResponse
 from .grants import ClientCredentialsGrant, IdJagGrant, JwtBearerGrant
 from .oauth import ClientRegistration, Grant, OAuthClient
 from .token_endpoint import TokenRequests
@@ -30,6 +30,7 @@ __all__ = [
     "Authorization",
     "AuthorizationCodeGrant",
     "AuthorizationFailed",
+    "AuthorizationNotCompleted",
     "ClientCredentialsGrant",
     "ClientRegistration",
     "DPoPKey",

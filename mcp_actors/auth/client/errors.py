@@ -14,6 +14,10 @@ class AuthorizationFailed(httpx.HTTPError):
     """The OAuth flow could not produce a token (the message says which step failed)."""
 
 
+class AuthorizationNotCompleted(AuthorizationFailed):
+    """The user did not complete the authorization (no answer from the browser in time)."""
+
+
 class OAuthErrorResponse(AuthorizationFailed):
     """An authorization server answered with an OAuth error (RFC 6749 §5.2)."""
 

@@ -8,7 +8,8 @@ bound again on the same port for the next), prints the authorization URL and
 opens the browser on it (unless told not to), then answers the one request the
 browser makes to the callback path and returns its query parameters.
 
-Bounds: it waits at most ``timeout`` seconds for the user; each connection may send
+Bounds: it waits at most ``timeout`` seconds for the user (then raises
+:class:`~.errors.AuthorizationNotCompleted`); each connection may send
 at most 16 KiB of request head and has 10 seconds to do it; a request to another
 path is answered ``404`` and the wait goes on. HTTP is parsed by ``h11``.
 """
@@ -24,7 +25,7 @@ from urllib.parse import parse_qsl, urlsplit
 import h11
 import trio
 
-from .errors import AuthorizationFailed
+from .errors import AuthorizationNotCompleted
 
 _PAGE = (
     b"<!doctype html><title>mcp-actors</title>"
@@ -95,7 +96,7 @@ class LoopbackUserAgent:
                         continue  # the browser went away mid-request
                 if answer is not None:
                     return answer
-        raise AuthorizationFailed(f"no authorization response within {self.timeout:g} s")
+        raise AuthorizationNotCompleted(f"no authorization response within {self.timeout:g} s")
 
     async def _serve(self, stream: trio.SocketStream) -> dict[str, str] | None:
         """Answer one request; the callback's query parameters, if it was the callback."""

@@ -26,6 +26,13 @@ server lists it (so a refresh token comes back). After ``max_attempts``
 authorizations for one request that the server still refuses, the client stops and
 the request fails with the server's answer (no infinite loop).
 
+A failed authorization fails its request (an ``httpx.HTTPError``, which a transport
+reports as it reports any failed exchange); :attr:`OAuthClient.failure` keeps the
+reason, so that a caller can say what went wrong rather than "cannot reach". A user
+who did not complete an authorization (:class:`~.errors.AuthorizationNotCompleted`)
+is not asked again by the same client: its later requests fail at once with the same
+reason (a new :class:`OAuthClient` asks again).
+
 One :class:`OAuthClient` serves one MCP server (the URL of its first request, or
 ``server_url``) and puts its token only on requests to that server's origin;
 concurrent requests share one authorization (a lock). Tokens and
@@ -50,7 +57,7 @@ from ..scopes import format_scope, union
 from .assertions import DPoPKey
 from .authorization_code import AuthorizationCodeGrant
 from .discovery import Discovery, discover
-from .errors import AuthorizationFailed
+from .errors import AuthorizationFailed, AuthorizationNotCompleted
 from .http import oauth_http_client
 from .token_endpoint import AssertionSigner, TokenRequests, choose_auth_method
 from .tokens import Authorization, MemoryTokenStore, RegisteredClient, Tokens, TokenStore
@@ -150,6 +157,8 @@ class OAuthClient(httpx.Auth):
         self._lock = trio.Lock()
         #: This server's record, once read from (or written to) the store.
         self._record: Authorization | None = None
+        #: Why the last authorization failed (None: none has, or the last one succeeded).
+        self.failure: AuthorizationFailed | None = None
 
     # -- httpx.Auth ---------------------------------------------------------------------
 
@@ -191,10 +200,7 @@ class OAuthClient(httpx.Auth):
                 if step_up or _same(tokens, sent):  # else another request got new ones
                     authorizations += 1
                     await response.aread()
-                    try:
-                        tokens = await self._authorize(server_url, challenge, step_up)
-                    except httpx.InvalidURL as error:  # a URL in a peer's metadata
-                        raise AuthorizationFailed(f"bad URL in OAuth metadata: {error}") from None
+                    tokens = await self._authorize_once(server_url, challenge, step_up)
             self._apply(request, tokens)
             response = yield request
         if self.dpop is not None:
@@ -273,6 +279,24 @@ class OAuthClient(httpx.Auth):
                         await self._save(server_url, msgspec.structs.replace(record, tokens=tokens))
                         return tokens
             return None
+
+    async def _authorize_once(
+        self, server_url: str, challenge: Challenge | None, step_up: bool
+    ) -> Tokens:
+        """:meth:`_authorize`, its failure kept in :attr:`failure`; refused at once after a
+        user did not complete one (see the module docstring)."""
+        if isinstance(self.failure, AuthorizationNotCompleted):
+            raise AuthorizationNotCompleted(str(self.failure))
+        try:
+            tokens = await self._authorize(server_url, challenge, step_up)
+        except httpx.InvalidURL as error:  # a URL in a peer's metadata
+            self.failure = AuthorizationFailed(f"bad URL in OAuth metadata: {error}")
+            raise self.failure from None
+        except AuthorizationFailed as error:
+            self.failure = error
+            raise
+        self.failure = None
+        return tokens
 
     async def _authorize(
         self, server_url: str, challenge: Challenge | None, step_up: bool
