@@ -23,11 +23,11 @@ extension like ``"always"``, but the handler runs as a plain call — its questi
 ``input_required`` rounds of the call itself (MRTR) — until it calls
 :func:`start_task`, whose ``CreatedTask`` it returns. A task is an actor: it
 runs where the request's session hosts its actors — the server's supervisor when
-the session was started by one (``serve_http``, ``serve_websocket``, ``serve_stdio``),
-never in the request's or the connection's scope: on Streamable HTTP each POST's
-session ends with its response, and the task goes on. A session served on its own
-(``server.serve_session`` on a stream of yours) hosts its tasks itself: they end
-with it.
+the session was started by one (``serve_http``, ``serve_websocket``), never in the
+request's or the connection's scope: on Streamable HTTP each POST's session ends with
+its response, and the task goes on. A session served on its own (``serve_stdio``, or
+``server.serve_session`` on a stream of yours) has a supervisor of its own, which hosts
+its tasks: they end with it.
 
 A task's records go through a :class:`~mcp_actors.runtime.task_store.TaskStore`
 (bounded, with a time to live; see there for what happens when it is full: the
