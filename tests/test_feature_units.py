@@ -190,6 +190,9 @@ def form_problems(schema: dict[str, Any], revision: Any = LATEST) -> str:
     return refused.value.message.removeprefix(prefix)
 
 
+MULTI = {"type": "array", "items": {"type": "string", "enum": ["a", "b", "c"]}}
+
+
 OPTIONS_RULE = 'oneOf must be a non-empty list of {"const": str, "title": str}'
 ITEMS_RULE = (
     'items must be {"type": "string", "enum": [...]} or'
@@ -264,6 +267,48 @@ def test_each_schema_rule_names_its_keyword(prop: Any, problem: str) -> None:
     assert form_problems({"type": "object", "properties": {"p": prop}}) == f"p: {problem}"
 
 
+@pytest.mark.parametrize(
+    ("prop", "problem"),
+    [
+        ({"type": "string", "minLength": "1", "default": "x"}, "minLength must be an integer"),
+        ({"type": "string", "maxLength": None, "default": "x"}, "maxLength must be an integer"),
+        ({"type": "number", "minimum": "0", "default": 1}, "minimum must be a number"),
+        (
+            {"type": "string", "format": ["email"]},
+            "format ['email'] is not one of ['date', 'date-time', 'email', 'uri']",
+        ),
+        ({"type": "string", "enum": 5, "default": "a"}, "enum must be a non-empty list of strings"),
+        ({"type": "string", "oneOf": [{"title": "A"}], "default": "a"}, OPTIONS_RULE),
+        ({"type": "array", "default": ["a"]}, ITEMS_RULE),
+        ({"type": "array", "items": {"type": "integer"}, "default": ["a"]}, ITEMS_RULE),
+        ({**MULTI, "minItems": "1", "default": ["a"]}, "minItems must be an integer"),
+    ],
+)
+def test_a_broken_property_with_a_default_is_refused_for_the_break_alone(
+    prop: dict[str, Any], problem: str
+) -> None:
+    """The default is checked against the property once the property itself is valid:
+    a bound of the wrong type is the problem, not the default it cannot be compared with."""
+    assert form_problems({"type": "object", "properties": {"p": prop}}) == f"p: {problem}"
+
+
+@pytest.mark.parametrize(
+    ("prop", "problem"),
+    [
+        ({**MULTI, "minItems": "2"}, "minItems must be an integer"),
+        ({**MULTI, "maxItems": 1.5}, "maxItems must be an integer"),
+        ({**MULTI, "maxItems": False}, "maxItems must be an integer"),
+        ({"type": "string", "title": 5}, "title must be a string"),
+        ({"type": "boolean", "description": ["a"]}, "description must be a string"),
+    ],
+)
+def test_selection_bounds_and_labels_must_have_their_types(
+    prop: dict[str, Any], problem: str
+) -> None:
+    """Else the form breaks the official schema on the wire, or (a bound) the answer's check."""
+    assert form_problems({"type": "object", "properties": {"p": prop}}) == f"p: {problem}"
+
+
 def test_every_schema_problem_is_reported_in_order() -> None:
     schema = {
         "type": "object",
@@ -332,9 +377,6 @@ def content_problems(prop: dict[str, Any], value: Any) -> str:
     prefix = "the accepted elicitation content does not match the requested schema: p: "
     assert str(refused.value).startswith(prefix)
     return str(refused.value).removeprefix(prefix)
-
-
-MULTI = {"type": "array", "items": {"type": "string", "enum": ["a", "b", "c"]}}
 
 
 @pytest.mark.parametrize(

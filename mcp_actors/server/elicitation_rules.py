@@ -26,7 +26,8 @@ tables keyed by keyword:
   rule takes the keyword's value and the answer and returns its problems.
 
 Every rule returns its own message, so an error says which keyword was broken and how.
-A property's ``default`` is checked by the same answer rules as a user's answer.
+A property's ``default`` is checked by the same answer rules as a user's answer, once
+the property's keywords have passed their schema rules (the answer rules rely on them).
 
 Why a table and not the ``jsonschema`` package: the core must not depend on it (it is
 a test-only dependency), its messages for a ``PrimitiveSchemaDefinition``-shaped
@@ -65,7 +66,8 @@ class Kind:
 
     #: As named in messages: ``"titled enum"``.
     name: str
-    #: Every keyword the kind allows, with the rule its value must pass (None: any value).
+    #: Every keyword the kind allows, with the rule its value must pass (None: any value;
+    #: ``default`` passes the kind's answer rules instead, see :func:`schema_problems`).
     keywords: Mapping[str, SchemaRule | None]
     #: The answer's JSON type.
     accepts: TypeRule
@@ -154,8 +156,16 @@ def _number(keyword: str) -> SchemaRule:
     return lambda value, prop: None if is_number(value) else f"{keyword} must be a number"
 
 
+def _string(keyword: str) -> SchemaRule:
+    return lambda value, prop: None if isinstance(value, str) else f"{keyword} must be a string"
+
+
 def _format(value: Any, prop: Mapping[str, Any]) -> str | None:
-    return None if value in FORMATS else f"format {value!r} is not one of {sorted(FORMATS)}"
+    return (
+        None
+        if isinstance(value, str) and value in FORMATS
+        else f"format {value!r} is not one of {sorted(FORMATS)}"
+    )
 
 
 def _enum(value: Any, prop: Mapping[str, Any]) -> str | None:
@@ -254,9 +264,9 @@ def _max_items(bound: int, value: list[str]) -> list[str]:
 # --------------------------------------------------------------------------- the table
 
 _ANNOTATIONS: Final[dict[str, SchemaRule | None]] = {
-    "type": None,
-    "title": None,
-    "description": None,
+    "type": None,  # the kind's own, else property_kind had found no kind
+    "title": _string("title"),
+    "description": _string("description"),
 }
 _a_string: Final = _expect(str, "a string")
 
@@ -303,8 +313,8 @@ KINDS: Final[dict[str, Kind]] = {
         {
             **_ANNOTATIONS,
             "items": _items,
-            "minItems": None,
-            "maxItems": None,
+            "minItems": _integer("minItems"),
+            "maxItems": _integer("maxItems"),
             "default": None,
         },
         _a_selection,
@@ -348,8 +358,11 @@ def schema_problems(prop: Any, revision: Revision) -> Iterator[str]:
     if extra:
         yield f"unsupported keys {sorted(extra)} for a {kind.name}"
     yield from _revision_problems(kind, prop, revision)
-    yield from _keyword_problems(kind, prop)
-    if "default" in prop and answer_problems(kind, prop, prop["default"]):
+    broken = list(_keyword_problems(kind, prop))
+    yield from broken
+    # A default is an answer, checked by the keywords' answer rules: only sound once
+    # those keywords passed their schema rules (a bound "1" compares with nothing).
+    if not broken and "default" in prop and answer_problems(kind, prop, prop["default"]):
         yield f"default {prop['default']!r} does not match the property"
 
 
