@@ -77,17 +77,19 @@ class Kind:
     required: frozenset[str] = frozenset()
     #: Only protocol revision 2025-11-25 and later know this kind.
     rich: bool = False
+    #: Only protocol revision 2025-11-25 and later allow this kind a ``default``.
+    rich_default: bool = True
 
 
 # --------------------------------------------------------------------------- value tests
 
 
-def is_int(value: Any) -> bool:
+def _is_int(value: Any) -> bool:
     """A JSON integer (a bool is not one, though Python says so)."""
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def is_number(value: Any) -> bool:
+def _is_number(value: Any) -> bool:
     """A JSON number (a bool is not one, though Python says so)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -112,7 +114,7 @@ def _consts(options: list[Mapping[str, Any]]) -> list[str]:
     return [option["const"] for option in options]
 
 
-def format_ok(fmt: str, value: str) -> bool:
+def _format_ok(fmt: str, value: str) -> bool:
     """Whether ``value`` is a valid ``fmt`` (one of :data:`FORMATS`; others pass)."""
     if fmt == "email":
         return _EMAIL.match(value) is not None
@@ -130,7 +132,7 @@ def format_ok(fmt: str, value: str) -> bool:
     return True
 
 
-def json_type(value: Any) -> str:
+def _json_type(value: Any) -> str:
     """``value``'s JSON type, for a message: ``"a string"``, ``"null"``, ..."""
     if value is None:
         return "null"
@@ -149,11 +151,11 @@ def json_type(value: Any) -> str:
 
 
 def _integer(keyword: str) -> SchemaRule:
-    return lambda value, prop: None if is_int(value) else f"{keyword} must be an integer"
+    return lambda value, prop: None if _is_int(value) else f"{keyword} must be an integer"
 
 
 def _number(keyword: str) -> SchemaRule:
-    return lambda value, prop: None if is_number(value) else f"{keyword} must be a number"
+    return lambda value, prop: None if _is_number(value) else f"{keyword} must be a number"
 
 
 def _string(keyword: str) -> SchemaRule:
@@ -203,22 +205,22 @@ def _items(value: Any, prop: Mapping[str, Any]) -> str | None:
 
 def _expect(python_type: type, expected: str) -> TypeRule:
     return lambda prop, value: (
-        None if isinstance(value, python_type) else f"expected {expected}, got {json_type(value)}"
+        None if isinstance(value, python_type) else f"expected {expected}, got {_json_type(value)}"
     )
 
 
 def _a_number(prop: Mapping[str, Any], value: Any) -> str | None:
     if prop.get("type") != "integer":
-        return None if is_number(value) else f"expected a number, got {json_type(value)}"
-    if is_int(value) or (isinstance(value, float) and value.is_integer()):
+        return None if _is_number(value) else f"expected a number, got {_json_type(value)}"
+    if _is_int(value) or (isinstance(value, float) and value.is_integer()):
         return None
-    return f"expected an integer, got {json_type(value)}"
+    return f"expected an integer, got {_json_type(value)}"
 
 
 def _a_selection(prop: Mapping[str, Any], value: Any) -> str | None:
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return None
-    return f"expected a list of strings, got {json_type(value)}"
+    return f"expected a list of strings, got {_json_type(value)}"
 
 
 def _min_length(bound: int, value: str) -> list[str]:
@@ -230,7 +232,7 @@ def _max_length(bound: int, value: str) -> list[str]:
 
 
 def _formatted(fmt: str, value: str) -> list[str]:
-    return [] if format_ok(fmt, value) else [f"{value!r} is not a valid {fmt}"]
+    return [] if _format_ok(fmt, value) else [f"{value!r} is not a valid {fmt}"]
 
 
 def _minimum(bound: float, value: float) -> list[str]:
@@ -294,7 +296,12 @@ KINDS: Final[dict[str, Kind]] = {
         _a_number,
         {"minimum": _minimum, "maximum": _maximum},
     ),
-    "boolean": Kind("boolean", {**_ANNOTATIONS, "default": None}, _expect(bool, "a boolean")),
+    "boolean": Kind(
+        "boolean",
+        {**_ANNOTATIONS, "default": None},
+        _expect(bool, "a boolean"),
+        rich_default=False,  # booleans had defaults in 2025-06-18 already
+    ),
     "enum": Kind(
         "enum",
         {**_ANNOTATIONS, "enum": _enum, "enumNames": _enum_names, "default": None},
@@ -370,7 +377,7 @@ def _revision_problems(kind: Kind, prop: Mapping[str, Any], revision: Revision) 
     rich = revision.url_elicitation  # 2025-11-25's richer forms came with URL mode
     if kind.rich and not rich:
         yield f"{kind.name} properties need protocol revision 2025-11-25"
-    if "default" in prop and kind.name != "boolean" and not rich:
+    if "default" in prop and kind.rich_default and not rich:
         yield "defaults on non-boolean properties need protocol revision 2025-11-25"
 
 
