@@ -179,6 +179,299 @@ def test_content_checks(prop: dict[str, Any], value: Any, ok: bool) -> None:
             check_content(schema, {"p": value})
 
 
+def form_problems(schema: dict[str, Any], revision: Any = LATEST) -> str:
+    """What check_form_schema says is wrong with ``schema``, after the common prefix."""
+    with pytest.raises(ProtocolViolation) as refused:
+        check_form_schema(schema, revision)
+    prefix = (
+        f"requestedSchema is not a valid elicitation form for protocol revision {revision.name}: "
+    )
+    assert refused.value.message.startswith(prefix)
+    return refused.value.message.removeprefix(prefix)
+
+
+MULTI = {"type": "array", "items": {"type": "string", "enum": ["a", "b", "c"]}}
+
+
+OPTIONS_RULE = 'oneOf must be a non-empty list of {"const": str, "title": str}'
+ITEMS_RULE = (
+    'items must be {"type": "string", "enum": [...]} or'
+    ' {"anyOf": [{"const": str, "title": str}, ...]}'
+)
+
+
+@pytest.mark.parametrize(
+    ("prop", "problem"),
+    [
+        ("text", "a property schema must be an object"),
+        (
+            {"title": "no type"},
+            "only string, number, integer, boolean and enum properties"
+            " are allowed (no nesting), got type None",
+        ),
+        (
+            {"type": ["string", "null"]},
+            "only string, number, integer, boolean and enum"
+            " properties are allowed (no nesting), got type ['string', 'null']",
+        ),
+        ({"type": "string", "minLength": 1.5}, "minLength must be an integer"),
+        ({"type": "string", "maxLength": True}, "maxLength must be an integer"),
+        (
+            {"type": "string", "format": None},
+            "format None is not one of ['date', 'date-time', 'email', 'uri']",
+        ),
+        ({"type": "integer", "maximum": False}, "maximum must be a number"),
+        (
+            {"type": "number", "minimum": 1, "maximum": 2.5, "default": 3},
+            "default 3 does not match the property",
+        ),
+        ({"type": "boolean", "default": "yes"}, "default 'yes' does not match the property"),
+        ({"type": "boolean", "enum": [True]}, "unsupported keys ['enum'] for a boolean"),
+        ({"type": "string", "enum": ["a", 1]}, "enum must be a non-empty list of strings"),
+        (
+            {"type": "string", "enum": ["a"], "enumNames": [1]},
+            "enumNames must be strings, one per enum value",
+        ),
+        (
+            {"type": "string", "enum": ["a"], "default": "b"},
+            "default 'b' does not match the property",
+        ),
+        (
+            {"type": "string", "enum": ["a"], "oneOf": []},
+            f"unsupported keys ['enum'] for a titled enum; p: {OPTIONS_RULE}",
+        ),
+        ({"type": "string", "oneOf": [{"title": "A"}]}, OPTIONS_RULE),
+        (
+            {"type": "string", "oneOf": [{"const": "a", "title": "A"}], "default": "b"},
+            "default 'b' does not match the property",
+        ),
+        ({"type": "array"}, ITEMS_RULE),
+        ({"type": "array", "items": {"type": "string", "enum": ["a"], "minLength": 1}}, ITEMS_RULE),
+        ({"type": "array", "items": {"anyOf": [{"const": "a"}]}}, ITEMS_RULE),
+        (
+            {"type": "array", "items": {"type": "string", "enum": ["a"]}, "uniqueItems": True},
+            "unsupported keys ['uniqueItems'] for a multi enum",
+        ),
+        (
+            {
+                "type": "array",
+                "items": {"type": "string", "enum": ["a", "b"]},
+                "maxItems": 1,
+                "default": ["a", "b"],
+            },
+            "default ['a', 'b'] does not match the property",
+        ),
+    ],
+)
+def test_each_schema_rule_names_its_keyword(prop: Any, problem: str) -> None:
+    assert form_problems({"type": "object", "properties": {"p": prop}}) == f"p: {problem}"
+
+
+@pytest.mark.parametrize(
+    ("prop", "problem"),
+    [
+        ({"type": "string", "minLength": "1", "default": "x"}, "minLength must be an integer"),
+        ({"type": "string", "maxLength": None, "default": "x"}, "maxLength must be an integer"),
+        ({"type": "number", "minimum": "0", "default": 1}, "minimum must be a number"),
+        (
+            {"type": "string", "format": ["email"]},
+            "format ['email'] is not one of ['date', 'date-time', 'email', 'uri']",
+        ),
+        ({"type": "string", "enum": 5, "default": "a"}, "enum must be a non-empty list of strings"),
+        ({"type": "string", "oneOf": [{"title": "A"}], "default": "a"}, OPTIONS_RULE),
+        ({"type": "array", "default": ["a"]}, ITEMS_RULE),
+        ({"type": "array", "items": {"type": "integer"}, "default": ["a"]}, ITEMS_RULE),
+        ({**MULTI, "minItems": "1", "default": ["a"]}, "minItems must be an integer"),
+    ],
+)
+def test_a_broken_property_with_a_default_is_refused_for_the_break_alone(
+    prop: dict[str, Any], problem: str
+) -> None:
+    """The default is checked against the property once the property itself is valid:
+    a bound of the wrong type is the problem, not the default it cannot be compared with."""
+    assert form_problems({"type": "object", "properties": {"p": prop}}) == f"p: {problem}"
+
+
+@pytest.mark.parametrize(
+    ("prop", "problem"),
+    [
+        ({**MULTI, "minItems": "2"}, "minItems must be an integer"),
+        ({**MULTI, "maxItems": 1.5}, "maxItems must be an integer"),
+        ({**MULTI, "maxItems": False}, "maxItems must be an integer"),
+        ({"type": "string", "title": 5}, "title must be a string"),
+        ({"type": "boolean", "description": ["a"]}, "description must be a string"),
+    ],
+)
+def test_selection_bounds_and_labels_must_have_their_types(
+    prop: dict[str, Any], problem: str
+) -> None:
+    """Else the form breaks the official schema on the wire, or (a bound) the answer's check."""
+    assert form_problems({"type": "object", "properties": {"p": prop}}) == f"p: {problem}"
+
+
+def test_every_schema_problem_is_reported_in_order() -> None:
+    schema = {
+        "type": "object",
+        "$defs": {},
+        "properties": {
+            "a": {"type": "string", "format": "phone", "minLength": "1", "pattern": "x"},
+            "b": {"type": "number", "minimum": "0", "maximum": "9"},
+            "c": {"type": "string", "oneOf": [{"const": "x", "title": "X"}], "default": "x"},
+        },
+        "required": ["a", "d"],
+    }
+    assert form_problems(schema, JUNE) == (
+        "unsupported top-level keys ['$defs']; required property 'd' is not in properties;"
+        " a: unsupported keys ['pattern'] for a string;"
+        " a: format 'phone' is not one of ['date', 'date-time', 'email', 'uri'];"
+        " a: minLength must be an integer;"
+        " b: minimum must be a number; b: maximum must be a number;"
+        " c: titled enum properties need protocol revision 2025-11-25;"
+        " c: defaults on non-boolean properties need protocol revision 2025-11-25"
+    )
+
+
+@pytest.mark.parametrize(
+    ("schema", "problem"),
+    [
+        ({"type": "object"}, '"properties" must be an object'),
+        ({"type": "object", "properties": []}, '"properties" must be an object'),
+        (
+            {"type": "object", "properties": {}, "required": "x"},
+            '"required" must be a list of property names',
+        ),
+        (
+            {"type": "object", "properties": {}, "required": [1]},
+            '"required" must be a list of property names',
+        ),
+        (
+            {"properties": {}, "additionalProperties": False},
+            'the top level must be {"type": "object", ...};'
+            " unsupported top-level keys ['additionalProperties']",
+        ),
+    ],
+)
+def test_form_top_level_problems(schema: dict[str, Any], problem: str) -> None:
+    assert form_problems(schema) == problem
+
+
+def test_a_form_may_carry_a_title_description_and_dialect() -> None:
+    check_form_schema(
+        {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "title": "Contact",
+            "description": "How to reach you",
+            "properties": {"n": {"type": "integer", "title": "N", "description": "a number"}},
+        },
+        JUNE,
+    )
+
+
+def content_problems(prop: dict[str, Any], value: Any) -> str:
+    """What check_content says is wrong with ``value`` as the answer to ``prop``."""
+    schema = {"type": "object", "properties": {"p": prop}}
+    check_form_schema(schema, LATEST)
+    with pytest.raises(ElicitationContentError) as refused:
+        check_content(schema, {"p": value})
+    prefix = "the accepted elicitation content does not match the requested schema: p: "
+    assert str(refused.value).startswith(prefix)
+    return str(refused.value).removeprefix(prefix)
+
+
+@pytest.mark.parametrize(
+    ("prop", "value", "problem"),
+    [
+        ({"type": "string"}, 3, "expected a string, got a number"),
+        ({"type": "string"}, None, "expected a string, got null"),
+        ({"type": "string", "minLength": 2, "maxLength": 1}, "abc", "longer than 1 characters"),
+        (
+            {"type": "string", "minLength": 2, "format": "email"},
+            "a",
+            "shorter than 2 characters; p: 'a' is not a valid email",
+        ),
+        ({"type": "string", "format": "date"}, "2025-02-30", "'2025-02-30' is not a valid date"),
+        ({"type": "number"}, "1", "expected a number, got a string"),
+        ({"type": "integer"}, [], "expected an integer, got an array"),
+        ({"type": "integer", "minimum": 0}, -1, "-1 is less than the minimum 0"),
+        ({"type": "number", "maximum": 1.5}, 2, "2 is more than the maximum 1.5"),
+        ({"type": "boolean"}, 0, "expected a boolean, got a number"),
+        ({"type": "string", "enum": ["a", "b"]}, "c", "'c' is not one of ['a', 'b']"),
+        ({"type": "string", "enum": ["a"]}, {}, "expected a string, got an object"),
+        (
+            {"type": "string", "oneOf": [{"const": "a", "title": "A"}]},
+            "A",
+            "'A' is not one of ['a']",
+        ),
+        (MULTI, "a", "expected a list of strings, got a string"),
+        (MULTI, ["a", 1], "expected a list of strings, got an array"),
+        (
+            MULTI,
+            ["a", "x", "y"],
+            "'x' is not one of ['a', 'b', 'c']; p: 'y' is not one of ['a', 'b', 'c']",
+        ),
+        (MULTI, ["b", "b"], "a value is selected twice"),
+        ({**MULTI, "minItems": 2}, ["a"], "fewer than 2 selected"),
+        ({**MULTI, "maxItems": 1}, ["a", "c"], "more than 1 selected"),
+        (
+            {"type": "array", "items": {"anyOf": [{"const": "a", "title": "A"}]}},
+            ["A"],
+            "'A' is not one of ['a']",
+        ),
+    ],
+)
+def test_each_answer_rule_says_what_is_wrong(
+    prop: dict[str, Any], value: Any, problem: str
+) -> None:
+    assert content_problems(prop, value) == problem
+
+
+@pytest.mark.parametrize(
+    ("prop", "value"),
+    [
+        ({"type": "integer", "minimum": 3, "maximum": 3}, 3.0),
+        ({"type": "number", "minimum": 0}, 0),
+        ({"type": "string", "minLength": 0, "maxLength": 0}, ""),
+        ({"type": "string", "format": "email"}, "ada@example.com"),
+        ({"type": "string", "format": "date-time"}, "2025-01-31t10:00:00+01:00"),
+        ({"type": "string", "enum": ["a"], "enumNames": ["A"]}, "a"),
+        ({**MULTI, "minItems": 0, "maxItems": 3}, []),
+        ({**MULTI, "minItems": 3, "maxItems": 3}, ["c", "a", "b"]),
+    ],
+)
+def test_answers_at_the_bounds_are_accepted(prop: dict[str, Any], value: Any) -> None:
+    schema = {"type": "object", "properties": {"p": prop}}
+    check_form_schema(schema, LATEST)
+    assert check_content(schema, {"p": value}) == {"p": value}
+
+
+def test_content_problems_are_all_listed_and_defaults_filled() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "mail": {"type": "string", "format": "email"},
+            "tags": {**MULTI, "default": ["a"]},
+            "color": {"type": "string", "enum": ["red"], "default": "red"},
+            "note": {"type": "string"},
+        },
+        "required": ["name", "mail"],
+    }
+    with pytest.raises(ElicitationContentError) as refused:
+        check_content(schema, {"extra": 1, "tags": "a"})
+    assert str(refused.value) == (
+        "the accepted elicitation content does not match the requested schema:"
+        " extra: not a property of the requested schema;"
+        " tags: expected a list of strings, got a string;"
+        " name: required but missing; mail: required but missing"
+    )
+    filled = check_content(schema, {"mail": "a@b.co", "name": "Ada"})
+    assert filled == {"mail": "a@b.co", "name": "Ada", "tags": ["a"], "color": "red"}
+    assert list(filled) == ["mail", "name", "tags", "color"]
+    with pytest.raises(ElicitationContentError, match=r"^accepted elicitation content must be"):
+        check_content(schema, ["Ada"])
+
+
 def test_form_schema_from_a_type() -> None:
     class Form(msgspec.Struct):
         name: Annotated[str, msgspec.Meta(title="Name", min_length=2)]

@@ -645,6 +645,29 @@ async def test_elicit_the_2025_11_25_enum_forms(transport: str) -> None:
 
 
 @pytest.mark.needs("server_requests")
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        ({"plain": "z"}, "plain: 'z' is not one of ['x', 'y']"),
+        ({"plain": "x", "titled": "T one"}, "titled: 'T one' is not one of ['t1', 't2']"),
+        ({"plain": "x", "multi": []}, "multi: fewer than 1 selected"),
+        ({"plain": "x", "multi": ["m1", "m2", "m3"]}, "multi: more than 2 selected"),
+        ({"plain": "x", "multi": ["m1", "m1"]}, "multi: a value is selected twice"),
+        ({"plain": "x", "titled_multi": "a"}, "titled_multi: expected a list of strings"),
+        ({"legacy": "L one"}, "legacy: 'L one' is not one of ['l1', 'l2']; plain: required"),
+    ],
+)
+async def test_accepted_enum_answers_are_checked_against_the_schema(
+    transport: str, content: dict[str, Any], problem: str
+) -> None:
+    handlers, _ = answering(types.ElicitResult(action="accept", content=content))
+    async with connect(transport, FEATURES, handlers=handlers) as client:
+        result = await client.call_tool("ask_enums")
+    assert result.is_error is True
+    assert problem in text_of(result)
+
+
+@pytest.mark.needs("server_requests")
 async def test_enum_forms_are_refused_under_2025_06_18(transport: str) -> None:
     handlers, seen = answering(types.ElicitResult(action="cancel"))
     async with connect(
