@@ -139,12 +139,23 @@ async def _read_request(stream: trio.SocketStream, buffer: bytearray) -> bytes |
     return body
 
 
+class ScriptedServer:
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.connections = 0
+        self.posts = 0
+
+
 @asynccontextmanager
-async def scripted_server(style: Style) -> AsyncIterator[str]:
+async def scripted_server(style: Style) -> AsyncIterator[ScriptedServer]:
+    server = ScriptedServer("")
+
     async def serve(stream: trio.SocketStream) -> None:
+        server.connections += 1
         buffer = bytearray()
         async with stream:
             while (body := await _read_request(stream, buffer)) is not None:
+                server.posts += 1
                 response, close = style(answer(json.loads(body)) if body else None)
                 await stream.send_all(response)
                 if close:
@@ -153,30 +164,33 @@ async def scripted_server(style: Style) -> AsyncIterator[str]:
     async with trio.open_nursery() as nursery:
         listeners = await nursery.start(partial(trio.serve_tcp, serve, 0, host="127.0.0.1"))
         port = listeners[0].socket.getsockname()[1]
-        yield f"http://127.0.0.1:{port}/mcp"
+        server.url = f"http://127.0.0.1:{port}/mcp"
+        yield server
         nursery.cancel_scope.cancel()
 
 
 @pytest.mark.parametrize("style", STYLES, ids=lambda style: style.__name__)
 async def test_the_http_wire_reads_every_framing_of_an_answer(style: Style) -> None:
     with trio.fail_after(30):  # a hang guard: a misread answer never arrives
-        async with (
-            scripted_server(style) as url,
-            open_peer(http_connector(url), timeout=20) as peer,
-        ):
-            assert peer.initialize_result["serverInfo"]["name"] == "scripted"
-            for _ in range(3):  # on kept-alive connections, where the style keeps them
-                assert bytes(await peer.call("ping")) == b"{}"
-                result = await peer.call_tool("add", {"a": 1, "b": 2})
-                assert result["structuredContent"] == {"sum": 3}
+        async with scripted_server(style) as server:
+            async with open_peer(http_connector(server.url), timeout=20) as peer:
+                assert peer.initialize_result["serverInfo"]["name"] == "scripted"
+                for _ in range(3):
+                    assert bytes(await peer.call("ping")) == b"{}"
+                    result = await peer.call_tool("add", {"a": 1, "b": 2})
+                    assert result["structuredContent"] == {"sum": 3}
+            if style is not close_delimited:  # kept-alive connections are used again:
+                # one for the calls, one for ``initialized`` sent while ``ping`` was
+                # in flight, one for the DELETE at the end
+                assert (server.posts, server.connections) == (9, 3)
 
 
 @pytest.mark.parametrize("style", STYLES, ids=lambda style: style.__name__)
 async def test_a_failed_tool_call_counts_as_an_error_in_the_loop(style: Style) -> None:
     with trio.fail_after(30):
         async with (
-            scripted_server(style) as url,
-            open_peer(http_connector(url), timeout=20) as peer,
+            scripted_server(style) as server,
+            open_peer(http_connector(server.url), timeout=20) as peer,
         ):
             for tool, failed in (("add", 0), ("fail", 6)):
                 tally = Tally()

@@ -59,12 +59,13 @@ class _Response:
         self.headers: dict[bytes, bytes] = {}
         self.head_done = False
         self.complete = False
+        self.keep_alive = False
         self.pieces: list[bytes] = []
 
     def on_message_begin(self) -> None:
         self.status = 0
         self.headers = {}
-        self.head_done = self.complete = False
+        self.head_done = self.complete = self.keep_alive = False
         self.pieces = []
 
     def on_header(self, name: bytes, value: bytes) -> None:
@@ -79,6 +80,8 @@ class _Response:
 
     def on_message_complete(self) -> None:
         self.complete = True
+        # asked now: once the message is over, llhttp no longer knows
+        self.keep_alive = self.parser.should_keep_alive()
 
     @property
     def ends_at_close(self) -> bool:
@@ -143,8 +146,7 @@ class _Connection:
     @property
     def reusable(self) -> bool:
         """Whether the server keeps the connection open for another request."""
-        response = self._response
-        return response.complete and response.parser.should_keep_alive()
+        return self._response.keep_alive
 
 
 class _Body:
