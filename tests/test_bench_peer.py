@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 import trio
 
-from mcp_actors.bench.wire import Peer, Wire
+from mcp_actors.bench.wire import BenchError, Peer, Wire
 
 
 class ScriptedWire(Wire):
@@ -63,3 +64,36 @@ async def test_malformed_progress_is_skipped_and_good_progress_is_reported() -> 
     assert answers["s1"] == {"jsonrpc": "2.0", "id": "s1", "result": {}}
     assert answers["s2"] == {"jsonrpc": "2.0", "id": "s2", "result": {"roots": []}}
     assert answers["s3"]["error"]["code"] == -32601
+
+
+class LineWire(Wire):
+    """A server that writes one given line, then nothing."""
+
+    def __init__(self, line: bytes) -> None:
+        self.line: bytes | None = line
+
+    async def send(self, data: bytes) -> None:
+        pass
+
+    async def receive(self) -> list[bytes]:
+        if self.line is None:
+            await trio.sleep_forever()
+        line, self.line = self.line, None
+        return [line]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"jsonrpc":"2.0","id":1,"result":' + b"[" * 5000 + b"]" * 5000 + b"}",
+        b'{"jsonrpc":"2.0","id":1' + b"0" * 5000 + b',"result":{}}',
+        b'{"jsonrpc":"2.0","id":1,"result":{}',
+        b"not json",
+    ],
+    ids=["nested too deep", "id too large", "truncated", "not json"],
+)
+async def test_a_line_that_is_not_json_rpc_stops_the_bench_with_a_clear_error(
+    line: bytes,
+) -> None:
+    with pytest.raises(BenchError, match="the server wrote a line that is not JSON-RPC"):
+        await Peer(LineWire(line)).read_loop()

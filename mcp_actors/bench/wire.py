@@ -3,8 +3,9 @@
 The harness does not use :func:`~mcp_actors.open_client`: its per-call cost (an
 outbound-call actor, a deadline, a Struct encoded and a result decoded and
 validated) would be what we measure. A :class:`Peer` writes pre-encoded requests
-(``prefix + id + suffix``), decodes only each response's ``id`` (the result stays
-:class:`msgspec.Raw`) and hands it to a callback, so the server is what is measured.
+(``prefix + id + suffix``), decodes each response's envelope only (the result stays
+:class:`msgspec.Raw`; the loops look at its ``isError`` alone) and hands it to a
+callback, so the server is what is measured.
 
 A :class:`Wire` moves newline-framed JSON-RPC bytes:
 
@@ -45,6 +46,7 @@ from msgspec import UNSET
 from ..protocol.errors import METHOD_NOT_FOUND
 from ..protocol.jsonrpc import (
     JSONRPC_VERSION,
+    UNDECODABLE,
     Envelope,
     ErrorMessage,
     ErrorObject,
@@ -280,7 +282,7 @@ def decode_line(line: bytes) -> Envelope:
     """One message the server wrote; :class:`BenchError` if it is not JSON-RPC."""
     try:
         return _decode_message(line)
-    except msgspec.DecodeError as error:
+    except UNDECODABLE as error:  # too deep a nesting is a RecursionError, not a DecodeError
         raise BenchError(
             f"the server wrote a line that is not JSON-RPC ({error}): {line[:200]!r}"
         ) from None
