@@ -6,7 +6,8 @@ be measured; :func:`connector_for` makes one from ``stdio:CMD ARGS`` or a URL.
 """
 
 from .runner import DEFAULT_WORKLOADS, BenchConfig, Workload, parse_workloads, run_bench
-from .wire import BenchError, Connector, connector_for, stdio_connector, stream_connector
+from .targets import connector_for
+from .wire import BenchError, Connector, stdio_connector, stream_connector
 
 __all__ = [
     "DEFAULT_WORKLOADS",

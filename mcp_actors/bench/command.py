@@ -11,7 +11,8 @@ import trio
 
 from .report import render
 from .runner import DEFAULT_WORKLOADS, BenchConfig, parse_workloads, run_bench
-from .wire import BenchError, connector_for
+from .targets import connector_for
+from .wire import BenchError
 
 EXIT_ERRORS = 1
 EXIT_FAILURE = 2

@@ -2,14 +2,28 @@
 
 The project's own Streamable HTTP client (httpx) costs milliseconds of CPU per
 call, as much as the server it would measure, and sends one POST at a time. This
-wire writes pre-built requests on plain TCP connections and parses just what it
-must: the status line, ``mcp-session-id``, ``content-length`` or chunked bodies,
-and ``data:`` lines of event streams (``text/event-stream``) or a JSON body.
+wire writes pre-built requests on plain TCP connections and reads the responses
+with maintained parsers, not by hand:
+
+- the HTTP/1.1 framing with httptools (llhttp, the C parser the lean front end
+  uses for requests): status, headers, ``content-length``, chunked bodies (chunk
+  extensions and trailers included), bodies that end when the server closes, and
+  interim ``1xx`` responses, which are skipped;
+- ``text/event-stream`` bodies with :class:`~mcp_actors.transports.sse.SSEDecoder`
+  (every ``data`` payload is one message; empty "priming" events are skipped);
+- any other body is one message, handed on once it is complete.
 
 One MCP session, many connections: each message is one POST on an idle
 connection (a new one is opened while none is idle, up to ``max_connections``), so
 N requests in flight are N POSTs at once, as a real client pipelines over HTTP.
 Plain ``http://`` only; other URLs go through :class:`~mcp_actors.bench.wire.StreamWire`.
+
+**Limits.** One response body (a JSON message) or one event of an event stream may
+hold at most ``max_message_bytes`` (64 MiB by default): past that the wire fails
+with :class:`~mcp_actors.bench.wire.BenchError`, as it does for a response that is
+not HTTP. The POSTs waiting for a connection and the messages waiting for the peer
+are not bounded here: the load loops above bound them (a closed loop has at most
+its depth in flight).
 """
 
 from __future__ import annotations
@@ -18,86 +32,156 @@ import contextlib
 import math
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import Final
 from urllib.parse import urlsplit
 
 import trio
+from httptools import HttpParserError, HttpParserUpgrade, HttpResponseParser
 
+from ..transports.sse import EventTooLarge, SSEDecoder
 from .wire import BenchError, Connector, Wire, WireClosed
 
-_READ_SIZE = 1 << 16
+_READ_SIZE: Final = 1 << 16
+#: The default of ``max_message_bytes``: one response body or one event.
+DEFAULT_MAX_MESSAGE_BYTES: Final = 64 * 1024 * 1024
+
+
+class _Response:
+    """What llhttp reported of the response being read (the parser's callback object).
+
+    The callbacks only record: headers into a dict, body pieces into a list; the
+    connection reads them between two feeds, so nothing is raised inside llhttp.
+    """
+
+    def __init__(self) -> None:
+        self.parser = HttpResponseParser(self)
+        self.status = 0
+        self.headers: dict[bytes, bytes] = {}
+        self.head_done = False
+        self.complete = False
+        self.keep_alive = False
+        self.pieces: list[bytes] = []
+
+    def on_message_begin(self) -> None:
+        self.status = 0
+        self.headers = {}
+        self.head_done = self.complete = self.keep_alive = False
+        self.pieces = []
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.headers[name.lower()] = value
+
+    def on_headers_complete(self) -> None:
+        self.status = self.parser.get_status_code()
+        self.head_done = True
+
+    def on_body(self, body: bytes) -> None:
+        self.pieces.append(body)
+
+    def on_message_complete(self) -> None:
+        self.complete = True
+        # asked now: once the message is over, llhttp no longer knows
+        self.keep_alive = self.parser.should_keep_alive()
+
+    @property
+    def ends_at_close(self) -> bool:
+        """Whether the body has no length and no chunks: it ends when the server closes."""
+        chunked = b"chunked" in self.headers.get(b"transfer-encoding", b"").lower()
+        return not chunked and b"content-length" not in self.headers
+
+    def take_pieces(self) -> list[bytes]:
+        pieces = self.pieces
+        self.pieces = []
+        return pieces
 
 
 class _Connection:
-    """One keep-alive HTTP/1.1 connection, read incrementally."""
+    """One keep-alive HTTP/1.1 connection: one request written, its response read."""
 
     def __init__(self, stream: trio.SocketStream) -> None:
         self.stream = stream
-        self.buffer = bytearray()
+        self._response = _Response()
 
-    async def _fill(self) -> None:
+    async def _fill(self) -> bool:
+        """Feed the parser what arrived; False when the server closed the connection."""
         try:
             data = await self.stream.receive_some(_READ_SIZE)
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
             data = b""
         if not data:
-            raise WireClosed("the server closed an HTTP connection")
-        self.buffer += data
-
-    async def head(self) -> tuple[int, dict[bytes, bytes]]:
-        while (end := self.buffer.find(b"\r\n\r\n")) < 0:
-            await self._fill()
-        lines = bytes(self.buffer[:end]).split(b"\r\n")
-        del self.buffer[: end + 4]
+            return False
         try:
-            status = int(lines[0].split()[1])
-        except (IndexError, ValueError):
-            raise BenchError(f"not an HTTP response: {lines[0][:100]!r}") from None
-        headers = {}
-        for line in lines[1:]:
-            name, _, value = line.partition(b":")
-            headers[name.strip().lower()] = value.strip()
-        return status, headers
+            self._response.parser.feed_data(data)
+        except (HttpParserError, HttpParserUpgrade) as error:
+            raise BenchError(f"not an HTTP response ({error}): {data[:100]!r}") from None
+        return True
 
-    async def body(self, headers: dict[bytes, bytes], on_data: Callable[[bytes], None]) -> None:
+    async def request(self, data: bytes) -> tuple[int, dict[bytes, bytes]]:
+        """Write one request; the status and (lower-cased) headers of its final response
+        (interim ``1xx`` responses are skipped)."""
+        response = self._response
+        response.on_message_begin()  # forget the previous exchange's response
+        await self.stream.send_all(data)
+        while not (response.head_done and response.status >= 200):
+            if response.complete:  # an interim 1xx response, over: the real one follows
+                response.on_message_begin()
+            if not await self._fill():
+                raise WireClosed("the server closed an HTTP connection")
+        return response.status, response.headers
+
+    async def body(self, on_data: Callable[[bytes], None]) -> None:
         """Read the body, handing its bytes to ``on_data`` as they arrive."""
-        if headers.get(b"transfer-encoding", b"").lower() == b"chunked":
-            while True:
-                while (end := self.buffer.find(b"\r\n")) < 0:
-                    await self._fill()
-                size = int(bytes(self.buffer[:end]).split(b";")[0], 16)
-                del self.buffer[: end + 2]
-                while len(self.buffer) < size + 2:
-                    await self._fill()
-                if size == 0:
-                    # the last chunk (no trailers expected): consume its CRLF
-                    del self.buffer[:2]
-                    return
-                on_data(bytes(self.buffer[:size]))
-                del self.buffer[: size + 2]
-        length = int(headers.get(b"content-length", b"0"))
-        while len(self.buffer) < length:
-            await self._fill()
-        if length:
-            on_data(bytes(self.buffer[:length]))
-            del self.buffer[:length]
+        response = self._response
+        while True:
+            for piece in response.take_pieces():
+                on_data(piece)
+            if response.complete:
+                return
+            if not await self._fill():
+                if response.ends_at_close:
+                    response.complete = True
+                    continue
+                raise WireClosed("the server closed an HTTP connection mid-response")
+
+    @property
+    def reusable(self) -> bool:
+        """Whether the server keeps the connection open for another request."""
+        return self._response.keep_alive
 
 
-class _EventStream:
-    """``data:`` payloads of a ``text/event-stream`` body, fed in pieces."""
+class _Body:
+    """A response body that is one message: gathered, then handed on whole."""
 
-    def __init__(self, emit: Callable[[bytes], None]) -> None:
-        self.emit = emit
-        self.pending = b""
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.pieces: list[bytes] = []
+        self.size = 0
 
     def feed(self, data: bytes) -> None:
-        text = (self.pending + data).replace(b"\r\n", b"\n")
-        *events, self.pending = text.split(b"\n\n")
+        self.size += len(data)
+        if self.size > self.limit:
+            raise BenchError(f"a response body exceeds the {self.limit}-byte limit")
+        self.pieces.append(data)
+
+    def message(self) -> bytes:
+        return self.pieces[0] if len(self.pieces) == 1 else b"".join(self.pieces)
+
+
+class _Events:
+    """A ``text/event-stream`` body: each event's ``data`` is one message."""
+
+    def __init__(self, emit: Callable[[bytes], None], limit: int) -> None:
+        self.emit = emit
+        self.decoder = SSEDecoder(limit)
+
+    def feed(self, data: bytes) -> None:
+        try:
+            events = self.decoder.feed(data)
+        except EventTooLarge as error:
+            raise BenchError(str(error)) from None
         for event in events:
-            payload = b"\n".join(
-                line[5:].lstrip(b" ") for line in event.split(b"\n") if line.startswith(b"data:")
-            )
-            if payload.strip():
-                self.emit(payload)
+            if event.data.strip():
+                self.emit(event.data)
 
 
 class HttpWire(Wire):
@@ -111,6 +195,7 @@ class HttpWire(Wire):
         pid: int | None = None,
         protocol_version: str = "2025-11-25",
         max_connections: int = 512,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
         parts = urlsplit(url)
         if parts.scheme != "http" or parts.hostname is None:
@@ -122,6 +207,7 @@ class HttpWire(Wire):
         self.protocol_version = protocol_version
         self.session_id: bytes | None = None
         self.max_connections = max_connections
+        self.max_message_bytes = max_message_bytes
         self._nursery = nursery
         self._posts_send, self._posts = trio.open_memory_channel[bytes](math.inf)
         self._inbox_send, self._inbox = trio.open_memory_channel[bytes](math.inf)
@@ -189,8 +275,7 @@ class HttpWire(Wire):
             if connection is None:
                 connection = _Connection(await trio.open_tcp_stream(self.host, self.port))
             try:
-                await connection.stream.send_all(self._request(b"POST", body))
-                status, headers = await connection.head()
+                status, headers = await connection.request(self._request(b"POST", body))
                 break
             except (WireClosed, trio.BrokenResourceError, OSError):
                 await connection.stream.aclose()
@@ -198,17 +283,21 @@ class HttpWire(Wire):
                 if attempt == 2:
                     raise
         assert connection is not None
+        limit = self.max_message_bytes
         if status >= 400:
-            detail = bytearray()
-            await connection.body(headers, detail.extend)
-            raise BenchError(f"HTTP {status} from the server: {bytes(detail)[:200]!r}")
+            detail = _Body(limit)
+            await connection.body(detail.feed)
+            raise BenchError(f"HTTP {status} from the server: {detail.message()[:200]!r}")
         if b"mcp-session-id" in headers and self.session_id is None:
             self.session_id = headers[b"mcp-session-id"]
         if headers.get(b"content-type", b"").startswith(b"text/event-stream"):
-            await connection.body(headers, _EventStream(emit).feed)
+            await connection.body(_Events(emit, limit).feed)
         else:
-            await connection.body(headers, lambda data: emit(data) if data.strip() else None)
-        if headers.get(b"connection", b"").lower() == b"close":
+            whole = _Body(limit)
+            await connection.body(whole.feed)
+            if (message := whole.message()).strip():
+                emit(message)
+        if not connection.reusable:
             await connection.stream.aclose()
             return None
         return connection
@@ -218,11 +307,13 @@ class HttpWire(Wire):
         self._posts_send.close()
         if self.session_id is None:
             return
-        with trio.move_on_after(2), contextlib.suppress(OSError, trio.BrokenResourceError):
+        with (
+            trio.move_on_after(2),
+            contextlib.suppress(OSError, trio.BrokenResourceError, BenchError),
+        ):
             connection = _Connection(await trio.open_tcp_stream(self.host, self.port))
             try:
-                await connection.stream.send_all(self._request(b"DELETE"))
-                await connection.head()
+                await connection.request(self._request(b"DELETE"))
             finally:
                 await connection.stream.aclose()
 

@@ -24,18 +24,20 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import msgspec
 import trio
+from msgspec import UNSET
 
+from ..protocol.jsonrpc import Envelope
 from .wire import (
-    _PIPE_CAPACITY,
+    PIPE_CAPACITY,
     BenchError,
-    Incoming,
     Peer,
     StdioWire,
     WireClosed,
-    _answer_server_request,
-    _decode_loop_incoming,
+    answer_server_request,
+    decode_line,
+    drop_response,
+    failure,
 )
 
 
@@ -95,20 +97,18 @@ class ClosedLoop:
         self.refill = 0
         self.finished = trio.Event()
         request_size = len(self.prefix) + len(self.suffix) + 12
-        self.direct = peer.wire.buffered_writes and request_size * depth <= _PIPE_CAPACITY // 2
+        self.direct = peer.wire.buffered_writes and request_size * depth <= PIPE_CAPACITY // 2
         self._wakeup = trio.Event()
 
-    def on_response(self, message: Incoming, now: float) -> None:
+    def on_response(self, message: Envelope, now: float) -> None:
         started = self.sent_at.pop(message.id, None)
         if started is None:
             return
         tally = self.tally
         tally.latencies.append(now - started)
         tally.done += 1
-        if message.error:
-            tally.failed(message.error)
-        elif message.result and b'"isError":true' in bytes(message.result):
-            tally.failed(bytes(message.result))
+        if (detail := failure(message)) is not None:
+            tally.failed(detail)
         self.refill += 1
 
     async def after_read(self) -> None:
@@ -174,7 +174,7 @@ class ClosedLoop:
                 nursery.cancel_scope.cancel()
         finally:
             peer.after_read = None
-            peer.on_response = _ignore
+            peer.on_response = drop_response
         if self.sent_at:
             lost = len(self.sent_at)
             self.tally.errors += lost
@@ -186,10 +186,6 @@ class ClosedLoop:
     async def _watch_peer(self) -> None:
         await self.peer.closed.wait()
         raise BenchError(f"{self.peer.close_reason or 'the server went away'} mid-run")
-
-
-def _ignore(message: Incoming, now: float) -> None:
-    pass
 
 
 def percentile(sorted_values: list[float], q: float) -> float:
@@ -270,25 +266,18 @@ class _PipeLoop:
         for line in lines:
             if not line or line.isspace():
                 continue
-            try:
-                message = _decode_loop_incoming(line)
-            except msgspec.DecodeError as error:
-                raise BenchError(
-                    f"the server wrote a line that is not JSON-RPC ({error}): {line[:200]!r}"
-                ) from None
-            if message.method is not None:
-                if message.id is not None:
-                    self.out += _answer_server_request(message)
+            message = decode_line(line)
+            if message.method is not UNSET:
+                if message.id is not UNSET and message.id is not None:
+                    self.out += answer_server_request(message)
                 continue
             started = sent_at.pop(message.id, None)
             if started is None:
                 continue
             latencies.append(now - started)
             completed += 1
-            if message.error:
-                tally.failed(message.error)
-            elif message.result is not None and message.result.is_error:
-                tally.failed(line[:300])
+            if (detail := failure(message)) is not None:
+                tally.failed(detail)
         tally.done += completed
         return completed
 

@@ -42,9 +42,9 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 import attrs
-import msgspec
 import trio
 
+from ..protocol.jsonrpc import encode_cancellation
 from . import procstat
 from .loops import Budget, ClosedLoop, Tally, percentile, run_blocking
 from .wire import (
@@ -52,7 +52,7 @@ from .wire import (
     Connector,
     Peer,
     StdioWire,
-    _drop,
+    drop_response,
     open_peer,
     open_peers,
     request_template,
@@ -552,13 +552,7 @@ class _Bench:
                 signals["progress"] += 1
             else:
                 signals["delay"] += 1  # no progress from the probe: it has had 200 ms to start
-            cancelled = msgspec.json.encode(
-                {
-                    "jsonrpc": "2.0",
-                    "method": "notifications/cancelled",
-                    "params": {"requestId": request_id, "reason": "benchmark"},
-                }
-            )
+            cancelled = encode_cancellation(request_id, "benchmark")
             sent = time.monotonic()
             await peer.send(cancelled + b"\n")
             observed = None
@@ -610,7 +604,7 @@ class _Bench:
         finally:
             if self.main is not None:
                 self.main.on_progress = None
-                self.main.on_response = _drop
+                self.main.on_response = drop_response
         return {"workload": workload.name, "kind": workload.kind, "n": workload.n, **result}
 
 

@@ -3,8 +3,9 @@
 The harness does not use :func:`~mcp_actors.open_client`: its per-call cost (an
 outbound-call actor, a deadline, a Struct encoded and a result decoded and
 validated) would be what we measure. A :class:`Peer` writes pre-encoded requests
-(``prefix + id + suffix``), decodes only each response's ``id`` (the result stays
-:class:`msgspec.Raw`) and hands it to a callback, so the server is what is measured.
+(``prefix + id + suffix``), decodes each response's envelope only (the result stays
+:class:`msgspec.Raw`; the loops look at its ``isError`` alone) and hands it to a
+callback, so the server is what is measured.
 
 A :class:`Wire` moves newline-framed JSON-RPC bytes:
 
@@ -16,7 +17,14 @@ A :class:`Wire` moves newline-framed JSON-RPC bytes:
   :func:`mcp_actors.client.targets.connect`, as soon as a transport for the scheme exists.
 
 A *connector* is a zero-argument function returning an async context manager of a
-wire: one call, one session. :func:`connector_for` makes one from a target string.
+wire: one call, one session (:func:`mcp_actors.bench.targets.connector_for` makes one
+from a target string).
+
+The peer speaks the protocol package's vocabulary: every message it reads is a
+:class:`~mcp_actors.protocol.jsonrpc.Envelope` (``params`` and ``result`` left
+encoded), and what it writes is built from :mod:`mcp_actors.protocol.types` and
+:mod:`mcp_actors.protocol.jsonrpc` Structs; only the hot loops' requests are
+pre-encoded templates (:func:`request_template`).
 """
 
 from __future__ import annotations
@@ -29,16 +37,37 @@ import subprocess
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 import trio
+from msgspec import UNSET
 
+from ..protocol.errors import METHOD_NOT_FOUND
+from ..protocol.jsonrpc import (
+    JSONRPC_VERSION,
+    UNDECODABLE,
+    Envelope,
+    ErrorMessage,
+    ErrorObject,
+    NotificationMessage,
+    ResultMessage,
+    peek,
+)
+from ..protocol.types import (
+    ClientCapabilities,
+    EmptyResult,
+    Implementation,
+    InitializeParams,
+    ListRootsResult,
+    ProgressParams,
+)
 from ..transports.abc import MessageStream, Outgoing, TransportClosed
 
-CLIENT_INFO = {"name": "mcp-actors-bench", "version": "1"}
-_READ_SIZE = 1 << 16
-_PIPE_CAPACITY = 65536  # Linux default; used to decide when writes may come from the reader
+CLIENT_INFO: Final = Implementation(name="mcp-actors-bench", version="1")
+_READ_SIZE: Final = 1 << 16
+#: A pipe's buffer on Linux (its default): what decides when writes may come from the reader.
+PIPE_CAPACITY: Final = 65536
 
 
 class BenchError(Exception):
@@ -217,70 +246,46 @@ def stream_connector(target: str, *, pid: int | None = None) -> Connector:
     return connect
 
 
-def connector_for(
-    target: str,
-    *,
-    server_pid: int | None = None,
-    quiet: bool = True,
-    lean_http: bool = True,
-    protocol_version: str = "2025-11-25",
-) -> Connector:
-    """A connector for ``stdio:COMMAND ARGS...`` or a URL (``http://``, ``ws://`` ...).
-
-    ``http://`` URLs get the lean HTTP wire (:mod:`mcp_actors.bench.http`) unless
-    ``lean_http`` is False; other URLs, and the legacy ``/sse`` endpoint, go through
-    the project's own transports (:func:`stream_connector`).
-    """
-    if target.startswith("stdio:"):
-        return stdio_connector(shlex.split(target[len("stdio:") :]), quiet=quiet)
-    if target.startswith("http://") and lean_http and not target.split("?")[0].endswith("/sse"):
-        from .http import http_connector
-
-        return http_connector(target, pid=server_pid, protocol_version=protocol_version)
-    if "://" in target:
-        return stream_connector(target, pid=server_pid)
-    raise BenchError(
-        f"{target!r}: the benchmark needs a server of its own: stdio:COMMAND ARGS or a URL"
-        " (an in-process MODULE:ATTR would share the client's CPU)"
-    )
-
-
 # -- the peer ---------------------------------------------------------------------------
 
 
-class Incoming(msgspec.Struct):
-    """Just enough of a message to route it; ``params``/``result``/``error`` stay undecoded."""
+class _ToolOutcome(msgspec.Struct, rename="camel"):
+    """Of a result, only whether it reports a failed tool call (``isError``)."""
 
-    id: int | str | None = None
-    method: str | None = None
-    params: msgspec.Raw = msgspec.Raw()
-    result: msgspec.Raw = msgspec.Raw()
-    error: msgspec.Raw = msgspec.Raw()
-
-
-class _ResultFlags(msgspec.Struct, rename="camel"):
     is_error: bool = False
 
 
-class LoopIncoming(msgspec.Struct):
-    """What the measured loops need of a message: no copy of a big result is kept."""
-
-    id: int | str | None = None
-    method: str | None = None
-    result: _ResultFlags | None = None
-    error: msgspec.Raw = msgspec.Raw()
+ResponseCallback = Callable[[Envelope, float], None]
+_decode_message: Final = msgspec.json.Decoder(Envelope).decode
+_decode_outcome: Final = msgspec.json.Decoder(_ToolOutcome)
+_decode_progress: Final = msgspec.json.Decoder(ProgressParams)
+_encode: Final = msgspec.json.Encoder().encode
 
 
-class Progress(msgspec.Struct, rename="camel"):
-    progress_token: int | str | None = None
-    progress: float = 0.0
+def failure(response: Envelope) -> bytes | None:
+    """What went wrong with a call, from its response: the error, or the result of a
+    tool call that failed (``isError: true``); None for a success.
+
+    Only ``isError`` of the result is decoded (and no copy of it is kept), so a large
+    result costs one more scan, not a second decode into objects.
+    """
+    if response.error is not UNSET:
+        return _encode(response.error)
+    if response.result is not UNSET:
+        outcome = peek(_decode_outcome, response.result)
+        if outcome is not None and outcome.is_error:
+            return bytes(response.result)[:300]
+    return None
 
 
-ResponseCallback = Callable[[Incoming, float], None]
-_decode_incoming = msgspec.json.Decoder(Incoming).decode
-_decode_loop_incoming = msgspec.json.Decoder(LoopIncoming).decode
-_decode_progress = msgspec.json.Decoder(Progress).decode
-_encode = msgspec.json.Encoder().encode
+def decode_line(line: bytes) -> Envelope:
+    """One message the server wrote; :class:`BenchError` if it is not JSON-RPC."""
+    try:
+        return _decode_message(line)
+    except UNDECODABLE as error:  # too deep a nesting is a RecursionError, not a DecodeError
+        raise BenchError(
+            f"the server wrote a line that is not JSON-RPC ({error}): {line[:200]!r}"
+        ) from None
 
 
 def request_template(method: str, params: Any = None) -> tuple[bytes, bytes]:
@@ -292,16 +297,19 @@ def request_template(method: str, params: Any = None) -> tuple[bytes, bytes]:
     return b'{"jsonrpc":"2.0","id":', b"," + encoded[1:] + b"\n"
 
 
-def _answer_server_request(message: Incoming | LoopIncoming) -> bytes:
-    """What the client says to a server->client request: the minimum that is true."""
-    if message.method == "ping":
-        result: Any = {}
-    elif message.method == "roots/list":
-        result = {"roots": []}
+def answer_server_request(request: Envelope) -> bytes:
+    """What the client says to a server->client request: the minimum that is true
+    (an empty result to ``ping``, no roots to ``roots/list``, else -32601)."""
+    assert isinstance(request.id, (int, str)) and isinstance(request.method, str)
+    if request.method == "ping":
+        result: Any = EmptyResult()
+    elif request.method == "roots/list":
+        result = ListRootsResult(roots=[])
     else:
-        error = {"code": -32601, "message": f"the benchmark client does not do {message.method}"}
-        return _encode({"jsonrpc": "2.0", "id": message.id, "error": error}) + b"\n"
-    return _encode({"jsonrpc": "2.0", "id": message.id, "result": result}) + b"\n"
+        text = f"the benchmark client does not do {request.method}"
+        error = ErrorObject(METHOD_NOT_FOUND, text)
+        return _encode(ErrorMessage(JSONRPC_VERSION, request.id, error)) + b"\n"
+    return _encode(ResultMessage(JSONRPC_VERSION, request.id, result)) + b"\n"
 
 
 class Peer:
@@ -318,8 +326,8 @@ class Peer:
         self.wire = wire
         self.protocol_version = protocol_version
         self.next_id = 0
-        self.on_response: ResponseCallback = _drop
-        self.on_progress: Callable[[Progress], None] | None = None
+        self.on_response: ResponseCallback = drop_response
+        self.on_progress: Callable[[ProgressParams], None] | None = None
         self.after_read: Callable[[], Any] | None = None
         self.closed = trio.Event()
         self.close_reason: str | None = None
@@ -341,19 +349,17 @@ class Peer:
                 for line in lines:
                     if not line or line.isspace():
                         continue
-                    try:
-                        message = _decode_incoming(line)
-                    except msgspec.DecodeError as error:
-                        raise BenchError(
-                            f"the server wrote a line that is not JSON-RPC ({error}):"
-                            f" {line[:200]!r}"
-                        ) from None
-                    if message.method is None:
+                    message = decode_line(line)
+                    if message.method is UNSET:
                         on_response(message, now)
-                    elif message.id is not None:
-                        replies.append(_answer_server_request(message))
+                    elif message.id is not UNSET and message.id is not None:
+                        replies.append(answer_server_request(message))
                     elif message.method == "notifications/progress" and self.on_progress:
-                        self.on_progress(_decode_progress(message.params))
+                        # a malformed progress notification tells nothing: it is skipped
+                        params = message.params
+                        progress = None if params is UNSET else peek(_decode_progress, params)
+                        if progress is not None:
+                            self.on_progress(progress)
                 if replies:
                     await self.send(b"".join(replies))
                 if self.after_read is not None:
@@ -367,11 +373,11 @@ class Peer:
         """One request outside the measured loops: its raw result (raises on error/timeout)."""
         self.next_id += 1
         request_id = self.next_id
-        got: list[Incoming] = []
+        got: list[Envelope] = []
         arrived = trio.Event()
         previous = self.on_response
 
-        def on_response(message: Incoming, now: float) -> None:
+        def on_response(message: Envelope, now: float) -> None:
             if message.id == request_id:
                 got.append(message)
                 arrived.set()
@@ -391,9 +397,12 @@ class Peer:
             self.on_response = previous
         if scope.cancelled_caught:
             raise BenchError(f"no answer to {method} within {timeout:g} s")
-        if got[0].error:
-            raise BenchError(f"{method} failed: {bytes(got[0].error).decode(errors='replace')}")
-        return got[0].result
+        response = got[0]
+        if response.error is not UNSET:
+            raise BenchError(f"{method} failed: {_encode(response.error).decode()}")
+        if response.result is UNSET:
+            raise BenchError(f"the answer to {method} has neither a result nor an error")
+        return response.result
 
     async def _raise_when_closed(self, method: str) -> None:
         await self.closed.wait()
@@ -401,16 +410,15 @@ class Peer:
 
     async def handshake(self) -> None:
         """``initialize`` + ``notifications/initialized``."""
-        result = await self.call(
-            "initialize",
-            {
-                "protocolVersion": self.protocol_version,
-                "capabilities": {},
-                "clientInfo": CLIENT_INFO,
-            },
+        params = InitializeParams(
+            protocol_version=self.protocol_version,
+            capabilities=ClientCapabilities(),
+            client_info=CLIENT_INFO,
         )
+        result = await self.call("initialize", params)
         self.initialize_result = msgspec.json.decode(result)
-        await self.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        initialized = NotificationMessage(JSONRPC_VERSION, "notifications/initialized")
+        await self.send(_encode(initialized) + b"\n")
 
     async def call_tool(self, name: str, arguments: Any, *, timeout: float = 30.0) -> Any:
         """Call a tool; its decoded result (raises if it is an ``isError`` result)."""
@@ -433,8 +441,8 @@ class Peer:
         return names
 
 
-def _drop(message: Incoming, now: float) -> None:
-    pass
+def drop_response(message: Envelope, now: float) -> None:
+    """A :data:`ResponseCallback` that ignores the response."""
 
 
 @asynccontextmanager

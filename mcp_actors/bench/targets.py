@@ -1,0 +1,40 @@
+"""From a target string to a connector: which wire reaches which server.
+
+- ``stdio:COMMAND ARGS...``: the bench launches the server (:class:`~.wire.StdioWire`);
+- ``http://`` URLs: the lean raw HTTP/1.1 wire (:mod:`mcp_actors.bench.http`), unless
+  the caller asks for the project's own client transport, or the URL is the legacy
+  HTTP+SSE ``/sse`` endpoint;
+- any other URL (``ws://`` ...): the project's own transports (:class:`~.wire.StreamWire`).
+
+An in-process ``MODULE:ATTR`` target is refused: it would share the client's CPU.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from .wire import BenchError, Connector, stdio_connector, stream_connector
+
+
+def connector_for(
+    target: str,
+    *,
+    server_pid: int | None = None,
+    quiet: bool = True,
+    lean_http: bool = True,
+    protocol_version: str = "2025-11-25",
+) -> Connector:
+    """A connector for ``stdio:COMMAND ARGS...`` or a URL (``http://``, ``ws://`` ...)."""
+    if target.startswith("stdio:"):
+        return stdio_connector(shlex.split(target[len("stdio:") :]), quiet=quiet)
+    if target.startswith("http://") and lean_http and not target.split("?")[0].endswith("/sse"):
+        # imported here: the lean wire needs httptools, of the ``http`` extra
+        from .http import http_connector
+
+        return http_connector(target, pid=server_pid, protocol_version=protocol_version)
+    if "://" in target:
+        return stream_connector(target, pid=server_pid)
+    raise BenchError(
+        f"{target!r}: the benchmark needs a server of its own: stdio:COMMAND ARGS or a URL"
+        " (an in-process MODULE:ATTR would share the client's CPU)"
+    )
