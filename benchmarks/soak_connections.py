@@ -35,6 +35,7 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import suppress
 from pathlib import Path
 
 import trio
@@ -89,20 +90,30 @@ class ServerProcess:
         self.process.wait()
 
 
-async def stuck_connection(port: int, source: str, payload: bytes) -> trio.SocketStream | None:
-    """A connection that sends ``payload`` and never reads (None: refused at once)."""
+async def stuck_connection(
+    port: int, source: str, payload: bytes, senders: trio.Nursery
+) -> trio.SocketStream | None:
+    """A connection that sends ``payload`` (in ``senders``: the send stalls once the
+    server stops reading) and never reads (None: refused at once)."""
     sock = trio.socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    # A small segment size keeps the server's send buffer small (Linux sizes it from the
+    # segment size): its writes stall after tens of KiB, without kernel memory pressure.
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, 1024)
     await sock.bind((source, 0))
     try:
         await sock.connect(("127.0.0.1", port))
-        stream = trio.SocketStream(sock)
-        with trio.move_on_after(2):
-            await stream.send_all(payload)
     except OSError:
         sock.close()
         return None
+    stream = trio.SocketStream(sock)
+    senders.start_soon(_send_quietly, stream, payload)
     return stream
+
+
+async def _send_quietly(stream: trio.SocketStream, payload: bytes) -> None:
+    with suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+        await stream.send_all(payload)
 
 
 async def exchange(port: int, request: bytes) -> float:
@@ -142,33 +153,45 @@ async def soak(front_end: str, options: argparse.Namespace) -> None:
         rss_before, fds_before = server.rss_kib(), server.fds()
         payload = b"".join(call(n, options.size) for n in range(options.pipelined))
         sources = [f"127.0.0.{2 + n % options.sources}" for n in range(options.stuck)]
-        streams: list[trio.SocketStream | None] = []
-        for source in sources:
-            streams.append(await stuck_connection(server.port, source, payload))
-        await trio.sleep(options.settle)
-        rss_during, fds_during = server.rss_kib(), server.fds()
-        held = fds_during - fds_before
-        latencies: dict[str, list[float]] = {"tools/call": [], "GET /healthz": []}
-        for n in range(options.samples):
-            latencies["tools/call"].append(await exchange(server.port, call(10**6 + n, 16)))
-            latencies["GET /healthz"].append(await exchange(server.port, HEALTH))
-        for stream in streams:
-            if stream is not None:
-                stream.socket.close()
-        await trio.sleep(options.after)
-        fds_after = server.fds()
-        print(f"{front_end}: {options.stuck} stuck connections x {options.pipelined} pipelined")
-        print(f"  server held {held} of them (the rest refused by the caps)")
-        for name, values in latencies.items():
-            p50, p99 = percentile(values, 0.5) * 1000, percentile(values, 0.99) * 1000
-            print(f"  second client {name:<13} p50 {p50:6.1f} ms  p99 {p99:6.1f} ms")
-        per = (rss_during - rss_before) / max(held, 1)
-        print(
-            f"  RSS {rss_before / 1024:.1f} -> {rss_during / 1024:.1f} MiB: {per:.0f} KiB per held"
-        )
-        print(f"  fds before {fds_before}, during {fds_during}, after {fds_after}", flush=True)
+        async with trio.open_nursery() as senders:
+            streams = [
+                await stuck_connection(server.port, source, payload, senders) for source in sources
+            ]
+            await trio.sleep(options.settle)
+            await measure(server, options, streams, rss_before, fds_before, front_end)
+            senders.cancel_scope.cancel()
     finally:
         server.stop()
+
+
+async def measure(
+    server: ServerProcess,
+    options: argparse.Namespace,
+    streams: list[trio.SocketStream | None],
+    rss_before: int,
+    fds_before: int,
+    front_end: str,
+) -> None:
+    """The figures, with the stuck connections held; then they go, and the fds are counted."""
+    rss_during, fds_during = server.rss_kib(), server.fds()
+    held = fds_during - fds_before
+    latencies: dict[str, list[float]] = {"tools/call": [], "GET /healthz": []}
+    for n in range(options.samples):
+        latencies["tools/call"].append(await exchange(server.port, call(10**6 + n, 16)))
+        latencies["GET /healthz"].append(await exchange(server.port, HEALTH))
+    for stream in streams:
+        if stream is not None:
+            stream.socket.close()
+    await trio.sleep(options.after)
+    fds_after = server.fds()
+    print(f"{front_end}: {options.stuck} stuck connections x {options.pipelined} pipelined")
+    print(f"  server held {held} of them (the rest refused by the caps)")
+    for name, values in latencies.items():
+        p50, p99 = percentile(values, 0.5) * 1000, percentile(values, 0.99) * 1000
+        print(f"  second client {name:<13} p50 {p50:6.1f} ms  p99 {p99:6.1f} ms")
+    per = (rss_during - rss_before) / max(held, 1)
+    print(f"  RSS {rss_before / 1024:.1f} -> {rss_during / 1024:.1f} MiB: {per:.0f} KiB per held")
+    print(f"  fds before {fds_before}, during {fds_during}, after {fds_after}", flush=True)
 
 
 def serve(options: argparse.Namespace) -> None:

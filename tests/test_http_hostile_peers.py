@@ -137,6 +137,8 @@ async def test_past_the_cap_a_request_gets_503_with_retry_after_and_healthz_is_s
             assert await read_to_eof(over) == b""
             await waiting.send_all(HEALTH)
             assert status_of(await read_to_eof(waiting)) == 200
+        newcomer = await held_open(handle, "127.0.0.3")  # a new client: served on the reserve
+        await newcomer.aclose()
         await first.aclose()
         await second.aclose()
 

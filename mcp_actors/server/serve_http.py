@@ -207,7 +207,7 @@ async def _serve_hypercorn(
 ) -> None:
     import hypercorn.config
 
-    from ..transports.http_hypercorn import serve_hypercorn
+    from ..transports.http_hypercorn import HYPERCORN_READ_SIZE, serve_hypercorn
 
     http = app.config
     config = hypercorn.config.Config()
@@ -219,7 +219,15 @@ async def _serve_hypercorn(
     config.h11_max_incomplete_size = http.max_header_size
     lean = _lean_server(app)  # serves the connections restricted by a cap
     serve = partial(
-        serve_hypercorn, app, config, lean.limits.gate(), lean, host, port, sock, shutdown
+        serve_hypercorn,
+        app,
+        config,
+        lean.limits.gate(read_size=HYPERCORN_READ_SIZE),
+        lean,
+        host,
+        port,
+        sock,
+        shutdown,
     )
     async with trio.open_nursery() as nursery:
         task_status.started(await nursery.start(serve))

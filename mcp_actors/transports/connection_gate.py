@@ -75,15 +75,20 @@ class GuardedStream(trio.abc.HalfCloseableStream):
     :class:`trio.BrokenResourceError`, as a write to a peer that left does; that, a
     broken read or write, or a reset seen by :meth:`watch` sets :attr:`gone`."""
 
-    def __init__(self, stream: trio.SocketStream, send_timeout: float | None) -> None:
+    def __init__(
+        self, stream: trio.SocketStream, send_timeout: float | None, read_size: int | None = None
+    ) -> None:
         self.transport_stream = stream
         self.socket = stream.socket
         self._send_timeout = send_timeout
+        self._read_size = read_size
         #: Set once the peer is gone (reset, broken, or dropped for not reading).
         self.gone = trio.Event()
         self._receiving = False
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
+        if self._read_size is not None:
+            max_bytes = min(max_bytes or self._read_size, self._read_size)
         self._receiving = True
         try:
             return await self.transport_stream.receive_some(max_bytes)
@@ -180,13 +185,11 @@ class ConnectionGate:
     reserve: int
     #: Seconds a peer may accept no bytes of a reply before it is dropped; None: forever.
     send_timeout: float | None
+    #: Bytes read at most at a time (None: what the front end asks for): bounds what a
+    #: front end that reads ahead in big pieces holds of a pipelining connection.
+    read_size: int | None = None
     _open: int = attrs.field(init=False, default=0)
     _per_client: Counter[str] = attrs.field(init=False, factory=Counter)
-
-    @property
-    def open(self) -> int:
-        """Connections open now (served, restricted or being refused)."""
-        return self._open
 
     def admit(self, client: str) -> Admission:
         """Decide on a connection from ``client`` (an IP address)."""
@@ -241,7 +244,7 @@ class ConnectionGate:
                 nursery.start_soon(self._run, stream, client, chosen)
 
     async def _run(self, stream: trio.SocketStream, client: str, handler: Handler) -> None:
-        guarded = GuardedStream(stream, self.send_timeout)
+        guarded = GuardedStream(stream, self.send_timeout, self.read_size)
         try:
             async with trio.open_nursery() as watching:
                 watching.start_soon(guarded.watch)

@@ -162,9 +162,14 @@ class RequestParser:
                 self._refuse(400, f"malformed request: {error}")
         current = self._current
         if counting and current is before and current is not None and _in_head(current):
-            if current.head_size == size_before:  # nothing completed: a line in progress
-                current.partial += len(data)
-                self._head_too_large(current)
+            self._count_line_in_progress(current, size_before, len(data))
+
+    def _count_line_in_progress(self, request: Request, size_before: int, fed: int) -> None:
+        """A slice of ``fed`` bytes in which no piece of ``request``'s head completed was
+        all a line in progress: count it."""
+        if request.head_size == size_before:
+            request.partial += fed
+            self._head_too_large(request)
 
     @property
     def next_request(self) -> Request | None:

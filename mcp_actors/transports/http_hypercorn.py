@@ -33,6 +33,10 @@ from hypercorn.utils import wrap_app
 from .connection_gate import ConnectionGate, GuardedStream
 from .http_lean import LeanHttpServer
 
+#: Bytes hypercorn reads at a time (it asks for 64 KiB): while it serves a request it
+#: keeps what the connection pipelined behind it, up to one read, in h11's buffer.
+HYPERCORN_READ_SIZE = 16 * 1024
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]

@@ -146,13 +146,15 @@ class LeanLimits:
     #: cancelled); None: no limit.
     send_timeout: float | None = attrs.field(default=30.0, validator=_positive_or_none)
 
-    def gate(self) -> ConnectionGate:
-        """A gate that admits connections under these limits."""
+    def gate(self, read_size: int | None = None) -> ConnectionGate:
+        """A gate that admits connections under these limits (``read_size``: see
+        :attr:`ConnectionGate.read_size`)."""
         return ConnectionGate(
             self.max_connections,
             self.max_connections_per_client,
             self.connection_reserve,
             self.send_timeout,
+            read_size,
         )
 
 
