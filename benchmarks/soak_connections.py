@@ -6,8 +6,9 @@ replies) is given ``--stuck`` connections (2,000) that each send ``--pipelined``
 replies, from ``--sources`` loopback addresses (127.0.0.2, 127.0.0.3, ...: the per-client
 connection cap is per IP address). Their client sockets have a small receive buffer, so
 the replies soon fill it and the server's writes stall: the server holds them as a
-hostile client would make it. Meanwhile a second client (127.0.0.1) runs ``tools/call``
-and ``GET /healthz`` one after another; their latency is reported (p50/p99). Reported:
+hostile client would make it. Meanwhile a second client (127.0.0.1, one keep-alive
+connection) runs ``tools/call`` and ``GET /healthz`` one after another; their latency is
+reported (p50/p99). Reported:
 
 - the server's RSS before, with the stuck connections held, and per stuck connection
   (the RSS delta over the connections the server actually held);
@@ -118,20 +119,36 @@ async def _send_quietly(stream: trio.SocketStream, payload: bytes) -> None:
         await stream.send_all(payload)
 
 
-async def exchange(port: int, request: bytes) -> float:
-    """One request on a new connection from 127.0.0.1: seconds until its reply is whole."""
-    started = time.perf_counter()
-    async with await trio.open_tcp_stream("127.0.0.1", port) as stream:
-        await stream.send_all(request)
+class SecondClient:
+    """A well-behaved client on 127.0.0.1: one keep-alive connection, one request at a
+    time, every reply read (it reconnects if the server closes the connection)."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.stream: trio.SocketStream | None = None
+
+    async def exchange(self, request: bytes) -> float:
+        """Seconds until the reply to ``request`` is whole."""
+        started = time.perf_counter()
+        if self.stream is None:
+            self.stream = await trio.open_tcp_stream("127.0.0.1", self.port)
+        await self.stream.send_all(request)
         data = b""
         while b"\r\n\r\n" not in data or len(data) < _expected(data):
-            chunk = await stream.receive_some(65536)
+            chunk = await self.stream.receive_some(65536)
             if not chunk:
                 break
             data += chunk
-    if not data.startswith(b"HTTP/1.1 200"):
-        raise RuntimeError(f"second client refused: {data[:80]!r}")
-    return time.perf_counter() - started
+        if not data.startswith(b"HTTP/1.1 200"):
+            raise RuntimeError(f"second client refused: {data[:80]!r}")
+        if b"connection: close" in data.lower():
+            await self.stream.aclose()
+            self.stream = None
+        return time.perf_counter() - started
+
+    async def aclose(self) -> None:
+        if self.stream is not None:
+            await self.stream.aclose()
 
 
 def _expected(data: bytes) -> int:
@@ -189,9 +206,11 @@ async def measure(
     rss_during, fds_during = server.rss_kib(), server.fds()
     held = fds_during - fds_before
     latencies: dict[str, list[float]] = {"tools/call": [], "GET /healthz": []}
+    client = SecondClient(server.port)
     for n in range(options.samples):
-        latencies["tools/call"].append(await exchange(server.port, call(10**6 + n, 16)))
-        latencies["GET /healthz"].append(await exchange(server.port, HEALTH))
+        latencies["tools/call"].append(await client.exchange(call(10**6 + n, 16)))
+        latencies["GET /healthz"].append(await client.exchange(HEALTH))
+    await client.aclose()
     for stream in streams:
         if stream is not None:
             stream.socket.close()
