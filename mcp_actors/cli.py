@@ -164,6 +164,27 @@ def _parser() -> argparse.ArgumentParser:
         help="http, ws: sessions at once from one IP address (default 100)",
     )
     limits.add_argument(
+        "--max-connections",
+        type=_count_or_none,
+        default=argparse.SUPPRESS,
+        metavar="N|none",
+        help="http: connections at once (default 1000; past it 503, health checks served)",
+    )
+    limits.add_argument(
+        "--max-connections-per-client",
+        type=_count_or_none,
+        default=argparse.SUPPRESS,
+        metavar="N|none",
+        help="http: connections at once from one IP address (default 100)",
+    )
+    limits.add_argument(
+        "--send-timeout",
+        type=_seconds_or_none,
+        default=argparse.SUPPRESS,
+        metavar="SECONDS|none",
+        help="http: drop a client that reads no reply bytes this long (default 30)",
+    )
+    limits.add_argument(
         "--session-idle-timeout",
         type=_seconds_or_none,
         default=argparse.SUPPRESS,
@@ -213,6 +234,9 @@ _NETWORK_OPTIONS = {
     "max_sessions": ("--max-sessions", {"http", "sse", "ws"}),
     "max_sessions_per_client": ("--max-sessions-per-client", {"http", "sse", "ws"}),
     "session_idle_timeout": ("--session-idle-timeout", {"http", "sse"}),
+    "max_connections": ("--max-connections", {"http", "sse"}),
+    "max_connections_per_client": ("--max-connections-per-client", {"http", "sse"}),
+    "send_timeout": ("--send-timeout", {"http", "sse"}),
     "allowed_hosts": ("--allowed-host", {"http", "sse"}),
 }
 

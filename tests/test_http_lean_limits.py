@@ -7,6 +7,7 @@ client leaving mid-stream; the behaviour both front ends share is in ``test_http
 from __future__ import annotations
 
 import re
+import tracemalloc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from typing import Any
@@ -296,3 +297,53 @@ async def test_an_upgrade_is_refused_with_501_after_the_requests_before_it() -> 
     first, refused = data.split(b"HTTP/1.1 ")[1:]
     assert first.startswith(b"200") and first.endswith(b"ok")
     assert refused.startswith(b"501")
+
+
+async def test_a_non_reading_pipelining_connection_holds_its_read_ahead_and_no_more() -> None:
+    """The first request is never answered; behind it the client pipelines 1 MiB of
+    small requests. The server reads at most ``max_pipelined_bytes`` ahead and keeps
+    them as received: parsed, each would cost several times its size."""
+    limits = LeanLimits(max_pipelined_bytes=32 * 1024)
+    first_seen = trio.Event()
+
+    async def waiting(scope: Any, receive: Any, send: Any) -> None:
+        first_seen.set()
+        await receive()
+        await receive()  # watches for a disconnect: the server reads ahead meanwhile
+
+    request = b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    request += b"Accept: application/json\r\nContent-Length: 2\r\n\r\n{}"
+    pipelined = request * (1024 * 1024 // len(request))
+    tracemalloc.start()
+    try:
+        async with trio.open_nursery() as nursery:
+            server = LeanHttpServer(waiting, limits)
+            port = (await nursery.start(server.serve, "127.0.0.1", 0))[0][1]
+            baseline = tracemalloc.get_traced_memory()[0]
+            async with await trio.open_tcp_stream("127.0.0.1", port) as stream:
+                nursery.start_soon(stream.send_all, pipelined)
+                with trio.fail_after(10):
+                    await first_seen.wait()
+                    while server.buffered_bytes < limits.max_pipelined_bytes - 2048:
+                        await trio.sleep(0.01)  # until the server stops reading
+                held = tracemalloc.get_traced_memory()[0] - baseline
+                assert server.buffered_bytes <= limits.max_pipelined_bytes
+                assert held < 128 * 1024, f"{held} bytes held"  # parsed: ~1.5 MiB
+                nursery.cancel_scope.cancel()
+    finally:
+        tracemalloc.stop()
+
+
+def test_connection_limits_are_checked() -> None:
+    with pytest.raises(ValueError, match="max_connections"):
+        LeanLimits(max_connections=0)
+    with pytest.raises(ValueError, match="send_timeout"):
+        LeanLimits(send_timeout=-1.0)
+    with pytest.raises(ValueError, match="connection_reserve"):
+        LeanLimits(connection_reserve=-1)
+    with pytest.raises(ValueError, match="max_connections_per_client"):
+        HttpConfig(max_connections_per_client=0)
+    with pytest.raises(ValueError, match="send_timeout"):
+        HttpConfig(send_timeout=float("inf"))
+    with pytest.raises(ValueError, match="connection_reserve"):
+        HttpConfig(connection_reserve=-2)

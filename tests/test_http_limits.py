@@ -357,6 +357,10 @@ def run_cli(*arguments: str) -> subprocess.CompletedProcess[str]:
         ["--session-idle-timeout", "-1"],
         ["--session-idle-timeout", "nan"],
         ["--session-idle-timeout", "soon"],
+        ["--max-connections", "0"],
+        ["--max-connections-per-client", "1.5"],
+        ["--send-timeout", "-1"],
+        ["--send-timeout", "inf"],
     ],
 )
 def test_run_parses_the_limits_strictly(arguments: list[str]) -> None:
@@ -397,6 +401,36 @@ async def test_run_applies_the_session_flags() -> None:
                 session = await new_session(http, url)
                 async with get_streams_open(http, url, [session]):
                     assert (await initialize(http, url)).status_code == 503
+        finally:
+            process.terminate()
+
+
+async def test_run_applies_the_connection_flags() -> None:
+    command = [sys.executable, "-m", "mcp_actors.cli", "run", SAMPLE, "--transport", "http"]
+    flags = ["--port", "0", "--max-connections", "1", "--max-connections-per-client", "none"]
+    flags += ["--send-timeout", "5"]
+    async with trio.open_nursery() as nursery:
+        process: trio.Process = await nursery.start(
+            partial(
+                trio.run_process,
+                [*command, *flags],
+                stderr=subprocess.PIPE,
+                cwd=str(TESTS),
+                check=False,
+            )
+        )
+        try:
+            assert process.stderr is not None
+            line = b""
+            with trio.fail_after(20):
+                while b"\n" not in line:
+                    line += await process.stderr.receive_some(4096)
+            url = line.decode().split(" at ", 1)[1].split()[0]
+            async with httpx.AsyncClient(timeout=10, headers=dict(HEADERS)) as held:
+                assert (await held.post(url, content=initialize_body())).status_code == 200
+                async with httpx.AsyncClient(timeout=10, headers=dict(HEADERS)) as second:
+                    refused = await second.post(url, content=initialize_body())
+            assert refused.status_code == 503 and "retry-after" in refused.headers
         finally:
             process.terminate()
 

@@ -163,6 +163,22 @@ def front_end_of(config: HttpConfig) -> str:
     return chosen
 
 
+def _lean_server(app: McpHttpApp) -> LeanHttpServer:
+    """A lean server for ``app`` under the limits of its configuration."""
+    http = app.config
+    limits = LeanLimits(
+        max_header_size=http.max_header_size,
+        header_timeout=http.header_timeout,
+        keep_alive_timeout=http.keep_alive_timeout,
+        graceful_timeout=http.graceful_timeout,
+        max_connections=http.max_connections,
+        max_connections_per_client=http.max_connections_per_client,
+        connection_reserve=http.connection_reserve,
+        send_timeout=http.send_timeout,
+    )
+    return LeanHttpServer(cast(Any, app), limits, health_path=http.health_path)
+
+
 async def _serve_lean(
     app: McpHttpApp,
     host: str,
@@ -172,14 +188,7 @@ async def _serve_lean(
     *,
     task_status: trio.TaskStatus[list[tuple[str, int]]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    http = app.config
-    limits = LeanLimits(
-        max_header_size=http.max_header_size,
-        header_timeout=http.header_timeout,
-        keep_alive_timeout=http.keep_alive_timeout,
-        graceful_timeout=http.graceful_timeout,
-    )
-    lean = LeanHttpServer(cast(Any, app), limits)
+    lean = _lean_server(app)
     async with trio.open_nursery() as nursery:
         task_status.started(await nursery.start(partial(lean.serve, host, port, sock=sock)))
         await shutdown.wait()
@@ -196,29 +205,31 @@ async def _serve_hypercorn(
     task_status: trio.TaskStatus[list[tuple[str, int]]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     import hypercorn.config
-    import hypercorn.trio
+
+    from ..transports.http_hypercorn import HYPERCORN_READ_SIZE, serve_hypercorn
 
     http = app.config
     config = hypercorn.config.Config()
     config.keep_alive_timeout = http.keep_alive_timeout
-    if sock is not None:
-        config.bind = [f"fd://{sock.detach()}"]  # hypercorn owns the descriptor now
-    else:
-        config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
     config.accesslog = None
     config.errorlog = logging.getLogger("mcp_actors.http.hypercorn")
     config.graceful_timeout = http.graceful_timeout
     config.include_server_header = False
     config.h11_max_incomplete_size = http.max_header_size
-    serve = partial(hypercorn.trio.serve, cast(Any, app), config, shutdown_trigger=shutdown.wait)
+    lean = _lean_server(app)  # serves the connections restricted by a cap
+    serve = partial(
+        serve_hypercorn,
+        app,
+        config,
+        lean.limits.gate(read_size=HYPERCORN_READ_SIZE),
+        lean,
+        host,
+        port,
+        sock,
+        shutdown,
+    )
     async with trio.open_nursery() as nursery:
-        binds: list[str] = await nursery.start(serve)
-        task_status.started([_split(bind) for bind in binds])
-
-
-def _split(bind: str) -> tuple[str, int]:
-    host, _, port = bind.removeprefix("http://").rpartition(":")
-    return host.strip("[]"), int(port)
+        task_status.started(await nursery.start(serve))
 
 
 async def serve_http(

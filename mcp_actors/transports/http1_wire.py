@@ -3,9 +3,17 @@
 - **Requests** are parsed by httptools (llhttp, the C parser of uvicorn and Node.js),
   which calls back as it goes (the URL, each header, body bytes, the end of a
   message); :class:`RequestParser` gathers those calls into one :class:`Request` per
-  message, queued in arrival order, and bounds a head's size as it grows. Input that
-  cannot be served (malformed, too large, an upgrade) is not raised: it sets the
-  parser's :class:`Refusal`, and the requests parsed whole before it are still served.
+  message, queued in arrival order, and bounds a head's size as it grows — and the
+  size of a chunked body's trailer fields, counted against the same limit. Input that
+  cannot be served (malformed, too large, an upgrade, a transfer coding other than
+  ``chunked``) is not raised: it sets the parser's :class:`Refusal`, and the requests
+  parsed whole before it are still served.
+- **Parsed only when needed.** A parsed request costs several times its wire size in
+  Python objects (~1.5 KiB for a 300-byte ``tools/call``), so bytes read ahead of the
+  request being answered (pipelined requests) are kept as they came, and parsed a
+  slice at a time only once no complete request is waiting: what a connection holds is
+  its raw read-ahead (bounded by the caller) plus at most one slice's worth of parsed
+  requests.
 - **Response heads** are serialization, not parsing: :func:`status_line` and
   :func:`header_lines`, which refuse a header name that is not a token and a value
   holding a control character (they would let the application's input split or forge
@@ -31,6 +39,8 @@ _TOKEN: Final = re.compile(rb"[-!#$%&'*+.^_`|~0-9A-Za-z]+")
 _CONTROL: Final = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
 #: What the request line adds to the URL's length (method, spaces, version, CRLF).
 _REQUEST_LINE: Final = len(b"OPTIONS  HTTP/1.1\r\n")
+#: Bytes handed to llhttp at a time once a request waits whole (the rest stays raw).
+_SLICE: Final = 1024
 
 
 @attrs.frozen
@@ -51,21 +61,34 @@ class Request:
 
     target: bytes = b""
     headers: list[tuple[bytes, bytes]] = attrs.field(factory=list)
-    #: The request line and headers seen so far, in bytes (see :meth:`RequestParser.feed`).
+    #: The request line and headers seen so far, in bytes (trailer fields too).
     head_size: int = _REQUEST_LINE
+    #: Bytes of the head (or trailer section) parsed since its last whole piece (the URL,
+    #: a header): a line in progress, held in httptools' buffer.
+    partial: int = 0
     method: bytes = b""
     http_version: str = "1.1"
     #: Whether the connection may carry another request after this one.
     keep_alive: bool = False
     expects_continue: bool = False
     head_done: bool = False
+    #: Bytes of body still due under the request's Content-Length (None: chunked or none).
+    body_due: int | None = None
+    #: A chunk header came and no body after it yet: the last chunk's, whose trailer
+    #: fields follow (or a chunk's whose data has not arrived).
+    trailing: bool = False
     #: Body bytes received and not yet handed to the application.
     body: bytearray = attrs.field(factory=bytearray)
     body_started: bool = False
-    #: The whole message has been parsed; ``end``: the bytes fed to the parser before the
-    #: read that ended it (what was read after it is pipelined requests).
+    #: The whole message has been parsed; ``end``: the bytes parsed before the slice
+    #: that ended it (what was received after it is pipelined requests).
     complete: bool = False
     end: int = 0
+
+
+def _in_head(request: Request) -> bool:
+    """Whether ``request`` is in its head or its trailer fields (both count as head)."""
+    return not request.complete and (not request.head_done or request.trailing)
 
 
 @attrs.define(eq=False)
@@ -82,23 +105,54 @@ class RequestParser:
     #: Requests begun and not yet answered, oldest first.
     requests: deque[Request] = attrs.field(init=False, factory=deque)
     refusal: Refusal | None = attrs.field(init=False, default=None)
-    #: Bytes fed so far.
+    #: Bytes received so far (parsed or not).
     fed: int = attrs.field(init=False, default=0)
+    #: Bytes handed to llhttp so far.
+    parsed: int = attrs.field(init=False, default=0)
     _parser: HttpRequestParser = attrs.field(init=False)
     _current: Request | None = attrs.field(init=False, default=None)
+    #: Bytes received and not parsed yet (they follow a request that waits whole).
+    _unparsed: bytearray = attrs.field(init=False, factory=bytearray)
 
     def __attrs_post_init__(self) -> None:
         self._parser = HttpRequestParser(self)
 
-    def feed(self, data: bytes) -> None:
-        """Parse ``data``. A head's size is counted from the callbacks (the URL, each
-        header); a head still incomplete after this read also counts every byte of this
-        read, so a header that never ends cannot grow past the limit (by more than one
-        read) in httptools' buffer."""
+    def feed(self, data: bytes | bytearray) -> None:
+        """Take ``data`` as received; parse it unless a complete request is waiting
+        (then it stays raw until :meth:`answered`)."""
+        self.fed += len(data)
+        if self.refusal is None:
+            self._unparsed += data
+            self._parse()
+
+    @property
+    def buffered(self) -> int:
+        """Bytes held: received and not parsed yet, or parsed into a body not yet taken."""
+        return len(self._unparsed) + sum(len(request.body) for request in self.requests)
+
+    def _parse(self) -> None:
+        """Hand llhttp what is unparsed, a slice at a time, until a complete request waits."""
+        while self._unparsed and self.refusal is None:
+            if any(request.complete for request in self.requests):
+                return
+            current = self._current
+            due = current.body_due if current is not None and current.head_done else None
+            size = max(_SLICE, due or 0)
+            data = bytes(self._unparsed[:size])
+            del self._unparsed[:size]
+            self._parse_slice(data)
+            self.parsed += len(data)
         if self.refusal is not None:
-            return
-        in_head = self._current if self._current and not self._current.head_done else None
-        size_before = in_head.head_size if in_head else 0
+            self._unparsed.clear()
+
+    def _parse_slice(self, data: bytes) -> None:
+        """Parse ``data``. A head's size is counted from the callbacks (the URL, each
+        header); a slice of a head (or trailer section) in which no piece of it was
+        completed counts whole, as :attr:`Request.partial`, so a header that never ends
+        cannot grow past the limit (by more than one slice) in httptools' buffer."""
+        before = self._current
+        counting = before is not None and _in_head(before)
+        size_before = before.head_size if before is not None else 0
         try:
             self._parser.feed_data(data)
         except HttpParserUpgrade:
@@ -106,10 +160,16 @@ class RequestParser:
         except HttpParserError as error:
             if self.refusal is None:  # else a callback stopped the parser, and said why
                 self._refuse(400, f"malformed request: {error}")
-        self.fed += len(data)
-        if in_head is not None and in_head is self._current and not in_head.head_done:
-            in_head.head_size = size_before + len(data)  # all of this read was that head
-            self._head_too_large(in_head)
+        current = self._current
+        if counting and current is before and current is not None and _in_head(current):
+            self._count_line_in_progress(current, size_before, len(data))
+
+    def _count_line_in_progress(self, request: Request, size_before: int, fed: int) -> None:
+        """A slice of ``fed`` bytes in which no piece of ``request``'s head completed was
+        all a line in progress: count it."""
+        if request.head_size == size_before:
+            request.partial += fed
+            self._head_too_large(request)
 
     @property
     def next_request(self) -> Request | None:
@@ -124,8 +184,9 @@ class RequestParser:
         return bool(self.requests) and not self.requests[0].head_done
 
     def answered(self) -> None:
-        """The oldest request has been answered: forget it."""
+        """The oldest request has been answered: forget it, and parse on."""
         self.requests.popleft()
+        self._parse()
 
     # httptools' callbacks
 
@@ -137,17 +198,22 @@ class RequestParser:
         request = self._request()
         request.target += url  # the URL may come in pieces, one per read
         request.head_size += len(url)
+        request.partial = 0
         if self._head_too_large(request):
             raise StopParsing
 
     def on_header(self, name: bytes, value: bytes) -> None:
         request = self._request()
+        request.head_size += len(name) + len(value) + 4
+        request.partial = 0
         if request.head_done:
-            return  # a chunked body's trailer fields: not part of the ASGI request
+            # A chunked body's trailer fields: not part of the ASGI request, but counted.
+            if self._head_too_large(request):
+                raise StopParsing
+            return
         # llhttp drops the whitespace before a value, not after it (neither is part of it).
         name, value = name.lower(), value.rstrip(b" \t")
         request.headers.append((name, value))
-        request.head_size += len(name) + len(value) + 4
         if name == b"expect" and value.lower() == b"100-continue":
             request.expects_continue = True
         if self._head_too_large(request):
@@ -157,6 +223,15 @@ class RequestParser:
         request, parser = self._request(), self._parser
         if parser.should_upgrade():
             return  # feed_data raises HttpParserUpgrade once the head is parsed
+        headers = dict(request.headers)
+        coding = headers.get(b"transfer-encoding")
+        if coding is not None and coding.strip().lower() != b"chunked":
+            self._refuse(501, f"unsupported Transfer-Encoding {coding.decode('latin-1')!r}")
+            raise StopParsing
+        length = headers.get(b"content-length")
+        if coding is None and length is not None and length.isdigit():
+            request.body_due = int(length)
+        request.partial = 0
         request.method = parser.get_method()
         request.http_version = parser.get_http_version()
         # An HTTP/1.0 peer's keep-alive would need a "Connection: keep-alive" answer: not offered.
@@ -167,11 +242,18 @@ class RequestParser:
         request = self._request()
         request.body += body
         request.body_started = True
+        request.trailing = False
+        if request.body_due is not None:
+            request.body_due -= len(body)
+
+    def on_chunk_header(self) -> None:
+        self._request().trailing = True
 
     def on_message_complete(self) -> None:
         request = self._request()
         request.complete = True
-        request.end = self.fed
+        request.trailing = False
+        request.end = self.parsed
         self._current = None
 
     def _request(self) -> Request:
@@ -180,14 +262,19 @@ class RequestParser:
 
     def _head_too_large(self, request: Request) -> bool:
         """Whether ``request``'s head is past the limit (then the input is refused)."""
-        if request.head_size <= self.max_header_size:
+        if request.head_size + request.partial <= self.max_header_size:
             return False
         if self.refusal is None:
             self._refuse(431, "request header fields too large")
         return True
 
     def _refuse(self, status: int, reason: str) -> None:
+        """Stop: ``status`` answers the input. The request it cut short is not served,
+        unless it is the oldest (perhaps being served: its exchange answers the refusal)."""
         self.refusal = Refusal(status, reason)
+        current = self._current
+        if current is not None and self.requests and current is not self.requests[0]:
+            self.requests.remove(current)
 
 
 #: The status lines of the statuses with a registered reason phrase.

@@ -131,6 +131,22 @@ class HttpConfig:
     keep_alive_timeout: float = attrs.field(
         default=5.0, validator=[attrs.validators.instance_of((int, float)), _seconds]
     )
+    #: Connections served at once (either front end, see :mod:`.connection_gate`): past
+    #: it, a new client (an IP address holding no connection) is still served on the
+    #: reserve, a request for ``health_path`` too; anything else is answered 503 with
+    #: ``Retry-After`` and the connection closed. None: no cap.
+    max_connections: int | None = attrs.field(default=1000, validator=_count)
+    #: Connections served at once from one client (peer IP address), refused alike.
+    #: None: no cap.
+    max_connections_per_client: int | None = attrs.field(default=100, validator=_count)
+    #: Connections kept beyond the caps for health checks and new clients; with these
+    #: taken too, a new connection is closed at once, unanswered.
+    connection_reserve: int = attrs.field(
+        default=16, validator=[attrs.validators.instance_of(int), attrs.validators.ge(0)]
+    )
+    #: Seconds a client may accept no bytes of a reply before its connection is dropped
+    #: and what it was being served cancelled. None: no limit.
+    send_timeout: float | None = attrs.field(default=30.0, validator=_seconds)
     #: The HTTP server: "lean" (HTTP/1.1 on trio + httptools, one task per connection, see
     #: :mod:`.http_lean`) or "hypercorn" (also HTTP/2 and TLS). None: the
     #: ``MCP_ACTORS_HTTP_FRONT_END`` environment variable, else "lean".

@@ -23,18 +23,30 @@ connection:
   reads the socket for EOF (what a streaming response watches for); the end of the
   response wakes it with ``http.disconnect``, as ASGI servers do.
 - **Pipelining.** Requests that arrive before the previous reply is written are
-  parsed and queued (at most :attr:`LeanLimits.max_pipelined_bytes` read ahead of
-  the request being answered, give or take one read; beyond it the socket is not
-  read until the reply is done) and answered in order.
+  read ahead (at most :attr:`LeanLimits.max_pipelined_bytes` bytes after the request
+  being answered; beyond it the socket is not read until the reply is done), kept as
+  received and parsed only when their turn comes (:mod:`.http1_wire`), and answered
+  in order. A connection thus holds at most its read-ahead, one request's parsed
+  objects and the reply being written, whatever it pipelines.
+- **Connections** are admitted by a :class:`~.connection_gate.ConnectionGate`: a
+  global and a per-client-IP cap with a reserve for health checks and new clients
+  (past a cap, a request for ``health_path`` is served, anything else is answered 503
+  with ``Retry-After``; past the reserve too, the connection is closed at once), and a
+  send timeout (a peer that accepts no bytes of a reply for
+  :attr:`LeanLimits.send_timeout` seconds is dropped). A peer that resets the
+  connection, or stops reading that long, is gone: the request being served is
+  cancelled and those it pipelined behind it are never run.
 - **Limits.** The request line and headers together are at most
   :attr:`LeanLimits.max_header_size` bytes (431) and must arrive within
   :attr:`LeanLimits.header_timeout` seconds of the request's first byte (else the
   connection closes: there is no request to answer yet). An idle keep-alive
   connection closes after :attr:`LeanLimits.keep_alive_timeout`. Body size and body
   timeout are the application's to enforce (it reads the body), as under hypercorn.
-  A request the parser rejects is answered 400; an upgrade (``Upgrade`` header,
-  ``CONNECT``) is answered 501: the lean server serves none (hypercorn does). Either
-  way the connection then closes.
+  A request the parser rejects is answered 400 (also when it is found in its body:
+  a bad chunk size; a chunked body's trailer fields count against
+  ``max_header_size``, 431 beyond); a transfer coding other than ``chunked`` is
+  answered 501, and so is an upgrade (``Upgrade`` header, ``CONNECT``): the lean
+  server serves none (hypercorn does). Either way the connection then closes.
 - **Expect: 100-continue.** ``100 Continue`` goes out when the application first
   asks for the body, so a request refused on its headers never uploads it.
 - **Connection: close** (either side's, or an HTTP/1.0 peer's) ends the connection
@@ -62,7 +74,8 @@ from urllib.parse import unquote
 import attrs
 import trio
 
-from .http1_wire import Request, RequestParser, header_lines, status_line
+from .connection_gate import ConnectionGate, GuardedStream
+from .http1_wire import Refusal, Request, RequestParser, header_lines, status_line
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -75,6 +88,8 @@ log = logging.getLogger("mcp_actors.http")
 
 _READ_SIZE: Final = 64 * 1024
 _ASGI: Final = {"version": "3.0", "spec_version": "2.3"}
+#: Seconds a client refused for capacity is told to wait (``Retry-After``).
+_RETRY_AFTER: Final = 5
 #: Statuses whose responses have no body, hence no framing header.
 _NO_BODY: Final = frozenset({204, 304})
 _CONTINUE: Final = b"HTTP/1.1 100 Continue\r\n\r\n"
@@ -84,6 +99,21 @@ def _positive(instance: Any, attribute: attrs.Attribute[Any], value: object) -> 
     if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < math.inf:
         return
     raise ValueError(f"LeanLimits.{attribute.name} must be a positive finite number: {value!r}")
+
+
+def _positive_or_none(instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None:
+        _positive(instance, attribute, value)
+
+
+def _integer(instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+        raise ValueError(f"LeanLimits.{attribute.name} must be an integer: {value!r}")
+
+
+def _not_negative(instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValueError(f"LeanLimits.{attribute.name} must be an integer >= 0: {value!r}")
 
 
 @attrs.frozen
@@ -98,11 +128,34 @@ class LeanLimits:
     header_timeout: float = attrs.field(default=10.0, validator=_positive)
     #: Seconds an idle keep-alive connection waits for its next request before closing.
     keep_alive_timeout: float = attrs.field(default=5.0, validator=_positive)
-    #: Bytes of pipelined requests read ahead while a response is being written; past
-    #: it the connection is not read until that response is done.
-    max_pipelined_bytes: int = attrs.field(default=64 * 1024, validator=_positive)
+    #: Bytes of pipelined requests read ahead while a response is being written (kept
+    #: as received, parsed in their turn); past it the connection is not read until
+    #: that response is done.
+    max_pipelined_bytes: int = attrs.field(default=64 * 1024, validator=[_integer, _positive])
     #: Seconds :meth:`LeanHttpServer.shutdown` lets requests in progress finish.
     graceful_timeout: float = attrs.field(default=5.0, validator=_positive)
+    #: Connections served at once; None: no cap (see :mod:`.connection_gate`).
+    max_connections: int | None = attrs.field(default=1000, validator=[_integer, _positive_or_none])
+    #: Connections served at once from one client IP address; None: no cap.
+    max_connections_per_client: int | None = attrs.field(
+        default=100, validator=[_integer, _positive_or_none]
+    )
+    #: Connections kept beyond the caps for health checks and new clients.
+    connection_reserve: int = attrs.field(default=16, validator=_not_negative)
+    #: Seconds a peer may accept no bytes of a reply before it is dropped (its requests
+    #: cancelled); None: no limit.
+    send_timeout: float | None = attrs.field(default=30.0, validator=_positive_or_none)
+
+    def gate(self, read_size: int | None = None) -> ConnectionGate:
+        """A gate that admits connections under these limits (``read_size``: see
+        :attr:`ConnectionGate.read_size`)."""
+        return ConnectionGate(
+            self.max_connections,
+            self.max_connections_per_client,
+            self.connection_reserve,
+            self.send_timeout,
+            read_size,
+        )
 
 
 class _Closed(Exception):
@@ -111,16 +164,24 @@ class _Closed(Exception):
 
 @attrs.define(eq=False)
 class LeanHttpServer:
-    """Serves ``app`` on HTTP/1.1 connections. Run :meth:`serve` in a nursery."""
+    """Serves ``app`` on HTTP/1.1 connections. Run :meth:`serve` in a nursery.
+
+    ``health_path``: the one path a connection admitted past the connection caps may
+    ask for (a load balancer's health check); None: such connections are refused."""
 
     app: ASGIApp
     limits: LeanLimits = LeanLimits()
+    health_path: str | None = None
     _connections: set[_Connection] = attrs.field(init=False, factory=set)
     _listeners: list[trio.SocketListener] = attrs.field(init=False, factory=list)
     _closing: bool = attrs.field(init=False, default=False)
     _shutdown: trio.Event = attrs.field(init=False, factory=trio.Event)
     _drained: trio.Event = attrs.field(init=False, factory=trio.Event)
     _accepting: trio.CancelScope = attrs.field(init=False, factory=trio.CancelScope)
+    _gate: ConnectionGate = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self._gate = self.limits.gate()
 
     async def serve(
         self,
@@ -149,8 +210,8 @@ class LeanHttpServer:
     async def _accept(self, connections: trio.Nursery) -> None:
         """Accept connections until shutdown, each served in ``connections``."""
         with self._accepting:
-            await trio.serve_listeners(
-                self._serve_connection, self._listeners, handler_nursery=connections
+            await self._gate.serve(
+                self._listeners, self._serve_connection, self.serve_restricted, connections
             )
 
     async def shutdown(self) -> None:
@@ -173,8 +234,13 @@ class LeanHttpServer:
         """Connections open now."""
         return len(self._connections)
 
-    async def _serve_connection(self, stream: trio.SocketStream) -> None:
-        connection = _Connection(self, stream)
+    @property
+    def buffered_bytes(self) -> int:
+        """Request bytes the connections hold now (read ahead, or a body not yet read)."""
+        return sum(connection.parser.buffered for connection in self._connections)
+
+    async def _serve_connection(self, stream: GuardedStream, restricted: bool = False) -> None:
+        connection = _Connection(self, stream, restricted)
         self._connections.add(connection)
         try:
             await connection.run()
@@ -185,12 +251,18 @@ class LeanHttpServer:
             with trio.CancelScope(shield=True):
                 await trio.aclose_forcefully(stream)
 
+    async def serve_restricted(self, stream: GuardedStream) -> None:
+        """Serve a connection admitted past the connection caps: one request for
+        ``health_path`` is answered (then the connection closes), anything else is
+        answered 503 with ``Retry-After``. Also for hypercorn's connections."""
+        await self._serve_connection(stream, restricted=True)
+
     @property
     def closing(self) -> bool:
         return self._closing
 
 
-def _peer(stream: trio.SocketStream, side: str) -> tuple[str, int] | None:
+def _peer(stream: GuardedStream, side: str) -> tuple[str, int] | None:
     try:
         address = stream.socket.getpeername() if side == "peer" else stream.socket.getsockname()
     except OSError:
@@ -203,7 +275,9 @@ class _Connection:
     """One client connection: its parser, and the requests it has queued."""
 
     server: LeanHttpServer
-    stream: trio.SocketStream
+    stream: GuardedStream
+    #: Admitted past a connection cap: one health check, else 503.
+    restricted: bool = False
     parser: RequestParser = attrs.field(init=False)
     _idle: bool = attrs.field(init=False, default=True)
     _idle_scope: trio.CancelScope | None = attrs.field(init=False, default=None)
@@ -218,12 +292,15 @@ class _Connection:
 
     async def run(self) -> None:
         client, local = _peer(self.stream, "peer"), _peer(self.stream, "local")
-        while not self.server.closing:
+        while not self.server.closing and not self.stream.gone.is_set():
             try:
                 request = await self._next_request(self.server.limits)
             except _Closed:
                 return
             if request is None:
+                return
+            if self.restricted and not self._health_check(request):
+                await self.refuse(503, "too many connections, retry later", _RETRY_AFTER)
                 return
             self._idle = False
             exchange = _Exchange(self, request, client, local)
@@ -231,10 +308,16 @@ class _Connection:
                 await exchange.run()
             except _Closed:
                 return
-            if not exchange.keep_alive:
-                return  # Connection: close, an unread body, or a response cut short
+            if not exchange.keep_alive or exchange.disconnected:
+                # Connection: close, an unread body, a response cut short, or a client
+                # gone: what it pipelined is not run.
+                return
             self.parser.answered()
             self._idle = True
+
+    def _health_check(self, request: Request) -> bool:
+        path = unquote(request.target.partition(b"?")[0].decode("latin-1"))
+        return request.method in (b"GET", b"HEAD") and path == self.server.health_path
 
     async def _next_request(self, limits: LeanLimits) -> Request | None:
         """The next request whose head is complete, or None when the connection should
@@ -262,11 +345,12 @@ class _Connection:
                 continue
             return None  # idle too long, or shutting down
 
-    async def feed(self) -> None:
-        """Read what the peer sent into the parser; :class:`_Closed` if the connection
-        broke."""
+    async def feed(self, max_bytes: int | None = None) -> None:
+        """Read what the peer sent (at most ``max_bytes``, and never more than may be
+        read ahead) into the parser; :class:`_Closed` if the connection broke."""
+        size = min(_READ_SIZE, self.server.limits.max_pipelined_bytes, max_bytes or _READ_SIZE)
         try:
-            data = await self.stream.receive_some(_READ_SIZE)
+            data = await self.stream.receive_some(size)
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
             raise _Closed from None
         if data:
@@ -280,13 +364,15 @@ class _Connection:
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
             raise _Closed from None
 
-    async def refuse(self, status: int, reason: str) -> None:
+    async def refuse(self, status: int, reason: str, retry_after: int | None = None) -> None:
         """Answer with ``status`` and a plain-text ``reason``, then (the caller) close."""
         body = f"{status} {reason}\n".encode()
+        retry = b"" if retry_after is None else b"retry-after: %d\r\n" % retry_after
         head = status_line(status) + b"".join(
             (
                 b"content-type: text/plain; charset=utf-8\r\n",
                 b"content-length: %d\r\n" % len(body),
+                retry,
                 b"connection: close\r\n\r\n",
             )
         )
@@ -352,7 +438,7 @@ class _Exchange:
             if not self._started:
                 await self.connection.refuse(500, "Internal Server Error")
             raise _Closed from None
-        if not self._response_done:
+        if not self._response_done and not self._disconnected:
             if not self._started:
                 await self.connection.refuse(500, "the application sent no response")
             raise _Closed  # a response cut short cannot be completed
@@ -365,8 +451,11 @@ class _Exchange:
                 request.body.clear()
                 self._body_done = request.complete
                 return {"type": "http.request", "body": body, "more_body": not request.complete}
-            if connection.parser.refusal is not None or connection.eof:
-                self._disconnected = True  # the body was cut short, or is malformed
+            if connection.parser.refusal is not None:
+                await self._refuse_body(connection.parser.refusal)
+                break
+            if connection.eof:
+                self._disconnected = True  # the body was cut short
                 break
             try:
                 if request.expects_continue and not request.body_started and not self._continued:
@@ -378,6 +467,20 @@ class _Exchange:
         await self._wait_disconnect()
         return {"type": "http.disconnect"}
 
+    async def _refuse_body(self, refusal: Refusal) -> None:
+        """The body is malformed (a bad chunk, trailer fields past the limit): answer
+        the refusal at once, unless a response has begun; the application is told the
+        client left, and what it sends is dropped."""
+        self._disconnected = True
+        if not self._started:
+            self._started = True
+            await self.connection.refuse(refusal.status, refusal.reason)
+
+    @property
+    def disconnected(self) -> bool:
+        """Whether the client left (or was refused) before its response was written."""
+        return self._disconnected
+
     async def _wait_disconnect(self) -> None:
         """Return once the response is done or the client went away, reading (and
         parsing, up to a bound) what the client sends meanwhile."""
@@ -388,10 +491,14 @@ class _Exchange:
                 if connection.eof:
                     self._disconnected = True
                     break
-                if parser.fed - self.request.end > limit or parser.refusal is not None:
-                    await trio.sleep_forever()  # woken by the end of the response
+                budget = limit - (parser.fed - self.request.end)
+                if budget <= 0 or parser.refusal is not None:
+                    # Not reading: woken by the end of the response, or the peer gone.
+                    await connection.stream.gone.wait()
+                    self._disconnected = True
+                    break
                 try:
-                    await connection.feed()
+                    await connection.feed(budget)
                 except _Closed:
                     self._disconnected = True
         self._waiting = None
@@ -472,6 +579,7 @@ class _Exchange:
             and request.complete  # else the rest of the body cannot be told from a request
             and not self._closes
             and not self.connection.server.closing
+            and not self.connection.restricted
         )
         if not self.keep_alive and not self._closes:
             head.append(b"connection: close\r\n")

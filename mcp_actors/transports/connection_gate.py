@@ -1,0 +1,259 @@
+"""How many connections an HTTP front end holds, from whom, and for how long a peer may stall.
+
+Both front ends (the lean server and hypercorn) accept their connections through a
+:class:`ConnectionGate`, which bounds what hostile peers can hold:
+
+- **A global cap and a per-client cap.** At most ``max_connections`` connections are
+  served at once, at most ``max_connections_per_client`` of them from one peer IP
+  address. Besides them the gate keeps a **reserve** of ``reserve`` connections, so
+  that when the cap is reached a load balancer's health checks and new clients are
+  still served:
+
+  - a connection under both caps is served (:attr:`Admission.SERVE`);
+  - past the global cap, a client that holds no connection yet (a new client) is
+    served on the reserve;
+  - any other connection past a cap, while the reserve has room, is *restricted*
+    (:attr:`Admission.RESTRICT`): it may carry one request for the health path (answered,
+    then the connection closes); anything else is answered
+    ``503 Service Unavailable`` with ``Retry-After`` and the connection closes;
+  - with the reserve full as well, the connection is closed at once, unanswered
+    (:attr:`Admission.CLOSE`): answering would cost what the caps are there to save.
+
+- **A send timeout** (:class:`GuardedStream`, the stream each connection is served
+  on). A peer that accepts no bytes for ``send_timeout`` seconds while a reply is
+  being written (it sends requests and never reads the replies) is dropped: its
+  connection is closed, and the front end treats it as a client that left: the
+  application is told (``http.disconnect``), which cancels what it was serving that
+  client (unless the client may still resume it, see ``HttpConfig.resume_window``),
+  and the requests the connection pipelined behind are never run.
+- **A reset is noticed.** A front end that is not reading the connection (its
+  read-ahead of pipelined requests is full) would not see the peer reset it; the gate
+  looks at the connection's TCP state every second meanwhile (Linux), so a reset, a
+  broken read or write and a send timeout all set :attr:`GuardedStream.gone`: the front
+  end tells the application the client left, and runs none of the requests it
+  pipelined.
+"""
+
+from __future__ import annotations
+
+import enum
+import errno
+import socket
+from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Final, TypeVar
+
+import attrs
+import trio
+
+#: accept() errors that mean "out of resources for now": wait a little and accept again
+#: (trio.serve_listeners does the same).
+_ACCEPT_CAPACITY_ERRORS: Final = frozenset(
+    {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}
+)
+_ACCEPT_RETRY_SECONDS: Final = 0.1
+#: How often a connection the front end is not reading is checked for a reset.
+_RESET_POLL_SECONDS: Final = 1.0
+#: ``tcpi_state`` of a connection that was reset (Linux's TCP_CLOSE).
+_TCP_CLOSE: Final = 7
+_T = TypeVar("_T")
+
+
+class Admission(enum.Enum):
+    """What the gate does with a new connection."""
+
+    SERVE = "serve"
+    #: Past a cap: one health check is served, anything else gets 503 (then close).
+    RESTRICT = "restrict"
+    #: Past the cap and the reserve: closed at once.
+    CLOSE = "close"
+
+
+class GuardedStream(trio.abc.HalfCloseableStream):
+    """An accepted connection as a front end serves it: a write that makes no progress
+    for ``send_timeout`` seconds closes the connection and raises
+    :class:`trio.BrokenResourceError`, as a write to a peer that left does; that, a
+    broken read or write, or a reset seen by :meth:`watch` sets :attr:`gone`."""
+
+    def __init__(
+        self, stream: trio.SocketStream, send_timeout: float | None, read_size: int | None = None
+    ) -> None:
+        self.transport_stream = stream
+        self.socket = stream.socket
+        self._send_timeout = send_timeout
+        self._read_size = read_size
+        #: Set once the peer is gone (reset, broken, or dropped for not reading).
+        self.gone = trio.Event()
+        self._receiving = False
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
+        if self._read_size is not None:
+            max_bytes = min(max_bytes or self._read_size, self._read_size)
+        self._receiving = True
+        try:
+            return await self.transport_stream.receive_some(max_bytes)
+        except trio.BrokenResourceError:
+            self.gone.set()
+            raise
+        finally:
+            self._receiving = False
+
+    async def watch(self) -> None:
+        """Until :attr:`gone`: every second, while nobody reads the connection, look
+        whether the peer reset it (a read would say so; nobody is reading)."""
+        while not self.gone.is_set():
+            await trio.sleep(_RESET_POLL_SECONDS)
+            if not self._receiving and _reset(self.socket):
+                self.gone.set()
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        """Write ``data``; each ``send`` must take bytes within ``send_timeout``."""
+        if self._send_timeout is None:
+            await self._send(self.transport_stream.send_all, data)
+            return
+        with memoryview(data) as view:
+            if not view:
+                await trio.lowlevel.checkpoint()
+            total = 0
+            while total < len(view):
+                with trio.move_on_after(self._send_timeout) as waited, view[total:] as rest:
+                    total += await self._send(self.socket.send, rest)
+                if waited.cancelled_caught:
+                    self.gone.set()
+                    self.socket.close()  # wakes any other task blocked on it (a read)
+                    raise trio.BrokenResourceError(
+                        f"the peer accepted no bytes for {self._send_timeout} s"
+                    )
+
+    async def _send(
+        self,
+        send: Callable[[memoryview | bytes | bytearray], Awaitable[_T]],
+        data: memoryview | bytes | bytearray,
+    ) -> _T:
+        try:
+            return await send(data)
+        except trio.ClosedResourceError:
+            raise
+        except (trio.BrokenResourceError, OSError) as error:
+            self.gone.set()
+            raise trio.BrokenResourceError(f"the connection broke: {error}") from error
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await self.transport_stream.wait_send_all_might_not_block()
+
+    async def send_eof(self) -> None:
+        await self.transport_stream.send_eof()
+
+    async def aclose(self) -> None:
+        await self.transport_stream.aclose()
+
+
+Handler = Callable[[GuardedStream], Awaitable[None]]
+
+
+def _reset(sock: trio.socket.SocketType) -> bool:
+    """Whether ``sock``'s connection was reset (False where TCP_INFO is unknown)."""
+    if not hasattr(socket, "TCP_INFO"):
+        return False
+    try:
+        info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)
+    except OSError:
+        return True  # closed
+    return info[0] == _TCP_CLOSE
+
+
+def _client_of(stream: trio.SocketStream) -> str:
+    try:
+        return str(stream.socket.getpeername()[0])
+    except OSError:
+        return ""
+
+
+def _cap(value: int | None) -> float:
+    return float("inf") if value is None else value
+
+
+@attrs.define(eq=False)
+class ConnectionGate:
+    """Counts the connections open, in all and per client IP, and admits new ones."""
+
+    #: Connections served at once; None: no cap.
+    max_connections: int | None
+    #: Connections served at once from one client IP address; None: no cap.
+    max_connections_per_client: int | None
+    #: Connections beyond the caps kept for health checks and new clients.
+    reserve: int
+    #: Seconds a peer may accept no bytes of a reply before it is dropped; None: forever.
+    send_timeout: float | None
+    #: Bytes read at most at a time (None: what the front end asks for): bounds what a
+    #: front end that reads ahead in big pieces holds of a pipelining connection.
+    read_size: int | None = None
+    _open: int = attrs.field(init=False, default=0)
+    _per_client: Counter[str] = attrs.field(init=False, factory=Counter)
+
+    def admit(self, client: str) -> Admission:
+        """Decide on a connection from ``client`` (an IP address)."""
+        held, total = self._per_client[client], self._open
+        if total >= _cap(self.max_connections) + self.reserve:
+            return Admission.CLOSE
+        if held >= _cap(self.max_connections_per_client):
+            return Admission.RESTRICT
+        if total < _cap(self.max_connections) or held == 0:
+            return Admission.SERVE
+        return Admission.RESTRICT
+
+    async def serve(
+        self,
+        listeners: Sequence[trio.SocketListener],
+        handler: Handler,
+        restricted: Handler,
+        nursery: trio.Nursery,
+    ) -> None:
+        """Accept connections on ``listeners`` until cancelled; each admitted one is
+        served in ``nursery`` by ``handler`` (or ``restricted``), on a
+        :class:`GuardedStream`."""
+        async with trio.open_nursery() as accepting:
+            for listener in listeners:
+                accepting.start_soon(self._accept, listener, handler, restricted, nursery)
+
+    async def _accept(
+        self,
+        listener: trio.SocketListener,
+        handler: Handler,
+        restricted: Handler,
+        nursery: trio.Nursery,
+    ) -> None:
+        """Accept on ``listener`` until cancelled (then close it, as trio.serve_listeners does)."""
+        async with listener:
+            while True:
+                try:
+                    stream = await listener.accept()
+                except OSError as error:
+                    if error.errno not in _ACCEPT_CAPACITY_ERRORS:
+                        raise
+                    await trio.sleep(_ACCEPT_RETRY_SECONDS)
+                    continue
+                client = _client_of(stream)
+                admission = self.admit(client)
+                if admission is Admission.CLOSE:
+                    stream.socket.close()
+                    continue
+                self._open += 1
+                self._per_client[client] += 1
+                chosen = handler if admission is Admission.SERVE else restricted
+                nursery.start_soon(self._run, stream, client, chosen)
+
+    async def _run(self, stream: trio.SocketStream, client: str, handler: Handler) -> None:
+        guarded = GuardedStream(stream, self.send_timeout, self.read_size)
+        try:
+            async with trio.open_nursery() as watching:
+                watching.start_soon(guarded.watch)
+                await handler(guarded)
+                watching.cancel_scope.cancel()
+        finally:
+            self._open -= 1
+            self._per_client[client] -= 1
+            if not self._per_client[client]:
+                del self._per_client[client]
+            with trio.CancelScope(shield=True):
+                await trio.aclose_forcefully(stream)
