@@ -28,10 +28,16 @@ Both front ends (the lean server and hypercorn) accept their connections through
   and the requests the connection pipelined behind are never run.
 - **A reset is noticed.** A front end that is not reading the connection (its
   read-ahead of pipelined requests is full) would not see the peer reset it; the gate
-  looks at the connection's TCP state every second meanwhile (Linux), so a reset, a
-  broken read or write and a send timeout all set :attr:`GuardedStream.gone`: the front
-  end tells the application the client left, and runs none of the requests it
-  pipelined.
+  looks at the connection's TCP state meanwhile (Linux), so a reset, a broken read or
+  write and a send timeout all set :attr:`GuardedStream.gone`: the front end tells the
+  application the client left, and runs none of the requests it pipelined.
+
+Both are checked by one **sweep** of the gate every second over the connections it
+serves (:meth:`GuardedStream.check`), not by a timer per write or a task per
+connection: a write only notes when it last made progress, so a request costs no
+cancel scope, and ten thousand idle connections cost one wake-up a second, not ten
+thousand. A stalled peer is therefore dropped between ``send_timeout`` and
+``send_timeout`` + 1 seconds after its last progress.
 """
 
 from __future__ import annotations
@@ -41,7 +47,7 @@ import errno
 import socket
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Final, TypeVar
+from typing import Final
 
 import attrs
 import trio
@@ -52,11 +58,10 @@ _ACCEPT_CAPACITY_ERRORS: Final = frozenset(
     {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}
 )
 _ACCEPT_RETRY_SECONDS: Final = 0.1
-#: How often a connection the front end is not reading is checked for a reset.
-_RESET_POLL_SECONDS: Final = 1.0
+#: How often the gate sweeps its connections for stalled writes and resets.
+_SWEEP_SECONDS: Final = 1.0
 #: ``tcpi_state`` of a connection that was reset (Linux's TCP_CLOSE).
 _TCP_CLOSE: Final = 7
-_T = TypeVar("_T")
 
 
 class Admission(enum.Enum):
@@ -73,7 +78,7 @@ class GuardedStream(trio.abc.HalfCloseableStream):
     """An accepted connection as a front end serves it: a write that makes no progress
     for ``send_timeout`` seconds closes the connection and raises
     :class:`trio.BrokenResourceError`, as a write to a peer that left does; that, a
-    broken read or write, or a reset seen by :meth:`watch` sets :attr:`gone`."""
+    broken read or write, or a reset seen by :meth:`check` sets :attr:`gone`."""
 
     def __init__(
         self, stream: trio.SocketStream, send_timeout: float | None, read_size: int | None = None
@@ -85,6 +90,10 @@ class GuardedStream(trio.abc.HalfCloseableStream):
         #: Set once the peer is gone (reset, broken, or dropped for not reading).
         self.gone = trio.Event()
         self._receiving = False
+        #: When the write in progress last made progress (None: no write in progress).
+        self._progress_at: float | None = None
+        #: Why the connection was dropped, once it was.
+        self._dropped: str | None = None
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
         if self._read_size is not None:
@@ -98,43 +107,43 @@ class GuardedStream(trio.abc.HalfCloseableStream):
         finally:
             self._receiving = False
 
-    async def watch(self) -> None:
-        """Until :attr:`gone`: every second, while nobody reads the connection, look
+    def check(self, now: float) -> None:
+        """The gate's sweep (module docstring): drop the connection if a write has made
+        no progress for ``send_timeout`` seconds; else, while nobody reads it, look
         whether the peer reset it (a read would say so; nobody is reading)."""
-        while not self.gone.is_set():
-            await trio.sleep(_RESET_POLL_SECONDS)
-            if not self._receiving and _reset(self.socket):
-                self.gone.set()
+        if self.gone.is_set():
+            return
+        since, timeout = self._progress_at, self._send_timeout
+        if since is not None and timeout is not None and now - since >= timeout:
+            self._dropped = f"the peer accepted no bytes for {timeout} s"
+            self.gone.set()
+            self.socket.close()  # wakes the blocked write (and any read)
+            return
+        if not self._receiving and _reset(self.socket):
+            self.gone.set()
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
         """Write ``data``; each ``send`` must take bytes within ``send_timeout``."""
-        if self._send_timeout is None:
-            await self._send(self.transport_stream.send_all, data)
-            return
         with memoryview(data) as view:
             if not view:
                 await trio.lowlevel.checkpoint()
             total = 0
-            while total < len(view):
-                with trio.move_on_after(self._send_timeout) as waited, view[total:] as rest:
-                    total += await self._send(self.socket.send, rest)
-                if waited.cancelled_caught:
-                    self.gone.set()
-                    self.socket.close()  # wakes any other task blocked on it (a read)
-                    raise trio.BrokenResourceError(
-                        f"the peer accepted no bytes for {self._send_timeout} s"
-                    )
+            try:
+                while total < len(view):
+                    self._progress_at = trio.current_time()
+                    with view[total:] as rest:
+                        total += await self._send(rest)
+            finally:
+                self._progress_at = None
 
-    async def _send(
-        self,
-        send: Callable[[memoryview | bytes | bytearray], Awaitable[_T]],
-        data: memoryview | bytes | bytearray,
-    ) -> _T:
+    async def _send(self, data: memoryview) -> int:
         try:
-            return await send(data)
-        except trio.ClosedResourceError:
-            raise
-        except (trio.BrokenResourceError, OSError) as error:
+            return await self.socket.send(data)
+        except (trio.ClosedResourceError, OSError) as error:
+            if self._dropped is not None:
+                raise trio.BrokenResourceError(self._dropped) from None
+            if isinstance(error, trio.ClosedResourceError):
+                raise
             self.gone.set()
             raise trio.BrokenResourceError(f"the connection broke: {error}") from error
 
@@ -190,6 +199,7 @@ class ConnectionGate:
     read_size: int | None = None
     _open: int = attrs.field(init=False, default=0)
     _per_client: Counter[str] = attrs.field(init=False, factory=Counter)
+    _streams: set[GuardedStream] = attrs.field(init=False, factory=set)
 
     def admit(self, client: str) -> Admission:
         """Decide on a connection from ``client`` (an IP address)."""
@@ -213,8 +223,17 @@ class ConnectionGate:
         served in ``nursery`` by ``handler`` (or ``restricted``), on a
         :class:`GuardedStream`."""
         async with trio.open_nursery() as accepting:
+            accepting.start_soon(self._sweep)
             for listener in listeners:
                 accepting.start_soon(self._accept, listener, handler, restricted, nursery)
+
+    async def _sweep(self) -> None:
+        """Every second, :meth:`GuardedStream.check` each connection served."""
+        while True:
+            await trio.sleep(_SWEEP_SECONDS)
+            now = trio.current_time()
+            for stream in list(self._streams):
+                stream.check(now)
 
     async def _accept(
         self,
@@ -245,12 +264,11 @@ class ConnectionGate:
 
     async def _run(self, stream: trio.SocketStream, client: str, handler: Handler) -> None:
         guarded = GuardedStream(stream, self.send_timeout, self.read_size)
+        self._streams.add(guarded)
         try:
-            async with trio.open_nursery() as watching:
-                watching.start_soon(guarded.watch)
-                await handler(guarded)
-                watching.cancel_scope.cancel()
+            await handler(guarded)
         finally:
+            self._streams.discard(guarded)
             self._open -= 1
             self._per_client[client] -= 1
             if not self._per_client[client]:
