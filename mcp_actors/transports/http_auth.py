@@ -26,9 +26,11 @@ transports need not import it.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 import attrs
@@ -73,6 +75,16 @@ def token_deadline(principal: Principal | None) -> float:
     if principal is None or principal.expires_at is None:
         return math.inf
     return trio.current_time() + (principal.expires_at - time.time())
+
+
+def until_token_expires(principal: Principal | None) -> AbstractContextManager[object]:
+    """A scope that ends what it wraps when ``principal``'s token expires (see
+    :func:`token_deadline`); nothing at all when it does not expire, so that a request
+    of a server without auth pays for no cancel scope."""
+    deadline = token_deadline(principal)
+    if deadline == math.inf:
+        return contextlib.nullcontext()
+    return trio.move_on_at(deadline)
 
 
 @attrs.frozen

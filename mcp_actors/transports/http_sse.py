@@ -49,7 +49,7 @@ from .asgi import (
     start_event_stream,
     watch_disconnect,
 )
-from .http_auth import HttpAuthHook, same_caller, token_deadline
+from .http_auth import HttpAuthHook, same_caller, until_token_expires
 from .http_config import HttpConfig
 from .http_sessions import SessionRegistry, StartSession, mint_session_id
 from .sse import encode_comment, encode_event
@@ -146,7 +146,7 @@ class LegacySseEndpoints:
             await send_chunk(send, encode_event(endpoint.encode(), event="endpoint"))
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(watch_disconnect, receive, nursery.cancel_scope)
-                with trio.move_on_at(token_deadline(request.principal)):
+                with until_token_expires(request.principal):
                     await self._pump(transport, partial(send_chunk, send))
                 nursery.cancel_scope.cancel()
             with suppress(Exception):  # the connection may be gone; nothing to tell anyone

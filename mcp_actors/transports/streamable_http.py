@@ -85,7 +85,7 @@ from .asgi import (
     watch_disconnect,
 )
 from .event_store import EventMemory, EventStore, InMemoryEventStore
-from .http_auth import HttpAuthHook, same_caller, token_deadline
+from .http_auth import HttpAuthHook, same_caller, token_deadline, until_token_expires
 from .http_config import HttpConfig
 from .http_exchange import HttpExchange
 from .http_sessions import ServeExchange, SessionRegistry, StartSession, mint_session_id
@@ -375,7 +375,7 @@ class StreamableHttpEndpoint:
             refuse_requests=True,
         )
         exchange.principal = request.principal
-        with trio.move_on_at(token_deadline(request.principal)):
+        with until_token_expires(request.principal):
             await self.serve_exchange(exchange, version)
         await exchange.finish()
 

@@ -54,7 +54,6 @@ from collections.abc import Callable
 from typing import Any, Final
 
 import attrs
-import trio
 
 from ..protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from ..protocol.http_status import status_for_error
@@ -63,7 +62,7 @@ from ..protocol.jsonrpc import InvalidMessage, RequestId, encode_error
 from ..protocol.routing_headers import admit_http_request
 from ..protocol.versions import REVISIONS
 from .asgi import EVENT_STREAM, JSON, Receive, Request, Send, accepts, respond
-from .http_auth import token_deadline
+from .http_auth import until_token_expires
 from .http_config import HttpConfig
 from .http_exchange import HttpExchange
 from .http_sessions import RETRY_AFTER, ServeExchange
@@ -153,7 +152,7 @@ class ModernPostHandler:
         counted = not listen  # a listen stream is bounded by the server's listen pool
         self.in_progress += counted
         try:
-            with trio.move_on_at(token_deadline(request.principal)):
+            with until_token_expires(request.principal):
                 await self.serve_exchange(exchange, None)
             await exchange.finish()
         finally:
