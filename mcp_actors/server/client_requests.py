@@ -53,7 +53,7 @@ from .elicitation import (
 )
 
 if TYPE_CHECKING:
-    from .app import ServerSession
+    from .server_session import ServerSession
 
 R = TypeVar("R")
 

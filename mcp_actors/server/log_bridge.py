@@ -36,7 +36,8 @@ import trio
 from ..protocol import types as t
 
 if TYPE_CHECKING:
-    from .app import Server, ServerSession
+    from .app import Server
+    from .server_session import ServerSession
 
 _LEVELS: tuple[tuple[int, t.LoggingLevel], ...] = (
     (logging.CRITICAL + 20, "emergency"),

@@ -48,7 +48,8 @@ from ..runtime.request import InboundRequest
 from ..runtime.session import ActorHost
 
 if TYPE_CHECKING:
-    from .app import Server, ServerSession
+    from .app import Server
+    from .server_session import ServerSession
 
 #: The methods a mounted server answers for its mounting server.
 MOUNTED_METHODS = (

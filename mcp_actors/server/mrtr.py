@@ -63,9 +63,9 @@ from ..runtime.session import ActorHost
 from .authorization import caller_key
 
 if TYPE_CHECKING:
-    from .app import ServerSession
     from .client_requests import Question
     from .context import Context
+    from .server_session import ServerSession
 
 #: The methods whose result may be ``input_required`` (``basic/patterns/mrtr.mdx``).
 MRTR_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
