@@ -1,0 +1,96 @@
+"""What the modules around a server need of it, as Protocols: the leaf they type against.
+
+:class:`~.app.Server` and :class:`~.server_session.ServerSession` are the hub every
+helper works with, and they in turn use those helpers. Typed against the concrete
+classes, every helper would import the hub and the hub every helper: one circle of
+modules. Typed against these Protocols instead, the helpers import only this module,
+which imports nothing else of the server package: the imports run one way (held by
+``tests/test_server_layers.py``). ``Server`` and ``ServerSession`` satisfy them
+structurally (mypy checks it where one is passed for the other).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import trio
+
+from ..protocol import types as t
+from ..protocol.lifecycle import SessionState
+from ..protocol.request_state import StateKeys
+from ..protocol.versions import Revision
+from ..runtime.bus import Bus
+from ..runtime.config import SessionConfig
+from ..runtime.session import ActorHost, Session
+from ..runtime.task_store import TaskStore
+from ..transports.abc import MessageStream
+
+
+class ToolSchema(Protocol):
+    """A registered tool, as the HTTP endpoint checks ``Mcp-Param-*`` headers against it."""
+
+    @property
+    def definition(self) -> t.Tool: ...
+
+    @property
+    def mirrors_arguments(self) -> bool: ...
+
+
+class TaskBounds(Protocol):
+    """The tasks settings, as shared state is sized by them."""
+
+    @property
+    def max_tasks(self) -> int: ...
+
+
+class Connects(Protocol):
+    """Mounted servers, as a host connects them before serving (see :mod:`.mount`)."""
+
+    async def connect(self, host: ActorHost) -> None: ...
+
+
+class HostedServer(Protocol):
+    """A server, as the hosting modules (:mod:`.hosting`, :mod:`.serve`,
+    :mod:`.serve_http`, :mod:`.serve_websocket`, :mod:`.workers`) put it on the air."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def config(self) -> SessionConfig: ...
+
+    @property
+    def supported_versions(self) -> tuple[str, ...]: ...
+
+    @property
+    def tasks(self) -> TaskBounds: ...
+
+    @property
+    def mounts(self) -> Connects: ...
+
+    def capabilities(
+        self, revision: Revision | None = None, *, stateless: bool = False
+    ) -> t.ServerCapabilities: ...
+
+    def create_session(
+        self, transport: MessageStream, state: SessionState | None = None
+    ) -> Session: ...
+
+    async def serve_session(
+        self,
+        transport: MessageStream,
+        *,
+        task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED,
+    ) -> None: ...
+
+    def find_tool(self, name: str) -> ToolSchema | None: ...
+
+    def scopes_needed(self, method: str, target: str | None) -> frozenset[str]: ...
+
+    def share_state(
+        self,
+        *,
+        bus: Bus | None = None,
+        task_store: TaskStore | None = None,
+        state_keys: StateKeys | None = None,
+    ) -> None: ...
