@@ -28,14 +28,14 @@ import msgspec
 import trio
 
 from .wire import (
-    _PIPE_CAPACITY,
+    PIPE_CAPACITY,
     BenchError,
     Incoming,
     Peer,
     StdioWire,
     WireClosed,
-    _answer_server_request,
-    _decode_loop_incoming,
+    answer_server_request,
+    decode_loop_incoming,
 )
 
 
@@ -95,7 +95,7 @@ class ClosedLoop:
         self.refill = 0
         self.finished = trio.Event()
         request_size = len(self.prefix) + len(self.suffix) + 12
-        self.direct = peer.wire.buffered_writes and request_size * depth <= _PIPE_CAPACITY // 2
+        self.direct = peer.wire.buffered_writes and request_size * depth <= PIPE_CAPACITY // 2
         self._wakeup = trio.Event()
 
     def on_response(self, message: Incoming, now: float) -> None:
@@ -271,14 +271,14 @@ class _PipeLoop:
             if not line or line.isspace():
                 continue
             try:
-                message = _decode_loop_incoming(line)
+                message = decode_loop_incoming(line)
             except msgspec.DecodeError as error:
                 raise BenchError(
                     f"the server wrote a line that is not JSON-RPC ({error}): {line[:200]!r}"
                 ) from None
             if message.method is not None:
                 if message.id is not None:
-                    self.out += _answer_server_request(message)
+                    self.out += answer_server_request(message)
                 continue
             started = sent_at.pop(message.id, None)
             if started is None:

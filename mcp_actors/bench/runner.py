@@ -52,7 +52,7 @@ from .wire import (
     Connector,
     Peer,
     StdioWire,
-    _drop,
+    drop_response,
     open_peer,
     open_peers,
     request_template,
@@ -610,7 +610,7 @@ class _Bench:
         finally:
             if self.main is not None:
                 self.main.on_progress = None
-                self.main.on_response = _drop
+                self.main.on_response = drop_response
         return {"workload": workload.name, "kind": workload.kind, "n": workload.n, **result}
 
 

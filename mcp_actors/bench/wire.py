@@ -38,7 +38,7 @@ from ..transports.abc import MessageStream, Outgoing, TransportClosed
 
 CLIENT_INFO = {"name": "mcp-actors-bench", "version": "1"}
 _READ_SIZE = 1 << 16
-_PIPE_CAPACITY = 65536  # Linux default; used to decide when writes may come from the reader
+PIPE_CAPACITY = 65536  # Linux default; used to decide when writes may come from the reader
 
 
 class BenchError(Exception):
@@ -278,7 +278,7 @@ class Progress(msgspec.Struct, rename="camel"):
 
 ResponseCallback = Callable[[Incoming, float], None]
 _decode_incoming = msgspec.json.Decoder(Incoming).decode
-_decode_loop_incoming = msgspec.json.Decoder(LoopIncoming).decode
+decode_loop_incoming = msgspec.json.Decoder(LoopIncoming).decode
 _decode_progress = msgspec.json.Decoder(Progress).decode
 _encode = msgspec.json.Encoder().encode
 
@@ -292,7 +292,7 @@ def request_template(method: str, params: Any = None) -> tuple[bytes, bytes]:
     return b'{"jsonrpc":"2.0","id":', b"," + encoded[1:] + b"\n"
 
 
-def _answer_server_request(message: Incoming | LoopIncoming) -> bytes:
+def answer_server_request(message: Incoming | LoopIncoming) -> bytes:
     """What the client says to a server->client request: the minimum that is true."""
     if message.method == "ping":
         result: Any = {}
@@ -318,7 +318,7 @@ class Peer:
         self.wire = wire
         self.protocol_version = protocol_version
         self.next_id = 0
-        self.on_response: ResponseCallback = _drop
+        self.on_response: ResponseCallback = drop_response
         self.on_progress: Callable[[Progress], None] | None = None
         self.after_read: Callable[[], Any] | None = None
         self.closed = trio.Event()
@@ -351,7 +351,7 @@ class Peer:
                     if message.method is None:
                         on_response(message, now)
                     elif message.id is not None:
-                        replies.append(_answer_server_request(message))
+                        replies.append(answer_server_request(message))
                     elif message.method == "notifications/progress" and self.on_progress:
                         self.on_progress(_decode_progress(message.params))
                 if replies:
@@ -433,7 +433,7 @@ class Peer:
         return names
 
 
-def _drop(message: Incoming, now: float) -> None:
+def drop_response(message: Incoming, now: float) -> None:
     pass
 
 

@@ -26,6 +26,23 @@ from ..runtime.task_store import TaskStore
 from ..transports.abc import MessageStream
 
 
+class Scoped(Protocol):
+    """A tool or prompt, as far as OAuth scopes go (see :mod:`.authorization`)."""
+
+    @property
+    def scopes(self) -> frozenset[str]: ...
+
+
+class ScopedServer(Protocol):
+    """A server, as :func:`.authorization.scopes_needed` reads what a request needs."""
+
+    def find_tool(self, name: str) -> Scoped | None: ...
+
+    def find_prompt(self, name: str) -> Scoped | None: ...
+
+    def resource_scopes(self, uri: str) -> frozenset[str]: ...
+
+
 class ToolSchema(Protocol):
     """A registered tool, as the HTTP endpoint checks ``Mcp-Param-*`` headers against it."""
 
