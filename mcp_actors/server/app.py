@@ -52,11 +52,12 @@ from ..transports.abc import MessageStream
 from . import authorization
 from .caching import CacheHint, check_cacheable
 from .capabilities import DeclaredCapabilities
+from .content import unset
 from .listen import ListenOffer, ListenStatistics, ListenStreams
 from .log_bridge import McpLogHandler
 from .mount import Mountable, MountedServer, Mounts
 from .mrtr import Continuations, ContinuationStatistics, MrtrSettings
-from .registry import Registry, unset
+from .registry import Registry
 from .server_session import RootsChangedHandler, ServerSession
 from .task_methods import task_change
 from .tasks import TaskManager, TaskSettings, TaskStatistics
@@ -224,6 +225,11 @@ class Server(Registry):
     def continuations(self) -> Continuations:
         """The handlers parked waiting for an MRTR retry (see :mod:`.mrtr`)."""
         return self._continuations
+
+    def view_of(self, view: ServerSession) -> ServerSession:
+        """``view`` (a request's server side) answering from this server, mounted in the
+        one ``view`` serves (see :class:`~.mount.MountedServer`)."""
+        return view.serving(self)
 
     def continuation_statistics(self) -> ContinuationStatistics:
         """Handlers parked waiting for an MRTR retry, and what became of them (see :mod:`.mrtr`)."""

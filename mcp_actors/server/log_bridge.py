@@ -37,7 +37,7 @@ from ..protocol import types as t
 from .server_session import ServerSession
 
 
-class Server(Protocol):
+class LoggedServer(Protocol):
     """A server, as its log records reach its sessions (:class:`~.app.Server` is one)."""
 
     @property
@@ -74,7 +74,7 @@ class McpLogHandler(logging.Handler):
     (set a Formatter to change it); the MCP ``logger`` is the record's logger name.
     """
 
-    def __init__(self, target: Server | ServerSession, level: int = logging.NOTSET) -> None:
+    def __init__(self, target: LoggedServer | ServerSession, level: int = logging.NOTSET) -> None:
         super().__init__(level)
         self.target = target
         self._forwarding = threading.local()

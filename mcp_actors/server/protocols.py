@@ -11,19 +11,80 @@ structurally (mypy checks it where one is passed for the other).
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Hashable, Sequence
+from typing import Any, Protocol
 
 import trio
+from msgspec import UNSET, UnsetType
 
 from ..protocol import types as t
+from ..protocol.jsonrpc import RequestId
 from ..protocol.lifecycle import SessionState
 from ..protocol.request_state import StateKeys
 from ..protocol.versions import Revision
 from ..runtime.bus import Bus
 from ..runtime.config import SessionConfig
+from ..runtime.request import InboundRequest
 from ..runtime.session import ActorHost, Session
 from ..runtime.task_store import TaskStore
 from ..transports.abc import MessageStream
+from ..transports.http_auth import Principal
+
+
+class InputExchange(Protocol):
+    """Where a handler's questions go when they cannot be requests on its session (see
+    :func:`.client_requests.ask`): an MRTR run (:class:`.mrtr.Run`, modern era) or a
+    task's input (:class:`.tasks.RunningTask`)."""
+
+    #: The handler's contexts (each a :class:`.context.Context`): an MRTR retry may
+    #: resume them on another request.
+    contexts: list[Any]
+
+    async def ask(self, questions: Sequence[Any]) -> list[Any]:
+        """The decoded answers to ``questions`` (:class:`.client_requests.Question`)."""
+        ...
+
+
+class Resumable(Protocol):
+    """The server's side of a request whose handler may ask the client (see :mod:`.mrtr`):
+    a :class:`~.server_session.ServerSession` is one."""
+
+    input_exchange: InputExchange | None
+
+    @property
+    def principal(self) -> Principal | None: ...
+
+    @property
+    def client_identity(self) -> Hashable: ...
+
+    def follow(self, request: InboundRequest) -> None:
+        """Serve ``request`` from now on (a retry resumed the handler)."""
+        ...
+
+
+class Asks(Protocol):
+    """The server's side of a session, as :mod:`.client_requests` puts questions to its
+    client: a :class:`~.server_session.ServerSession` is one."""
+
+    input_exchange: InputExchange | None
+
+    @property
+    def state(self) -> SessionState: ...
+
+    @property
+    def client_capabilities(self) -> t.ClientCapabilities | None: ...
+
+    async def send_request(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        result_type: Any = None,
+        timeout: float | UnsetType | None = UNSET,
+        related_request: RequestId | None = None,
+    ) -> Any:
+        """Send the client a request (through the server's middleware); its result."""
+        ...
 
 
 class Scoped(Protocol):

@@ -24,9 +24,10 @@ from ..runtime.request import InboundRequest
 from .caching import CacheHint
 from .capabilities import Offer
 from .completion import Completer, CompleterLike, CompletionKey, CompletionRegistry
+from .content import unset
 from .context import Context
 from .extensions import Extension, ExtensionHandler, ExtensionRegistry
-from .handlers import HANDLERS
+from .handlers import HANDLERS, Handler
 from .prompts import RegisteredPrompt, argument_choices, prompt_arguments
 from .resources import RegisteredResource, ResourceRegistry
 from .signature import describe, inspect_tool
@@ -34,11 +35,6 @@ from .tools import RegisteredTool, TaskMode, serves_inline
 from .uri_template import UriTemplate
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def unset(value: Any) -> Any:
-    """``UNSET`` for None: an optional field left out of the wire form."""
-    return UNSET if value is None else value
 
 
 @attrs.define(eq=False)
@@ -382,6 +378,11 @@ class Registry:
         """The extensions offered, with their settings (what ``capabilities.extensions``
         declares, the tasks extension aside)."""
         return self._extensions.declared()
+
+    def handler(self, method: str) -> Handler | None:
+        """What answers ``method``: a core handler (:data:`.handlers.HANDLERS`) or an
+        offered extension's (None: neither, -32601)."""
+        return HANDLERS.get(method) or self._extensions.handler(method)
 
     def extension_handler(self, method: str) -> ExtensionHandler | None:
         """The handler an offered extension gives ``method`` (None: none)."""

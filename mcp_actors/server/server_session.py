@@ -33,16 +33,14 @@ from ..runtime.session import Session
 from ..runtime.subscription import Subscription
 from ..transports.http_auth import Principal
 from . import authorization, client_requests
+from .content import unset
 from .context import LOG_SEVERITY, Context
 from .elicitation import ElicitationResult
-from .handlers import HANDLERS, Handler
 from .modern import era_error, finish_result
-from .mount import Mount
-from .mrtr import MRTR_METHODS, Run, serve
+from .mrtr import MRTR_METHODS, serve
 from .prompts import RegisteredPrompt
-from .registry import unset
+from .protocols import InputExchange
 from .resources import RegisteredResource
-from .tasks import RunningTask
 from .tools import RegisteredTool
 
 if TYPE_CHECKING:
@@ -67,7 +65,7 @@ class ServerSession:
     #: A modern request's own state (see :meth:`for_request`); None: the session's.
     _own_state: SessionState | None = attrs.field(default=None, kw_only=True)
     #: The MRTR run whose handler this view serves (modern era): where questions go.
-    input_exchange: Run | RunningTask | None = attrs.field(init=False, default=None)
+    input_exchange: InputExchange | None = attrs.field(init=False, default=None)
 
     @property
     def state(self) -> SessionState:
@@ -106,12 +104,12 @@ class ServerSession:
 
     async def serve_method(self, method: str, params: Any, request: InboundRequest) -> Any:
         """Answer ``method`` with this view's server's handler, as part of ``request``."""
-        handler = HANDLERS.get(method)
+        handler = self.server.handler(method)
         if handler is None:
             raise errors.method_not_found(method)
         return await handler(self, request, params)
 
-    def answered_by(self, exchange: RunningTask) -> ServerSession:
+    def answered_by(self, exchange: InputExchange) -> ServerSession:
         """This view, its handler's questions going to ``exchange`` (a task's input)."""
         view = ServerSession(self.server, own_state=self._own_state)
         view.session = self.session
@@ -161,7 +159,7 @@ class ServerSession:
         middleware = self.server.middleware
         if middleware and not bypass_middleware:
             return await self._through_middleware(middleware, request, params)
-        handler = HANDLERS.get(request.method) or self.server.extension_handler(request.method)
+        handler = self.server.handler(request.method)
         if handler is None:
             raise errors.method_not_found(request.method)
         modern = request.modern
@@ -172,7 +170,11 @@ class ServerSession:
         return await self._handle_modern(handler, request, params, modern)
 
     async def _handle_modern(
-        self, handler: Handler, request: InboundRequest, params: Any, modern: ModernRequest
+        self,
+        handler: Callable[[ServerSession, InboundRequest, Any], Awaitable[Any]],
+        request: InboundRequest,
+        params: Any,
+        modern: ModernRequest,
     ) -> Any:
         """A modern request: served with its own state; errors and result in its era's shape."""
         server = self.server
@@ -238,27 +240,28 @@ class ServerSession:
         if request.method == "tools/call":
             tool = server.find_tool(params.name)
             if tool is None:
-                return self._mount_may_ask(mounts.route_name(params.name), params)
+                return self._mount_may_ask(mounts.passes_input_through(params.name), params)
             return retry or (not tool.inline and _takes_context(tool))
         if request.method == "prompts/get":
             prompt = server.find_prompt(params.name)
             if prompt is None:
-                return self._mount_may_ask(mounts.route_name(params.name), params)
+                return self._mount_may_ask(mounts.passes_input_through(params.name), params)
             return retry or _takes_context(prompt)
         try:
             resource, _ = server.resolve_resource(params.uri)
         except McpError:  # the handler answers -32002 without asking, unless mounted
-            return self._mount_may_ask(mounts.route_uri(params.uri), params)
+            return self._mount_may_ask(mounts.passes_input_through(uri=params.uri), params)
         return retry or _takes_context(resource)
 
-    def _mount_may_ask(self, routed: tuple[Mount, str] | None, params: Any) -> bool:
-        """Whether a request routed to a mount (``routed``) may ask through its Context:
-        unless the mount passes questions through — but a retry of a round this server
-        asked itself (its ``requestState`` is one of ours: the mount passed nothing
-        through then, e.g. before its upstream's era was known) goes back to that round."""
-        if routed is None:
+    def _mount_may_ask(self, passes_through: bool | None, params: Any) -> bool:
+        """Whether a request routed to a mount may ask through its Context (None: no
+        mount serves it): unless the mount ``passes_through`` questions — but a retry of
+        a round this server asked itself (its ``requestState`` is one of ours: the mount
+        passed nothing through then, e.g. before its upstream's era was known) goes back
+        to that round."""
+        if passes_through is None:
             return False
-        if not routed[0].target.passes_input_through():
+        if not passes_through:
             return True
         state = getattr(params, "request_state", UNSET)
         return state is not UNSET and self.server.continuations.issued(state)
