@@ -156,6 +156,12 @@ def test_no_import_circle_but_the_listed_type_only_imports() -> None:
     assert not free, f"close no circle any more: drop {sorted(free)} from TYPE_ONLY_EDGES"
 
 
+def test_the_protocols_are_a_leaf() -> None:
+    """What helpers type against imports nothing else of the server package."""
+    assert "protocols" in server_modules()
+    assert {target for source, target in server_edges() if source == "protocols"} == set()
+
+
 def test_hosting_is_not_imported_by_the_server_at_module_level() -> None:
     """``Server.run`` reaches the hosting modules only when called; they see the server
     through :class:`~mcp_actors.server.protocols.HostedServer`."""

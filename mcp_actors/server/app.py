@@ -68,8 +68,6 @@ __all__ = ["RootsChangedHandler", "Server", "ServerSession"]
 #: (between workers only: no client is ever sent it).
 TASK_ANSWERS = "mcp-actors/tasks/answers"
 
-log = logging.getLogger("mcp_actors.server")
-
 
 def _known_versions(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
     if not isinstance(value, tuple) or not value:

@@ -1,10 +1,12 @@
 """The server's method handlers: one function per client→server request, in a table.
 
-``ServerSession.handle_request`` looks the method up in :data:`HANDLERS` and
-awaits the function with the session, the request actor and the decoded params.
-A handler returns the result Struct or raises :class:`McpError`; everything else
-(cancellation, progress, turning exceptions into JSON-RPC errors) is the
-runtime's job. List methods page their items with :func:`.pagination.paginate`.
+``ServerSession.handle_request`` looks the method up (:meth:`.registry.Registry.handler`:
+:data:`HANDLERS`, then the offered extensions') and awaits the function with the
+session, the request actor and the decoded params. A handler returns the result
+Struct or raises :class:`McpError`; everything else (cancellation, progress, turning
+exceptions into JSON-RPC errors) is the runtime's job. The four list methods are one
+handler (:func:`list_handler`): the server's own items, then its mounts', paged with
+:func:`.pagination.paginate`.
 """
 
 from __future__ import annotations
