@@ -53,8 +53,7 @@ from .client.client import Client, open_client
 from .protocol.errors import McpError
 from .protocol.versions import MODERN, SUPPORTED
 from .runtime.outbound import ConnectionClosed, RequestTimeout
-from .server.hosting import MAX_PORT, PORT_RANGE
-from .server.serve import run_stdio
+from .server.serve import MAX_PORT, PORT_RANGE, run_stdio
 from .transports.abc import TransportClosed
 
 

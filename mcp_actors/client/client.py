@@ -57,8 +57,8 @@ from .handlers import (
     ListChangedHandler,
     LogHandler,
     ProgressHandler,
-    _maybe_await,
     as_root,
+    maybe_await,
     merge_capabilities,
 )
 from .input_required import INPUT_REQUIRED_METHODS, call_with_input
@@ -806,6 +806,6 @@ def _progress_adapter(
     async def deliver(progress: t.ProgressParams) -> None:
         total = None if progress.total is UNSET else progress.total
         message = None if progress.message is UNSET else progress.message
-        await _maybe_await(on_progress(progress.progress, total, message))
+        await maybe_await(on_progress(progress.progress, total, message))
 
     return deliver

@@ -194,16 +194,16 @@ class ClientDispatcher:
             self.updates.publish(params.uri, params)
         elif method == "notifications/message" and handlers.on_log is not None:
             on_log = handlers.on_log
-            self.session.submit(lambda: _maybe_await(on_log(params)))
+            self.session.submit(lambda: maybe_await(on_log(params)))
         elif method.endswith("/list_changed") and handlers.on_list_changed is not None:
             on_list_changed = handlers.on_list_changed
-            self.session.submit(lambda: _maybe_await(on_list_changed(method)))
+            self.session.submit(lambda: maybe_await(on_list_changed(method)))
         elif (
             method == "notifications/elicitation/complete"
             and handlers.on_elicitation_complete is not None
         ):
             on_complete = handlers.on_elicitation_complete
-            self.session.submit(lambda: _maybe_await(on_complete(params.elicitation_id)))
+            self.session.submit(lambda: maybe_await(on_complete(params.elicitation_id)))
 
     def add_interest(self, uri: str) -> bool:
         """Count one more local subscriber of ``uri``; True if it is the first."""
@@ -227,6 +227,6 @@ async def _resolve(value: Awaitable[R] | R) -> R:
     return value
 
 
-async def _maybe_await(value: Awaitable[None] | None) -> None:
+async def maybe_await(value: Awaitable[None] | None) -> None:
     if inspect.isawaitable(value):
         await value

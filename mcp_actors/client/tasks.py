@@ -32,7 +32,7 @@ from ..protocol import types as t
 from ..protocol.errors import INTERNAL_ERROR, McpError
 from ..protocol.methods import has_capability
 from .era import check_result_type
-from .handlers import ProgressHandler, _maybe_await
+from .handlers import ProgressHandler, maybe_await
 from .input_required import INPUT_REQUIRED_METHODS, Answer, call_with_input, fulfil
 
 if TYPE_CHECKING:
@@ -118,7 +118,7 @@ class ToolTask:
                     note: str = task.status
                     if task.status_message is not UNSET:
                         note += f": {task.status_message}"
-                    await _maybe_await(on_progress(polls, None, note))
+                    await maybe_await(on_progress(polls, None, note))
                 if task.status in _TERMINAL:
                     return self._outcome(task)
                 if task.status == "input_required" and await self._fulfil(task):

@@ -77,8 +77,8 @@ from ..runtime.session import ActorHost
 from ..server.mount import LIST_FIELDS, kind_of, offered_kinds
 
 if TYPE_CHECKING:
-    from ..server.app import ServerSession
     from ..server.context import Context
+    from ..server.server_session import ServerSession
 
 log = logging.getLogger("mcp_actors.gateway")
 #: An MCP log level as a Python logging level (for upstream logs no caller takes).

@@ -25,7 +25,7 @@ from ..protocol.errors import REQUEST_REJECTED, McpError
 from ..transports.http_auth import Principal
 
 if TYPE_CHECKING:
-    from .app import Server
+    from .protocols import ScopedServer
 
 
 def scope_set(scopes: Iterable[str]) -> frozenset[str]:
@@ -41,7 +41,7 @@ def scope_set(scopes: Iterable[str]) -> frozenset[str]:
     return result
 
 
-def scopes_needed(server: Server, method: str, target: str | None) -> frozenset[str]:
+def scopes_needed(server: ScopedServer, method: str, target: str | None) -> frozenset[str]:
     """The scopes a request ``method`` acting on ``target`` (a tool or prompt name, a
     resource URI) needs; empty for anything undeclared or unknown (its handler answers)."""
     if target is None:

@@ -44,6 +44,7 @@ from ..protocol import types as t
 from ..protocol.errors import INVALID_REQUEST, ProtocolViolation, missing_client_capability
 from ..protocol.jsonrpc import RequestId
 from ..protocol.methods import has_capability
+from .content import unset
 from .elicitation import (
     ElicitationResult,
     check_content,
@@ -53,17 +54,13 @@ from .elicitation import (
 )
 
 if TYPE_CHECKING:
-    from .app import ServerSession
+    from .protocols import Asks
 
 R = TypeVar("R")
 
 #: What ``messages`` may hold: a ``str`` is a user text message.
 MessageLike = str | t.SamplingMessage
 Timeout = float | UnsetType | None
-
-
-def _unset(value: Any) -> Any:
-    return UNSET if value is None else value
 
 
 @attrs.frozen
@@ -82,7 +79,7 @@ class Question(Generic[R]):
 
 
 async def ask(
-    server_session: ServerSession,
+    server_session: Asks,
     questions: Sequence[Question[Any]],
     *,
     related_request: RequestId | None = None,
@@ -124,7 +121,7 @@ _CAPABILITY = {
 
 
 def sampling(
-    server_session: ServerSession,
+    server_session: Asks,
     messages: str | Sequence[MessageLike],
     *,
     max_tokens: int,
@@ -166,20 +163,20 @@ def sampling(
     params = t.CreateMessageParams(
         messages=sampling_messages,
         max_tokens=max_tokens,
-        system_prompt=_unset(system_prompt),
-        temperature=_unset(temperature),
+        system_prompt=unset(system_prompt),
+        temperature=unset(temperature),
         stop_sequences=list(stop_sequences) if stop_sequences is not None else UNSET,
-        model_preferences=_unset(model_preferences),
-        include_context=_unset(include_context),
+        model_preferences=unset(model_preferences),
+        include_context=unset(include_context),
         metadata=dict(metadata) if metadata is not None else UNSET,
         tools=list(tools) if tools is not None else UNSET,
-        tool_choice=_unset(tool_choice),
+        tool_choice=unset(tool_choice),
     )
     return Question("sampling/createMessage", params, _same, key)
 
 
 async def create_message(
-    server_session: ServerSession,
+    server_session: Asks,
     messages: str | Sequence[MessageLike],
     *,
     max_tokens: int,
@@ -203,9 +200,7 @@ def _text(value: str) -> t.TextContent:
     return t.TextContent(text=value)
 
 
-def _check_sampling_content(
-    messages: Sequence[t.SamplingMessage], server_session: ServerSession
-) -> None:
+def _check_sampling_content(messages: Sequence[t.SamplingMessage], server_session: Asks) -> None:
     revision = server_session.state.revision
     for message in messages:
         blocks = message.content if isinstance(message.content, list) else [message.content]
@@ -233,7 +228,7 @@ def _check_sampling_content(
 
 
 def elicitation(
-    server_session: ServerSession,
+    server_session: Asks,
     message: str,
     form: Mapping[str, Any] | type,
     *,
@@ -267,7 +262,7 @@ def elicitation(
 
 
 async def elicit(
-    server_session: ServerSession,
+    server_session: Asks,
     message: str,
     form: Mapping[str, Any] | type,
     *,
@@ -284,7 +279,7 @@ async def elicit(
 
 
 def url_elicitation(
-    server_session: ServerSession,
+    server_session: Asks,
     message: str,
     url: str,
     *,
@@ -317,7 +312,7 @@ def url_elicitation(
 
 
 async def elicit_url(
-    server_session: ServerSession,
+    server_session: Asks,
     message: str,
     url: str,
     *,
@@ -338,7 +333,7 @@ async def elicit_url(
     return result  # type: ignore[no-any-return]
 
 
-def roots(server_session: ServerSession, *, key: str | None = None) -> Question[list[t.Root]]:
+def roots(server_session: Asks, *, key: str | None = None) -> Question[list[t.Root]]:
     """``roots/list``: the client's roots."""
     may_ask(server_session, "roots/list", "roots")
     return Question("roots/list", t.EmptyParams(), _roots_of, key)
@@ -349,7 +344,7 @@ def _roots_of(result: t.ListRootsResult) -> list[t.Root]:
 
 
 async def list_roots(
-    server_session: ServerSession,
+    server_session: Asks,
     *,
     related_request: RequestId | None = None,
     timeout: Timeout = UNSET,
@@ -365,7 +360,7 @@ async def list_roots(
     return result  # type: ignore[no-any-return]
 
 
-def may_ask(server_session: ServerSession, method: str, capability: str) -> None:
+def may_ask(server_session: Asks, method: str, capability: str) -> None:
     """Refuse ``method`` where the session cannot ask it (nothing is sent or asked).
 
     -32021 naming ``capability`` when a modern request did not declare it; a
@@ -388,18 +383,18 @@ def may_ask(server_session: ServerSession, method: str, capability: str) -> None
         )
 
 
-def _check_outbound(server_session: ServerSession, method: str) -> None:
+def _check_outbound(server_session: Asks, method: str) -> None:
     """The legacy lifecycle's check (the modern era asks inside results instead)."""
     if server_session.input_exchange is None:
         server_session.state.check_outbound(method)
 
 
-def _declared(server_session: ServerSession, *path: str) -> bool:
+def _declared(server_session: Asks, *path: str) -> bool:
     capabilities = server_session.client_capabilities
     return capabilities is not None and has_capability(capabilities, path)
 
 
-def _elicitation_mode(server_session: ServerSession, mode: str) -> bool:
+def _elicitation_mode(server_session: Asks, mode: str) -> bool:
     """2025-11-25: ``elicitation: {}`` means form only; ``{url: {}}`` URL only."""
     capabilities = server_session.client_capabilities
     declared = capabilities.elicitation if capabilities is not None else UNSET

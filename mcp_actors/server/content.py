@@ -35,6 +35,11 @@ __all__ = [
 ]
 
 
+def unset(value: Any) -> Any:
+    """``UNSET`` for None: an optional field left out of the wire form."""
+    return UNSET if value is None else value
+
+
 def _b64(data: bytes | str) -> str:
     return data if isinstance(data, str) else base64.b64encode(data).decode("ascii")
 

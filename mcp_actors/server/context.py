@@ -29,7 +29,7 @@ from .client_requests import Question
 from .elicitation import ElicitationResult
 
 if TYPE_CHECKING:
-    from .app import ServerSession
+    from .server_session import ServerSession
 
 T = TypeVar("T")
 

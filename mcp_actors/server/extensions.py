@@ -39,7 +39,7 @@ from ..protocol.extensions import check_identifier
 
 if TYPE_CHECKING:
     from ..runtime.request import InboundRequest
-    from .app import ServerSession
+    from .server_session import ServerSession
 
 #: ``handler(server_session, request, params)``: answers one request of an extension's method.
 ExtensionHandler = Callable[["ServerSession", "InboundRequest", Any], Awaitable[Any]]

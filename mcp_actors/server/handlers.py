@@ -1,10 +1,12 @@
 """The server's method handlers: one function per client→server request, in a table.
 
-``ServerSession.handle_request`` looks the method up in :data:`HANDLERS` and
-awaits the function with the session, the request actor and the decoded params.
-A handler returns the result Struct or raises :class:`McpError`; everything else
-(cancellation, progress, turning exceptions into JSON-RPC errors) is the
-runtime's job. List methods page their items with :func:`.pagination.paginate`.
+``ServerSession.handle_request`` looks the method up (:meth:`.registry.Registry.handler`:
+:data:`HANDLERS`, then the offered extensions') and awaits the function with the
+session, the request actor and the decoded params. A handler returns the result
+Struct or raises :class:`McpError`; everything else (cancellation, progress, turning
+exceptions into JSON-RPC errors) is the runtime's job. The four list methods are one
+handler (:func:`list_handler`): the server's own items, then its mounts', paged with
+:func:`.pagination.paginate`.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 
 from ..protocol import errors
 from ..protocol import types as t
@@ -21,13 +23,12 @@ from ..protocol.errors import McpError
 from ..protocol.versions import Revision, modern_versions
 from ..runtime.request import InboundRequest
 from .authorization import require_scopes
-from .completion import Completer
 from .mrtr import host_of
 from .pagination import paginate
 from .task_methods import TASK_HANDLERS, legacy_created, legacy_requested_ttl, runs_as_task
 
 if TYPE_CHECKING:
-    from .app import ServerSession
+    from .server_session import ServerSession
     from .tools import RegisteredTool
 
 Handler = Callable[["ServerSession", InboundRequest, Any], Awaitable[Any]]
@@ -73,18 +74,34 @@ async def discover(
     )
 
 
+# -- lists ----------------------------------------------------------------------------
+
+ListResult = (
+    t.ListToolsResult | t.ListPromptsResult | t.ListResourcesResult | t.ListResourceTemplatesResult
+)
+
+
+def list_handler(
+    method: str, result: Callable[[list[Any], str | UnsetType], ListResult]
+) -> Handler:
+    """The handler of the list ``method``: the server's own items
+    (:meth:`.registry.Registry.definitions`), then its mounts', paged; ``result`` makes
+    the method's result of a page and the next cursor."""
+
+    async def list_items(
+        server_session: ServerSession, request: InboundRequest, params: t.PaginatedParams
+    ) -> ListResult:
+        server = server_session.server
+        items = server.definitions(method)
+        if server.mounts:
+            items += await server.mounts.list(method, server_session, request)
+        page, next_cursor = paginate(items, params.cursor, server.page_size)
+        return result(page, next_cursor)
+
+    return list_items
+
+
 # -- tools ----------------------------------------------------------------------------
-
-
-async def list_tools(
-    server_session: ServerSession, request: InboundRequest, params: t.PaginatedParams
-) -> t.ListToolsResult:
-    server = server_session.server
-    tools = [tool.definition for tool in server._tools.values()]
-    if server.mounts:
-        tools += await server.mounts.list("tools/list", server_session, request)
-    page, next_cursor = paginate(tools, params.cursor, server.page_size)
-    return t.ListToolsResult(tools=page, next_cursor=next_cursor)
 
 
 def call_tool(
@@ -177,38 +194,16 @@ async def _run_tool(
 # -- resources ------------------------------------------------------------------------
 
 
-async def list_resources(
-    server_session: ServerSession, request: InboundRequest, params: t.PaginatedParams
-) -> t.ListResourcesResult:
-    server = server_session.server
-    items = server._resources.definitions()
-    if server.mounts:
-        items += await server.mounts.list("resources/list", server_session, request)
-    page, next_cursor = paginate(items, params.cursor, server.page_size)
-    return t.ListResourcesResult(resources=page, next_cursor=next_cursor)
-
-
-async def list_resource_templates(
-    server_session: ServerSession, request: InboundRequest, params: t.PaginatedParams
-) -> t.ListResourceTemplatesResult:
-    server = server_session.server
-    items = server._resources.template_definitions()
-    if server.mounts:
-        items += await server.mounts.list("resources/templates/list", server_session, request)
-    page, next_cursor = paginate(items, params.cursor, server.page_size)
-    return t.ListResourceTemplatesResult(resource_templates=page, next_cursor=next_cursor)
-
-
 async def read_resource(
     server_session: ServerSession, request: InboundRequest, params: t.ReadResourceParams
 ) -> t.ReadResourceResult:
     server = server_session.server
-    if server.mounts and not server._resources.knows(params.uri):
+    if server.mounts and not server.knows_resource(params.uri):
         routed = server.mounts.route_uri(params.uri)
         if routed is not None:
             mount, uri = routed
             return await server.mounts.read(mount, uri, server_session, request)
-    resource, variables = server._resources.resolve(params.uri)
+    resource, variables = server.resolve_resource(params.uri)
     if resource.scopes:
         require_scopes(server_session.principal, resource.scopes, f"resource {params.uri!r}")
     contents = await resource.read(params.uri, variables, server_session.context(request))
@@ -224,7 +219,7 @@ async def subscribe(
     _needs_a_session(
         server_session, "resources/subscribe", "subscriptions need a session to deliver updates"
     )
-    resource, _ = server_session.server._resources.resolve(params.uri)  # -32002 if unknown
+    resource, _ = server_session.server.resolve_resource(params.uri)  # -32002 if unknown
     if resource.scopes:
         require_scopes(server_session.principal, resource.scopes, f"resource {params.uri!r}")
     server_session.subscribe(params.uri)
@@ -249,21 +244,10 @@ async def listen(
 # -- prompts --------------------------------------------------------------------------
 
 
-async def list_prompts(
-    server_session: ServerSession, request: InboundRequest, params: t.PaginatedParams
-) -> t.ListPromptsResult:
-    server = server_session.server
-    items = [prompt.definition for prompt in server._prompts.values()]
-    if server.mounts:
-        items += await server.mounts.list("prompts/list", server_session, request)
-    page, next_cursor = paginate(items, params.cursor, server.page_size)
-    return t.ListPromptsResult(prompts=page, next_cursor=next_cursor)
-
-
 async def get_prompt(
     server_session: ServerSession, request: InboundRequest, params: t.GetPromptParams
 ) -> t.GetPromptResult:
-    prompt = server_session.server._prompts.get(params.name)
+    prompt = server_session.server.find_prompt(params.name)
     if prompt is None:
         routed = server_session.server.mounts.route_name(params.name)
         if routed is not None:
@@ -295,7 +279,7 @@ async def get_prompt(
 async def complete(
     server_session: ServerSession, request: InboundRequest, params: t.CompleteParams
 ) -> t.CompleteResult:
-    completer = _completer_for(server_session, params.ref, params.argument.name)
+    completer = server_session.server.completer(params.ref, params.argument.name)
     if completer is None:
         return t.CompleteResult(completion=t.Completion(values=[], total=0, has_more=False))
     context = params.context
@@ -304,26 +288,6 @@ async def complete(
         params.argument.value, arguments, server_session.context(request)
     )
     return t.CompleteResult(completion=found)
-
-
-def _completer_for(
-    server_session: ServerSession, ref: t.Reference, argument: str
-) -> Completer | None:
-    server = server_session.server
-    if isinstance(ref, t.PromptReference):
-        prompt = server._prompts.get(ref.name)
-        if prompt is None:
-            raise errors.invalid_params(f"unknown prompt {ref.name!r}")
-        if argument not in prompt.signature.argument_names:
-            raise errors.invalid_params(f"prompt {ref.name!r} has no argument {argument!r}")
-        return server._completions.get(("prompt", ref.name, argument))
-    registry = server._resources
-    resource = registry.templates.get(ref.uri) or registry.fixed.get(ref.uri)
-    if resource is None:
-        raise errors.invalid_params(f"no resource or resource template {ref.uri!r}")
-    if argument not in resource.template.variables:
-        raise errors.invalid_params(f"resource template {ref.uri!r} has no variable {argument!r}")
-    return server._completions.get(("resource", ref.uri, argument))
 
 
 # -- revision checks ------------------------------------------------------------------
@@ -353,15 +317,27 @@ def check_content(
 HANDLERS: dict[str, Handler] = {
     "server/discover": discover,
     "logging/setLevel": set_level,
-    "tools/list": list_tools,
+    "tools/list": list_handler(
+        "tools/list", lambda page, cursor: t.ListToolsResult(tools=page, next_cursor=cursor)
+    ),
     "tools/call": call_tool,
-    "resources/list": list_resources,
-    "resources/templates/list": list_resource_templates,
+    "resources/list": list_handler(
+        "resources/list",
+        lambda page, cursor: t.ListResourcesResult(resources=page, next_cursor=cursor),
+    ),
+    "resources/templates/list": list_handler(
+        "resources/templates/list",
+        lambda page, cursor: t.ListResourceTemplatesResult(
+            resource_templates=page, next_cursor=cursor
+        ),
+    ),
     "resources/read": read_resource,
     "resources/subscribe": subscribe,
     "resources/unsubscribe": unsubscribe,
     "subscriptions/listen": listen,
-    "prompts/list": list_prompts,
+    "prompts/list": list_handler(
+        "prompts/list", lambda page, cursor: t.ListPromptsResult(prompts=page, next_cursor=cursor)
+    ),
     "prompts/get": get_prompt,
     "completion/complete": complete,
     **TASK_HANDLERS,

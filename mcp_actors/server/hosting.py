@@ -22,15 +22,12 @@ from typing import Any, Literal, get_args
 import attrs
 import trio
 
-from .app import Server
-from .serve import run_until_interrupted, serve_stdio
+from .protocols import HostedServer
+from .serve import check_port, run_until_interrupted, serve_stdio
 
 TransportName = Literal["stdio", "http", "sse", "ws"]
 TRANSPORTS: tuple[str, ...] = get_args(TransportName)
 #: The largest TCP port number.
-MAX_PORT = 65535
-#: What a port setting takes.
-PORT_RANGE = f"a port number 0-{MAX_PORT} (0: any free port)"
 
 
 @attrs.frozen
@@ -51,17 +48,8 @@ def check_transport(transport: str) -> TransportName:
     return transport  # type: ignore[return-value]
 
 
-def check_port(port: object) -> int:
-    """``port`` if it is a TCP port number, 0 to 65535 (0: any free port, the system's
-    pick; the URL reported says which), else a ValueError. Checked before listening:
-    the system would read 99999 as 34463 (modulo 65536), and 65536 as 0."""
-    if isinstance(port, int) and not isinstance(port, bool) and 0 <= port <= MAX_PORT:
-        return port
-    raise ValueError(f"expected {PORT_RANGE}, got {port!r}")
-
-
 async def serve(
-    server: Server,
+    server: HostedServer,
     transport: TransportName = "stdio",
     *,
     host: str = "127.0.0.1",
@@ -101,7 +89,7 @@ async def serve(
 
 @asynccontextmanager
 async def open_hosted(
-    server: Server, transport: TransportName = "http", **options: Any
+    server: HostedServer, transport: TransportName = "http", **options: Any
 ) -> AsyncIterator[Endpoint]:
     """Serve ``server`` for the duration of the block; yields its :class:`Endpoint`.
     A bad ``transport`` or ``port`` is a ValueError before anything starts."""
@@ -115,7 +103,11 @@ async def open_hosted(
 
 
 def run(
-    server: Server, transport: TransportName = "stdio", *, announce: bool = True, **options: Any
+    server: HostedServer,
+    transport: TransportName = "stdio",
+    *,
+    announce: bool = True,
+    **options: Any,
 ) -> None:
     """Blocking: serve ``server`` until stdin closes (stdio) or Ctrl-C; quiet on Ctrl-C.
 

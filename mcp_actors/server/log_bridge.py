@@ -29,14 +29,23 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import trio
 
 from ..protocol import types as t
+from .server_session import ServerSession
 
-if TYPE_CHECKING:
-    from .app import Server, ServerSession
+
+class LoggedServer(Protocol):
+    """A server, as its log records reach its sessions (:class:`~.app.Server` is one)."""
+
+    @property
+    def sessions(self) -> list[ServerSession]: ...
+
+    @property
+    def trio_token(self) -> trio.lowlevel.TrioToken | None: ...
+
 
 _LEVELS: tuple[tuple[int, t.LoggingLevel], ...] = (
     (logging.CRITICAL + 20, "emergency"),
@@ -65,7 +74,7 @@ class McpLogHandler(logging.Handler):
     (set a Formatter to change it); the MCP ``logger`` is the record's logger name.
     """
 
-    def __init__(self, target: Server | ServerSession, level: int = logging.NOTSET) -> None:
+    def __init__(self, target: LoggedServer | ServerSession, level: int = logging.NOTSET) -> None:
         super().__init__(level)
         self.target = target
         self._forwarding = threading.local()
@@ -105,8 +114,6 @@ class McpLogHandler(logging.Handler):
             self._forwarding.active = False
 
     def _sessions(self) -> list[ServerSession]:
-        from .app import Server
-
-        if isinstance(self.target, Server):
-            return self.target.sessions
-        return [self.target]
+        if isinstance(self.target, ServerSession):
+            return [self.target]
+        return self.target.sessions

@@ -44,11 +44,13 @@ import trio
 
 from ..protocol import types as t
 from ..protocol.errors import McpError
+from ..protocol.versions import Revision
+from ..runtime.bus import Bus
 from ..runtime.request import InboundRequest
 from ..runtime.session import ActorHost
 
 if TYPE_CHECKING:
-    from .app import Server, ServerSession
+    from .server_session import ServerSession
 
 #: The methods a mounted server answers for its mounting server.
 MOUNTED_METHODS = (
@@ -110,16 +112,34 @@ class Mountable(Protocol):
         cannot be reached (it is logged, and tried again at the next request)."""
 
 
+class InProcess(Protocol):
+    """A server mounted in process, as its mount uses it (:class:`~.app.Server` is one)."""
+
+    @property
+    def bus(self) -> Bus: ...
+
+    @property
+    def mounts(self) -> Mounts: ...
+
+    def capabilities(
+        self, revision: Revision | None = None, *, stateless: bool = False
+    ) -> t.ServerCapabilities: ...
+
+    def view_of(self, view: ServerSession) -> ServerSession:
+        """``view`` (the mounting server's side of a request) answering from this server."""
+        ...
+
+
 @attrs.define(eq=False)
 class MountedServer:
     """An in-process server mounted in another: its handlers serve the caller's request."""
 
-    server: Server
+    server: InProcess
 
     async def handle(
         self, method: str, params: Any, view: ServerSession, request: InboundRequest
     ) -> Any:
-        inner = view.serving(self.server)
+        inner = self.server.view_of(view)
         field = LIST_FIELDS.get(method)
         if field is None:
             return await inner.serve_method(method, params, request)
@@ -262,6 +282,15 @@ class Mounts:
     def route_uri(self, uri: str) -> tuple[Mount, str] | None:
         """The mount whose namespace holds ``uri``, and its own URI for it."""
         return _first(self._mounts, lambda namespace: namespace.strip_uri(uri))
+
+    def passes_input_through(
+        self, name: str | None = None, *, uri: str | None = None
+    ) -> bool | None:
+        """Whether the mount serving tool or prompt ``name`` (or resource ``uri``) passes
+        its upstream's questions through (:meth:`Mountable.passes_input_through`); None:
+        no mount serves it."""
+        routed = self.route_name(name) if name is not None else self.route_uri(uri or "")
+        return None if routed is None else routed[0].target.passes_input_through()
 
     async def read(
         self, mount: Mount, uri: str, view: ServerSession, request: InboundRequest

@@ -42,7 +42,7 @@ import math
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Hashable, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import attrs
 import msgspec
@@ -61,9 +61,9 @@ from ..protocol.request_state import (
 from ..runtime.request import InboundRequest
 from ..runtime.session import ActorHost
 from .authorization import caller_key
+from .protocols import Resumable
 
 if TYPE_CHECKING:
-    from .app import ServerSession
     from .client_requests import Question
     from .context import Context
 
@@ -185,7 +185,7 @@ class Run:
     invalid: McpError | None = None
     finished: bool = False
     contexts: list[Context] = attrs.field(factory=list)
-    view: ServerSession | None = None
+    view: Resumable | None = None
     _counters: dict[str, int] = attrs.field(factory=dict)
     _outcomes: tuple[trio.MemorySendChannel[_Outcome], trio.MemoryReceiveChannel[_Outcome]] = (
         attrs.field(factory=lambda: trio.open_memory_channel[_Outcome](1))
@@ -400,12 +400,15 @@ def binding(method: str, params: Any) -> tuple[str, str]:
     return params.name, arguments_digest(None if arguments is UNSET else arguments)
 
 
+A = TypeVar("A", bound=Resumable)
+
+
 async def serve(
-    view: ServerSession,
+    view: A,
     registry: Continuations,
     request: InboundRequest,
     params: Any,
-    call: Callable[[ServerSession], Awaitable[Any]],
+    call: Callable[[A], Awaitable[Any]],
 ) -> Any:
     """Serve a modern ``tools/call``/``prompts/get``/``resources/read`` whose handler may ask.
 

@@ -11,10 +11,24 @@ import trio
 
 from ..runtime.groups import unwrapped
 from ..transports.stdio import open_stdio_server_stream
-from .app import Server
+from .protocols import HostedServer
+
+#: The largest TCP port number.
+MAX_PORT = 65535
+#: What a port setting takes.
+PORT_RANGE = f"a port number 0-{MAX_PORT} (0: any free port)"
 
 
-async def serve_stdio(server: Server) -> None:
+def check_port(port: object) -> int:
+    """``port`` if it is a TCP port number, 0 to 65535 (0: any free port, the system's
+    pick; the URL reported says which), else a ValueError. Checked before listening:
+    the system would read 99999 as 34463 (modulo 65536), and 65536 as 0."""
+    if isinstance(port, int) and not isinstance(port, bool) and 0 <= port <= MAX_PORT:
+        return port
+    raise ValueError(f"expected {PORT_RANGE}, got {port!r}")
+
+
+async def serve_stdio(server: HostedServer) -> None:
     """Serve one client on this process's stdin/stdout until stdin closes.
 
     That client is the only one this server will ever have: when its session ends
@@ -27,7 +41,7 @@ async def serve_stdio(server: Server) -> None:
     await server.serve_session(transport)
 
 
-def run_stdio(server: Server) -> None:
+def run_stdio(server: HostedServer) -> None:
     """Blocking entry point: ``trio.run(serve_stdio, server)``, quiet on Ctrl-C.
 
     The server is set up by then: what is alive is frozen out of the cycle

@@ -48,7 +48,7 @@ from ..transports.http_lean import LeanHttpServer, LeanLimits
 from ..transports.http_security import HostPolicy
 from ..transports.http_sessions import CloseSession, ServeExchange
 from ..transports.streamable_http_modern import InputSchemaOf
-from .app import Server
+from .protocols import HostedServer
 from .serve import freeze_startup_objects, run_until_interrupted
 
 if TYPE_CHECKING:
@@ -99,7 +99,9 @@ class HttpServerHandle:
         return len(self.app.registry)
 
 
-def _session_for(server: Server, stream: MessageStream, stateless_version: str | None) -> Session:
+def _session_for(
+    server: HostedServer, stream: MessageStream, stateless_version: str | None
+) -> Session:
     state = None
     if stateless_version is not None:
         # Stateless HTTP: this session starts operating, the client initialized long
@@ -112,7 +114,7 @@ def _session_for(server: Server, stream: MessageStream, stateless_version: str |
     return server.create_session(stream, state)
 
 
-def session_starter(server: Server, supervisor: Supervisor) -> Any:
+def session_starter(server: HostedServer, supervisor: Supervisor) -> Any:
     """The ``start_session`` callback the HTTP endpoints use to make session actors."""
 
     async def start(stream: MessageStream, stateless_version: str | None) -> CloseSession:
@@ -123,7 +125,7 @@ def session_starter(server: Server, supervisor: Supervisor) -> Any:
     return start
 
 
-def exchange_server(server: Server, supervisor: Supervisor) -> ServeExchange:
+def exchange_server(server: HostedServer, supervisor: Supervisor) -> ServeExchange:
     """The ``serve_exchange`` callback: the session of one stateless exchange, served
     in the request's task (see :meth:`~mcp_actors.runtime.supervisor.Supervisor.serve_here`)."""
 
@@ -133,7 +135,7 @@ def exchange_server(server: Server, supervisor: Supervisor) -> ServeExchange:
     return serve
 
 
-def input_schema_lookup(server: Server) -> InputSchemaOf:
+def input_schema_lookup(server: HostedServer) -> InputSchemaOf:
     """The input schema of ``server``'s tool by name, as the HTTP endpoint checks
     ``Mcp-Param-*`` headers against it (None: no such tool, or one whose schema mirrors
     no argument into a header — nothing to check)."""
@@ -233,7 +235,7 @@ async def _serve_hypercorn(
 
 
 async def serve_http(
-    server: Server,
+    server: HostedServer,
     *,
     host: str = "127.0.0.1",
     port: int = 8000,
@@ -296,7 +298,7 @@ async def serve_http(
 
 
 async def _serve(
-    server: Server,
+    server: HostedServer,
     host: str,
     port: int,
     config: HttpConfig,
@@ -338,7 +340,7 @@ async def _serve(
 
 @asynccontextmanager
 async def sharing(
-    server: Server, settings: SharedSettings | None
+    server: HostedServer, settings: SharedSettings | None
 ) -> AsyncIterator[SharedState | None]:
     """Share ``server``'s state as ``settings`` say for the duration of the block;
     yields the Redis-backed state (None without a ``redis_url``)."""
@@ -358,7 +360,7 @@ async def sharing(
 
 
 def run_http(
-    server: Server,
+    server: HostedServer,
     *,
     announce: Literal["http", "sse"] | None = None,
     workers: int = 1,
@@ -377,7 +379,7 @@ def run_http(
     if workers != 1:
         from .workers import WorkerPolicy, run_workers
 
-        run_workers(server, WorkerPolicy(workers), announce=announce, **options)
+        run_workers(server, WorkerPolicy(workers), serve_http, announce=announce, **options)
         return
 
     async def main() -> None:

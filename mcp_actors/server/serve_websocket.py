@@ -31,7 +31,7 @@ from ..transports.http_sessions import (
     mint_session_id,
 )
 from ..transports.websocket import accept_mcp_websocket
-from .app import Server
+from .protocols import HostedServer
 from .serve import freeze_startup_objects, run_until_interrupted
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ class WebSocketServerHandle:
 
 
 async def serve_websocket(
-    server: Server,
+    server: HostedServer,
     *,
     host: str = "127.0.0.1",
     port: int = 8000,
@@ -161,7 +161,7 @@ async def _serve_connection(
             await stream.aclose()
 
 
-def run_websocket(server: Server, *, announce: bool = False, **options: Any) -> None:
+def run_websocket(server: HostedServer, *, announce: bool = False, **options: Any) -> None:
     """Blocking entry point: ``trio.run(serve_websocket, server, ...)``, quiet on Ctrl-C.
 
     ``announce`` prints the URL to stderr once listening. Once listening, the objects

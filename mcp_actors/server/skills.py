@@ -61,7 +61,8 @@ from .signature import inspect_tool
 from .uri_template import UriTemplate
 
 if TYPE_CHECKING:
-    from .app import Server, ServerSession
+    from .app import Server
+    from .server_session import ServerSession
 
 #: Per-skill limits every conforming host accepts (the extension's "Limits").
 MAX_FILES_PER_SKILL: Final = 512

@@ -55,7 +55,7 @@ from .pagination import paginate
 from .tasks import declares_extension, detailed_task, missing_extension
 
 if TYPE_CHECKING:
-    from .app import ServerSession
+    from .server_session import ServerSession
     from .tools import RegisteredTool
 
 #: The ``_meta`` key tying a 2025-11-25 message to its task.

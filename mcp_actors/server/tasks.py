@@ -90,9 +90,9 @@ from .mrtr import RESULT_TYPES
 from .tools import error_result, to_content
 
 if TYPE_CHECKING:
-    from .app import ServerSession
     from .client_requests import Question
     from .context import Context
+    from .server_session import ServerSession
 
 log = logging.getLogger("mcp_actors.tasks")
 #: Seconds a stopping task gets to record that it stopped.

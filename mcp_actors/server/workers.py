@@ -38,17 +38,17 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from functools import partial
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import attrs
 import trio
 
 from ..transports.listen_socket import claim_shared_port
-from .app import Server
-from .hosting import check_port
+from .protocols import HostedServer
+from .serve import check_port, freeze_startup_objects
 
 log = logging.getLogger("mcp_actors.workers")
 
@@ -72,9 +72,21 @@ class WorkerPolicy:
     restart_window: float = 60.0
 
 
+class Stoppable(Protocol):
+    """What a worker's server routine hands back once listening: how to stop it."""
+
+    def shutdown(self) -> None: ...
+
+
+#: A worker's server routine: ``serve(server, host=, port=, sock=, **options)``, started
+#: with ``nursery.start`` and handing back a :class:`Stoppable` (``serve_http`` is one).
+ServeRoutine = Callable[..., Awaitable[None]]
+
+
 def run_workers(
-    server: Server,
+    server: HostedServer,
     policy: WorkerPolicy,
+    serve: ServeRoutine,
     *,
     host: str = "127.0.0.1",
     port: int = 8000,
@@ -82,14 +94,15 @@ def run_workers(
     **options: Any,
 ) -> None:
     """Serve ``server`` over HTTP from ``policy.workers`` processes on one port until
-    SIGTERM/SIGINT; blocking. ``options`` are :func:`serve_http`'s. Raises ValueError
-    for a ``port`` out of range (:func:`~.hosting.check_port`), OSError
+    SIGTERM/SIGINT; blocking: each worker runs ``serve`` (:func:`~.serve_http.serve_http`)
+    with ``options``. Raises ValueError
+    for a ``port`` out of range (:func:`~.serve.check_port`), OSError
     (``EADDRINUSE``) when something already listens on ``host:port``, and
     :class:`WorkersFailed` when the workers cannot start or keep dying."""
     sockets = claim_shared_port(host, check_port(port), policy.workers)
     try:
         bound_port = sockets[0].getsockname()[1]
-        worker = partial(_worker_main, server, host=host, port=bound_port, **options)
+        worker = partial(_worker_main, server, serve, host=host, port=bound_port, **options)
         announcement = _announcement(server, host, bound_port, announce, options)
         _Supervisor(policy, worker, sockets).run(announcement)
     finally:
@@ -98,7 +111,7 @@ def run_workers(
 
 
 def _announcement(
-    server: Server, host: str, port: int, announce: str | None, options: dict[str, Any]
+    server: HostedServer, host: str, port: int, announce: str | None, options: dict[str, Any]
 ) -> str | None:
     if announce is None:
         return None
@@ -229,7 +242,8 @@ class _Supervisor:
 
 
 def _worker_main(
-    server: Server,
+    server: HostedServer,
+    serve: ServeRoutine,
     ready: multiprocessing.connection.Connection,
     sock: socket.socket,
     *,
@@ -240,14 +254,12 @@ def _worker_main(
     """One worker: serve on ``sock`` until SIGTERM/SIGINT, then shut down gracefully."""
     for number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(number, signal.SIG_DFL)
-    from .serve import freeze_startup_objects
-    from .serve_http import HttpServerHandle, serve_http  # after the fork: the worker's imports
 
     async def main() -> None:
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
             async with trio.open_nursery() as nursery:
-                serve = partial(serve_http, server, host=host, port=port, sock=sock)
-                handle: HttpServerHandle = await nursery.start(partial(serve, **options))
+                started = partial(serve, server, host=host, port=port, sock=sock, **options)
+                handle: Stoppable = await nursery.start(started)
                 freeze_startup_objects()
                 ready.send(os.getpid())
                 ready.close()

@@ -1,0 +1,224 @@
+"""The server package's shape, held by tests that read its source (``ast``), not run it.
+
+- Imports among ``mcp_actors/server/`` modules run one way: no circle, counting every
+  import (at module level, inside functions, and under ``if TYPE_CHECKING:``).
+  Run-time imports have none at all; the type-only imports still closing one are
+  listed in :data:`TYPE_ONLY_EDGES`, which only shrinks.
+- No module of ``server/`` reaches into another object's private names (``x._name``
+  where ``x`` is not ``self``/``cls``) or imports another module's: it asks for a
+  public method instead. The rest of ``mcp_actors/`` is held to the counts of
+  :data:`PRIVATE_ACCESS_ELSEWHERE`, which only shrink.
+- ``server/app.py`` stays a facade (at most 500 lines), no server module over 600.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import mcp_actors
+
+PACKAGE = Path(mcp_actors.__file__).parent
+SERVER = PACKAGE / "server"
+
+#: Type-only imports (``if TYPE_CHECKING:``) that still close a circle: the hub's
+#: public attributes typed with the concrete classes rather than a Protocol of
+#: :mod:`mcp_actors.server.protocols`. Remove an entry when its import goes; never add.
+TYPE_ONLY_EDGES: frozenset[tuple[str, str]] = frozenset(
+    {
+        # Context.session is public, typed ServerSession (which makes Contexts).
+        ("context", "server_session"),
+        # ServerSession.server is public, typed Server (which makes ServerSessions).
+        ("server_session", "app"),
+    }
+)
+
+#: Private reach-ins left outside ``server/``, by file (remove as they are fixed).
+PRIVATE_ACCESS_ELSEWHERE: dict[str, int] = {
+    "runtime/subscription.py": 4,  # Subscription into SubscriptionHub._*
+}
+
+
+def module_name(path: Path) -> str:
+    return path.relative_to(SERVER).with_suffix("").as_posix().replace("/", ".")
+
+
+def server_modules() -> dict[str, Path]:
+    return {module_name(path): path for path in SERVER.glob("*.py") if path.name != "__init__.py"}
+
+
+def is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def imports(tree: ast.AST, type_only: bool = False) -> Iterator[tuple[ast.stmt, bool]]:
+    """Every import statement under ``tree``, and whether it is type-only."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node, type_only
+        elif isinstance(node, ast.If) and is_type_checking(node.test):
+            for child in node.body:
+                yield from imports(ast.Module(body=[child], type_ignores=[]), True)
+            for child in node.orelse:
+                yield from imports(ast.Module(body=[child], type_ignores=[]), type_only)
+        else:
+            yield from imports(node, type_only)
+
+
+def server_edges() -> dict[tuple[str, str], bool]:
+    """(importer, imported) among server modules -> whether every such import is type-only."""
+    modules = server_modules()
+    edges: dict[tuple[str, str], bool] = {}
+    for name, path in modules.items():
+        for node, type_only in imports(ast.parse(path.read_text())):
+            targets: set[str] = set()
+            if isinstance(node, ast.ImportFrom):
+                if node.level == 1:
+                    base = node.module or ""
+                elif node.level == 0 and (node.module or "").startswith("mcp_actors.server"):
+                    base = (node.module or "").removeprefix("mcp_actors.server").lstrip(".")
+                else:
+                    continue
+                named = {f"{base}.{alias.name}".lstrip(".") for alias in node.names}
+                targets = named & modules.keys() or ({base} & modules.keys())
+            else:
+                for alias in node.names:
+                    if alias.name.startswith("mcp_actors.server."):
+                        targets.add(alias.name.removeprefix("mcp_actors.server."))
+            for target in targets & modules.keys() - {name}:
+                edges[name, target] = edges.get((name, target), True) and type_only
+    return edges
+
+
+def cycles(edges: set[tuple[str, str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    graph: dict[str, list[str]] = {}
+    for source, target in sorted(edges):
+        graph.setdefault(source, []).append(target)
+        graph.setdefault(target, [])
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for successor in graph[node]:
+            if successor not in index:
+                visit(successor)
+                low[node] = min(low[node], low[successor])
+            elif successor in stack:
+                low[node] = min(low[node], index[successor])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in graph:
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_graph_sees_every_kind_of_import() -> None:
+    edges = server_edges()
+    assert edges["app", "registry"] is False  # module level
+    assert edges["app", "hosting"] is False  # inside a function (Server.run)
+    assert edges["handlers", "server_session"] is True  # under TYPE_CHECKING only
+    assert cycles({("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")}) == [["a", "b", "c"]]
+
+
+def test_no_import_circle_at_run_time() -> None:
+    edges = server_edges()
+    run_time = {edge for edge, type_only in edges.items() if not type_only}
+    assert cycles(run_time) == []
+
+
+def test_no_import_circle_but_the_listed_type_only_imports() -> None:
+    edges = server_edges()
+    assert cycles(set(edges) - TYPE_ONLY_EDGES) == []
+    gone = {edge for edge in TYPE_ONLY_EDGES if edge not in edges}
+    assert not gone, f"no longer imported: drop {sorted(gone)} from TYPE_ONLY_EDGES"
+    not_type_only = {edge for edge in TYPE_ONLY_EDGES if not edges[edge]}
+    assert not not_type_only, f"imported at run time now: {sorted(not_type_only)}"
+    rest = set(edges) - TYPE_ONLY_EDGES
+    free = {edge for edge in TYPE_ONLY_EDGES if not cycles(rest | {edge})}
+    assert not free, f"close no circle any more: drop {sorted(free)} from TYPE_ONLY_EDGES"
+
+
+def test_the_protocols_are_a_leaf() -> None:
+    """What helpers type against imports nothing else of the server package."""
+    assert "protocols" in server_modules()
+    assert {target for source, target in server_edges() if source == "protocols"} == set()
+
+
+def test_hosting_is_not_imported_by_the_server_at_module_level() -> None:
+    """``Server.run`` reaches the hosting modules only when called; they see the server
+    through :class:`~mcp_actors.server.protocols.HostedServer`."""
+    edges = server_edges()
+    hosting = {"hosting", "serve", "serve_http", "serve_websocket", "workers"}
+    for module in hosting:
+        assert "app" not in {target for source, target in edges if source == module}, module
+        assert (module, "server_session") not in edges
+
+
+def private_access(path: Path) -> list[str]:
+    """``x._name`` (``x`` not ``self``/``cls``) and ``from m import _name``, by line."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Attribute) and is_private(node.attr):
+            if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                found.append(f"{node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.ImportFrom):
+            found += [
+                f"{node.lineno}: from {node.module} import {alias.name}"
+                for alias in node.names
+                if is_private(alias.name)
+            ]
+    return found
+
+
+def is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def test_the_private_access_check_finds_reach_ins(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "from .x import _hidden, shown\n"
+        "def f(self, other):\n"
+        "    return self._own, other._theirs, cls._also_own, other.__class__\n"
+    )
+    assert private_access(sample) == ["1: from x import _hidden", "3: other._theirs"]
+
+
+def test_no_private_reach_ins_in_the_server_package() -> None:
+    found = {path.name: access for path in SERVER.glob("*.py") if (access := private_access(path))}
+    assert found == {}
+
+
+def test_private_reach_ins_elsewhere_only_shrink() -> None:
+    counts = Counter(
+        {
+            path.relative_to(PACKAGE).as_posix(): len(access)
+            for path in PACKAGE.rglob("*.py")
+            if path.parent != SERVER and (access := private_access(path))
+        }
+    )
+    assert dict(counts) == PRIVATE_ACCESS_ELSEWHERE
+
+
+def test_the_server_modules_stay_small() -> None:
+    lines = {name: len(path.read_text().splitlines()) for name, path in server_modules().items()}
+    assert lines["app"] <= 500
+    assert {name: count for name, count in lines.items() if count > 600} == {}
