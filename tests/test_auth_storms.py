@@ -33,6 +33,7 @@ from joserfc.jwk import RSAKey
 from mcp_actors import Server
 from mcp_actors.auth.server import Backoff, IntrospectionVerifier, JwtVerifier, ResourceServer
 from mcp_actors.server.serve_http import serve_http
+from mcp_actors.transports.http_config import HttpConfig
 from mcp_actors.transports.http_lean import LeanHttpServer
 
 #: Backoff windows of 100 s, then 200 s, then 400 s at most.
@@ -97,9 +98,12 @@ async def authorization_server(failure: str = "500") -> AsyncIterator[CountingAu
 async def protected(verifier: Any, issuer: str) -> AsyncIterator[tuple[str, str]]:
     """An MCP server behind ``verifier``: its URL, and the resource its tokens name."""
     auth = ResourceServer(verifier=verifier, authorization_servers=[issuer])
+    # A burst is up to 200 connections from one address: past the default per-client cap
+    # (which tests/test_http_hostile_peers.py covers) they would get 503, not the verifier.
+    config = HttpConfig(max_connections_per_client=None)
     async with trio.open_nursery() as nursery:
         http = await nursery.start(
-            partial(serve_http, Server("s"), port=0, auth=auth, stateless=True)
+            partial(serve_http, Server("s"), port=0, auth=auth, stateless=True, config=config)
         )
         assert auth.resource is not None
         yield http.url, auth.resource
