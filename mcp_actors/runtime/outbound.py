@@ -1,12 +1,25 @@
-"""One outgoing request: waiting for its response, with timeout, progress and cancellation.
+"""One outgoing request: waiting for its response, with timeout, progress, logs and cancellation.
 
 The session's reader never waits on a caller: it drops the response (or the
 latest progress, or a log message that belongs to the call) into the
-:class:`OutboundCall` and wakes the caller's task, which does everything else —
-runs the progress and log callbacks, restarts the timeout, and gives up. Giving up,
-whether by timeout or because the caller's own task was cancelled, sends
-``notifications/cancelled`` to the peer; a response that arrives later finds no call
-waiting for it and is dropped.
+:class:`OutboundCall` and wakes the caller's task, which does everything else
+(:meth:`OutboundCall.outcome`) — runs the progress and log callbacks, restarts the
+timeout, and gives up. Giving up, whether by timeout or because the caller's own
+task was cancelled, sends ``notifications/cancelled`` to the peer; a response that
+arrives later finds no call waiting for it and is dropped.
+
+**Progress** coalesces: the call holds the latest report only, and the caller sees
+it before the response that may follow it on the wire. With
+``SessionConfig.reset_timeout_on_progress`` each report restarts the timeout, never
+past ``max_request_timeout`` (:class:`Deadlines`).
+
+**Log messages routed to their call.** A peer may send ``notifications/message``
+that belongs to one of our requests (a gateway's upstream logging while it serves
+the call the gateway forwarded; the engine knows by the message's related request
+id or the response stream it came on). A caller that passed ``on_log`` gets them,
+in order, before the result; without it they go to the dispatcher like any
+notification. The call holds at most ``MAX_PENDING_LOGS`` for a caller that is slow
+to take them; when full the oldest is dropped (counted in ``dropped_logs``).
 """
 
 from __future__ import annotations
@@ -92,6 +105,47 @@ class OutboundCall:
         progress, self._progress = self._progress, None
         return progress
 
+    async def outcome(
+        self,
+        clock: Deadlines,
+        *,
+        on_progress: ProgressCallback | None,
+        on_log: LogCallback | None,
+        restart_on_progress: bool,
+        on_timeout: Callable[[], None],
+    ) -> Envelope:
+        """Wait for the response: run the callbacks as progress and log messages come in.
+
+        Raises the error the call was closed with (:meth:`fail`), or, after calling
+        ``on_timeout``, :class:`RequestTimeout` when ``clock`` runs out.
+        """
+        soft = clock.soft(clock.started)
+        while True:
+            with trio.move_on_at(min(soft, clock.hard())):
+                await self.wait()
+            if on_log is not None:
+                logs = self.take_logs()
+                if logs:
+                    for message in logs:
+                        await on_log(message)
+                    continue  # more may have come in while they ran
+            # Progress first: on the wire it came before the response that may follow it.
+            progress = self.take_progress()
+            if progress is not None:
+                if restart_on_progress:
+                    soft = clock.soft(trio.current_time())
+                if on_progress is not None:
+                    await on_progress(progress)
+                # Newer progress (and the response behind it) may have come in while
+                # the callback ran: look again before returning, so none is lost.
+                continue
+            if self.closed is not None:
+                raise self.closed
+            if self.response is not None:
+                return self.response
+            on_timeout()
+            raise RequestTimeout(self.method, clock.request_id, clock.elapsed())
+
     def take_logs(self) -> list[t.LoggingMessageParams]:
         """The log messages delivered since last asked, oldest first."""
         logs = self._logs
@@ -104,8 +158,12 @@ class OutboundCall:
 
 @attrs.frozen
 class Deadlines:
-    """A soft timeout that progress may restart, under a hard ceiling it never can."""
+    """A soft timeout that progress may restart, under a hard ceiling it never can.
 
+    ``timeout`` and ``ceiling`` are seconds (None: none), ``started`` the time
+    (``trio.current_time()``) the request ``request_id`` was sent."""
+
+    request_id: RequestId
     timeout: float | None
     ceiling: float | None
     started: float
@@ -115,3 +173,8 @@ class Deadlines:
 
     def hard(self) -> float:
         return math.inf if self.ceiling is None else self.started + self.ceiling
+
+    def elapsed(self) -> float:
+        """Seconds since the request was sent (0 under a clock that is not finite)."""
+        elapsed = trio.current_time() - self.started
+        return elapsed if math.isfinite(elapsed) else 0.0

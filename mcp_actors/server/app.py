@@ -50,7 +50,7 @@ from ..runtime.bus import Bus, Change, MemoryBus
 from ..runtime.config import SessionConfig
 from ..runtime.middleware import Call, Middleware, check_middleware, run_notification, run_request
 from ..runtime.request import InboundRequest
-from ..runtime.session import Session
+from ..runtime.session import Session, session_of
 from ..runtime.subscription import HubStatistics, Subscription, SubscriptionHub
 from ..runtime.supervisor import open_supervisor
 from ..runtime.task_store import TaskStore
@@ -956,7 +956,7 @@ class ServerSession:
     def follow(self, request: InboundRequest) -> None:
         """Serve ``request`` from now on (an MRTR retry resumed this view's handler): its
         connection, capabilities and log level."""
-        self.session = request.session
+        self.session = session_of(request)
         if request.modern is not None:
             self._own_state = request.modern.state
             self.log_level = request.modern.meta.log_level

@@ -44,8 +44,8 @@ import trio
 
 from ..protocol import types as t
 from ..protocol.errors import McpError
+from ..runtime.actors import ActorHost
 from ..runtime.request import InboundRequest
-from ..runtime.session import ActorHost
 
 if TYPE_CHECKING:
     from .app import Server, ServerSession
