@@ -1,6 +1,9 @@
 """One outgoing request: waiting for its response, with timeout, progress, logs and cancellation.
 
-The session's reader never waits on a caller: it drops the response (or the
+:class:`Outbound` is a session's sending side for what *we* start: requests
+(:meth:`Outbound.request`) and notifications. Each request is an
+:class:`OutboundCall` in the engine's table until it ends. The session's reader
+never waits on a caller: it drops the response (or the
 latest progress, or a log message that belongs to the call) into the
 :class:`OutboundCall` and wakes the caller's task, which does everything else
 (:meth:`OutboundCall.outcome`) — runs the progress and log callbacks, restarts the
@@ -24,22 +27,32 @@ to take them; when full the oldest is dropped (counted in ``dropped_logs``).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import deque
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import attrs
 import trio
+from msgspec import UNSET, UnsetType
 
 from ..protocol import types as t
-from ..protocol.engine import ConnectionClosed
+from ..protocol.engine import ConnectionClosed, Engine
 from ..protocol.errors import McpError
 from ..protocol.jsonrpc import Envelope, RequestId
+from ..protocol.lifecycle import SessionState
+from ..transports.abc import Outgoing
+from .config import SessionConfig
+from .request import InboundRequest
+from .rest import Rest
+from .writer import Writer
 
 __all__ = [
     "ConnectionClosed",
     "Deadlines",
     "LogCallback",
+    "Outbound",
     "OutboundCall",
     "ProgressCallback",
     "RequestTimeout",
@@ -178,3 +191,100 @@ class Deadlines:
         """Seconds since the request was sent (0 under a clock that is not finite)."""
         elapsed = trio.current_time() - self.started
         return elapsed if math.isfinite(elapsed) else 0.0
+
+
+@attrs.define(eq=False)
+class Outbound:
+    """What a session sends of its own accord: requests, with their calls, and
+    notifications (see the module docstring). Sending wakes a sleeping session
+    (see :mod:`.rest`)."""
+
+    engine: Engine[InboundRequest, OutboundCall]
+    writer: Writer
+    config: SessionConfig
+    rest: Rest
+
+    async def request(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+        on_log: LogCallback | None = None,
+        related_request: RequestId | None = None,
+        result_type: Any = None,
+        on_id: Callable[[RequestId], None] | None = None,
+    ) -> Any:
+        """Send a request and wait for its result (decoded into the method's result type).
+
+        ``on_log`` is awaited with each log message that belongs to this request (see
+        the module docstring), in order, before the result is returned; without it they
+        go to the dispatcher like any notification.
+
+        ``on_id`` is told the request's id before it is sent (to route what the peer
+        sends about it, such as a listen stream's notifications).
+
+        ``timeout`` defaults to the session's ``request_timeout``; progress
+        notifications restart it (up to ``max_request_timeout``) when the session is
+        configured so. On timeout the peer is sent ``notifications/cancelled`` and
+        :class:`RequestTimeout` is raised; if the calling task is cancelled, the peer
+        is sent ``notifications/cancelled`` too. A late response is dropped. Once the
+        peer has gone, :class:`ConnectionClosed` is raised at once. A result that does
+        not decode into its type raises :class:`McpError` (-32603, "Invalid result of ...").
+        """
+        if self.rest.asleep:
+            self.rest.wake()
+        call = OutboundCall(method)
+        engine, config = self.engine, self.config
+        request_id, payload = engine.send_request(
+            method, params, call, progress=on_progress is not None, logs=on_log is not None
+        )
+        if on_id is not None:
+            on_id(request_id)
+        seconds = config.request_timeout if timeout is UNSET else timeout
+        clock = Deadlines(request_id, seconds, config.max_request_timeout, trio.current_time())
+        try:
+            await self.writer.send_then_wait(Outgoing(payload, related_request))
+            response = await call.outcome(
+                clock,
+                on_progress=on_progress,
+                on_log=on_log,
+                restart_on_progress=config.reset_timeout_on_progress,
+                on_timeout=functools.partial(self.cancel, request_id, method, "timed out"),
+            )
+        except trio.Cancelled:
+            self.cancel(request_id, method, "the caller was cancelled")
+            raise
+        finally:
+            engine.call_finished(request_id)
+        return engine.read_result(method, response, result_type)
+
+    async def notify(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        related_request: RequestId | None = None,
+        state: SessionState | None = None,
+    ) -> None:
+        """Send a notification (checked against the lifecycle and capabilities: the
+        session's, or ``state``'s — a modern request's own, for one related to it)."""
+        if self.rest.asleep:
+            self.rest.wake()
+        payload = self.engine.send_notification(method, params, state)
+        await self.writer.send(Outgoing(payload, related_request))
+
+    def notify_soon(self, method: str, params: Any = None) -> None:
+        """Send a notification without waiting: queued now, or by a task if the queue is full."""
+        if self.rest.asleep:
+            self.rest.wake()
+        self.writer.send_soon(Outgoing(self.engine.send_notification(method, params)))
+
+    def cancel(self, request_id: RequestId, method: str, reason: str) -> None:
+        """Tell the peer we gave up on our request ``request_id``, without blocking."""
+        payload = self.engine.cancel_request(request_id, method, reason)
+        if payload is not None:
+            if self.rest.asleep:
+                self.rest.wake()
+            self.writer.send_soon(Outgoing(payload))

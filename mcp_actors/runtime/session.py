@@ -36,9 +36,8 @@ gets a bare "Internal error", the log a rate-limited traceback (see
 from __future__ import annotations
 
 import functools
-import logging
 import types
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol
 
 import attrs
@@ -65,13 +64,11 @@ from .config import SessionConfig
 from .dispatch import Dispatcher, is_server
 from .eof import EofGrace
 from .notifications import Notifications
-from .outbound import ConnectionClosed, Deadlines, LogCallback, OutboundCall, ProgressCallback
+from .outbound import ConnectionClosed, LogCallback, Outbound, OutboundCall, ProgressCallback
 from .request import InboundRequest
 from .rest import Rest
 from .serving import Serving
 from .writer import Writer
-
-log = logging.getLogger("mcp_actors.session")
 
 
 class SessionHost(ActorHost, Protocol):
@@ -111,6 +108,7 @@ class Session:
     _actors: Actors = attrs.field(init=False, factory=Actors)
     _rest: Rest = attrs.field(init=False)
     _serving: Serving = attrs.field(init=False)
+    _outbound: Outbound = attrs.field(init=False)
     _nursery: trio.Nursery | None = attrs.field(init=False, default=None)
     #: Whether :meth:`close` was called.
     _closing: bool = attrs.field(init=False, default=False)
@@ -146,6 +144,7 @@ class Session:
         engine = self._engine
         eof = EofGrace(config.eof_grace, lambda: engine.inbound_count)
         self._serving = Serving(engine, self._writer, dispatcher, eof)
+        self._outbound = Outbound(engine, self._writer, config, self._rest)
 
     # -- running -------------------------------------------------------------------
 
@@ -353,7 +352,7 @@ class Session:
 
     # -- outbound --------------------------------------------------------------------
 
-    async def request(
+    def request(
         self,
         method: str,
         params: Any = None,
@@ -364,72 +363,33 @@ class Session:
         related_request: RequestId | None = None,
         result_type: Any = None,
         on_id: Callable[[RequestId], None] | None = None,
-    ) -> Any:
-        """Send a request and wait for its result (decoded into the method's result type).
-
-        ``on_log`` is awaited with each log message that belongs to this request (see
-        :mod:`.outbound`), in order, before the result is returned; without it they go
-        to the dispatcher like any notification.
-
-        ``on_id`` is told the request's id before it is sent (to route what the peer
-        sends about it, such as a listen stream's notifications).
-
-        ``timeout`` defaults to the session's ``request_timeout``; progress
-        notifications restart it (up to ``max_request_timeout``) when the session is
-        configured so. On timeout the peer is sent ``notifications/cancelled`` and
-        :class:`~.outbound.RequestTimeout` is raised; if the calling task is cancelled,
-        the peer is sent ``notifications/cancelled`` too. A late response is dropped.
-        Once the peer has gone, :class:`ConnectionClosed` is raised at once. A result
-        that does not decode into its type raises :class:`McpError` (-32603, "Invalid
-        result of ...").
-        """
-        if self._rest.asleep:
-            self.wake()
-        call = OutboundCall(method)
-        engine, config = self._engine, self.config
-        request_id, payload = engine.send_request(
-            method, params, call, progress=on_progress is not None, logs=on_log is not None
+    ) -> Coroutine[Any, Any, Any]:
+        """Send a request; await its result (see :meth:`.outbound.Outbound.request`)."""
+        return self._outbound.request(
+            method,
+            params,
+            timeout=timeout,
+            on_progress=on_progress,
+            on_log=on_log,
+            related_request=related_request,
+            result_type=result_type,
+            on_id=on_id,
         )
-        if on_id is not None:
-            on_id(request_id)
-        seconds = config.request_timeout if timeout is UNSET else timeout
-        clock = Deadlines(request_id, seconds, config.max_request_timeout, trio.current_time())
-        try:
-            await self._writer.send_then_wait(Outgoing(payload, related_request))
-            response = await call.outcome(
-                clock,
-                on_progress=on_progress,
-                on_log=on_log,
-                restart_on_progress=config.reset_timeout_on_progress,
-                on_timeout=functools.partial(self._cancel_remote, request_id, method, "timed out"),
-            )
-        except trio.Cancelled:
-            self._cancel_remote(request_id, method, "the caller was cancelled")
-            raise
-        finally:
-            engine.call_finished(request_id)
-        return engine.read_result(method, response, result_type)
 
-    async def notify(
+    def notify(
         self,
         method: str,
         params: Any = None,
         *,
         related_request: RequestId | None = None,
         state: SessionState | None = None,
-    ) -> None:
-        """Send a notification (checked against the lifecycle and capabilities: the
-        session's, or ``state``'s — a modern request's own, for one related to it)."""
-        if self._rest.asleep:
-            self.wake()
-        payload = self._engine.send_notification(method, params, state)
-        await self._writer.send(Outgoing(payload, related_request))
+    ) -> Coroutine[Any, Any, None]:
+        """Send a notification (see :meth:`.outbound.Outbound.notify`)."""
+        return self._outbound.notify(method, params, related_request=related_request, state=state)
 
     def notify_soon(self, method: str, params: Any = None) -> None:
         """Send a notification without waiting: queued now, or by a task if the queue is full."""
-        if self._rest.asleep:
-            self.wake()
-        self._writer.send_soon(Outgoing(self._engine.send_notification(method, params)))
+        self._outbound.notify_soon(method, params)
 
     def submit(self, work: Callable[[], Awaitable[None]]) -> None:
         """Queue slow notification work for the session's notification task; dropped if
@@ -437,14 +397,6 @@ class Session:
         if self._rest.asleep:
             self.wake()
         self._notifications.submit(work)
-
-    def _cancel_remote(self, request_id: RequestId, method: str, reason: str) -> None:
-        """Tell the peer we gave up on our request, without blocking."""
-        payload = self._engine.cancel_request(request_id, method, reason)
-        if payload is not None:
-            if self._rest.asleep:
-                self.wake()
-            self._writer.send_soon(Outgoing(payload))
 
 
 def session_of(request: InboundRequest) -> Session:
