@@ -107,7 +107,8 @@ class Serving:
                 )
                 payload = await step.finish()
         finally:
-            request.close_progress()
+            if request.progress is not None:  # close_progress(), inlined: the hot path
+                request.progress.closed = True
             self.engine.finished(request.id)
         await self.writer.send_from_reader(Outgoing(payload, request.id, True))
 
