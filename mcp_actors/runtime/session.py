@@ -107,6 +107,7 @@ class Session:
     _notifications: Notifications = attrs.field(init=False)
     _actors: Actors = attrs.field(init=False, factory=Actors)
     _rest: Rest = attrs.field(init=False)
+    _eof: EofGrace = attrs.field(init=False)
     _serving: Serving = attrs.field(init=False)
     _outbound: Outbound = attrs.field(init=False)
     _nursery: trio.Nursery | None = attrs.field(init=False, default=None)
@@ -142,8 +143,8 @@ class Session:
         self._notifications = Notifications(config.notification_queue_size)
         self._rest = Rest(self._resume)
         engine = self._engine
-        eof = EofGrace(config.eof_grace, lambda: engine.inbound_count)
-        self._serving = Serving(engine, self._writer, dispatcher, eof)
+        self._eof = EofGrace(config.eof_grace, lambda: engine.inbound_count)
+        self._serving = Serving(engine, self._writer, dispatcher, self._eof)
         self._outbound = Outbound(engine, self._writer, config, self._rest)
 
     # -- running -------------------------------------------------------------------
@@ -262,7 +263,7 @@ class Session:
         engine.peer_closed()
         self._fail_outbound()
         if self.transport.answers_after_input_ends:
-            await self._serving.eof.wait()
+            await self._eof.wait()
         for request in engine.inbound:
             request.cancel("the peer closed the connection")
         self._actors.cancel_all()
