@@ -20,7 +20,7 @@ import trio
 import trio.lowlevel
 
 from mcp_actors import Client, Server, open_client
-from mcp_actors.runtime.session import Session
+from mcp_actors.runtime.serving import Serving
 
 current: contextvars.ContextVar[str] = contextvars.ContextVar("current", default="unset")
 cancelled: list[float] = []
@@ -76,13 +76,13 @@ async def test_tools_declared_inline_spawn_no_request_actor(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     served_by_actor: list[str] = []
-    original = Session._serve
+    original = Serving.serve
 
-    async def counting_serve(self: Session, request: object) -> None:
+    async def counting_serve(self: Serving, request: object) -> None:
         served_by_actor.append(getattr(request, "method", "?"))
         await original(self, request)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(Session, "_serve", counting_serve)
+    monkeypatch.setattr(Serving, "serve", counting_serve)
     async with client_of(make_server()) as client:
         async with trio.open_nursery() as nursery:
             for i in range(50):

@@ -70,10 +70,10 @@ from ..protocol.engine import ConnectionClosed
 from ..protocol.errors import McpError
 from ..protocol.methods import METHODS
 from ..protocol.modern import LOG_LEVEL_KEY
+from ..runtime.actors import ActorHost
 from ..runtime.middleware import Middleware
 from ..runtime.outbound import RequestTimeout
 from ..runtime.request import InboundRequest
-from ..runtime.session import ActorHost
 from ..server.mount import LIST_FIELDS, kind_of, offered_kinds
 
 if TYPE_CHECKING:

@@ -1,73 +1,41 @@
-"""One inbound request = one actor with its own cancel scope, and its progress stream.
+"""One inbound request = one actor with its own cancel scope.
 
 :class:`InboundRequest` is created by the session's reader when a request
 arrives, before the task that serves it starts, so that a
 ``notifications/cancelled`` arriving right behind it already finds its cancel
 scope. Cancelling that scope is all cancellation is: the handler sees
-``trio.Cancelled`` at its next checkpoint, and no response is sent.
+``trio.Cancelled`` at its next checkpoint, and no response is sent. A request that
+asked for progress carries a :class:`~.progress.ProgressStream`.
 
-:class:`ProgressStream` is how a handler reports progress when the request
-carried ``_meta.progressToken``. Reports never block: the newest value replaces
-a pending one (a slow peer sees fewer, fresher updates), the session's writer
-sends it before anything else it writes, and once the response is queued the
-stream is closed — so progress is never sent after the response.
+A request points back at the session that received it (:attr:`InboundRequest.session`),
+typed here by what a request's user needs of it (:class:`ReceivingSession`): the
+session module builds requests, so this one cannot import it. Code that needs the
+whole session gets it with :func:`.session.session_of`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-import attrs
 import msgspec
 import trio
 from msgspec import UNSET, UnsetType
 
-from ..protocol import types as t
 from ..protocol.engine import NOT_DECODED
 from ..protocol.jsonrpc import UNDECODABLE, RequestId, invalid_payload
 from ..protocol.methods import MethodSpec
 from ..protocol.modern import ModernRequest
-
-if TYPE_CHECKING:
-    from .session import Session
-    from .writer import Writer
+from .actors import ActorHost
+from .progress import ProgressStream
 
 
-class ProgressClosed(RuntimeError):
-    """Progress was reported after the request finished."""
+class ReceivingSession(ActorHost, Protocol):
+    """The session that received a request, as the request knows it (it is a
+    :class:`~.session.Session`): its actors end with it; ``host``, where actors that
+    may outlive it run (None: nowhere but the session)."""
 
-
-@attrs.define(eq=False, slots=True)
-class ProgressStream:
-    """Monotonic, coalescing progress for one request's ``progressToken``."""
-
-    token: t.ProgressToken
-    request_id: RequestId
-    _writer: Writer
-    _last: float | None = attrs.field(init=False, default=None)
-    pending: t.ProgressParams | None = attrs.field(init=False, default=None)
-    closed: bool = attrs.field(init=False, default=False)
-
-    def report(
-        self, progress: float, total: float | None = None, message: str | None = None
-    ) -> None:
-        """Queue a progress update; raises ValueError if ``progress`` does not increase."""
-        if self.closed:
-            raise ProgressClosed("progress reported after the request finished")
-        if self._last is not None and progress <= self._last:
-            raise ValueError(f"progress must increase: {progress} after {self._last}")
-        self._last = progress
-        self.pending = t.ProgressParams(
-            progress_token=self.token,
-            progress=progress,
-            total=UNSET if total is None else total,
-            message=UNSET if message is None else message,
-        )
-        self._writer.schedule_progress(self)
-
-    def take(self) -> t.ProgressParams | None:
-        pending, self.pending = self.pending, None
-        return pending
+    @property
+    def host(self) -> ActorHost | None: ...
 
 
 class InboundRequest(msgspec.Struct, eq=False):
@@ -76,7 +44,7 @@ class InboundRequest(msgspec.Struct, eq=False):
     ``modern`` is set for a request of the modern era (2026-07-28): its ``_meta`` and
     the state it is served with, of its own (None: a request of the session's legacy
     era, served with the session's state). ``scope`` is None for a request served
-    inline by the session's reader (see ``Session._serve_inline``): it is over before
+    inline by the session's reader (see :mod:`.inline`): it is over before
     the reader reads on, so nothing could cancel it.
 
     A Struct (never encoded), not an attrs class: one is made per request, and a
@@ -84,7 +52,7 @@ class InboundRequest(msgspec.Struct, eq=False):
     by identity (``eq=False``).
     """
 
-    session: Session
+    session: ReceivingSession
     id: RequestId
     method: str
     spec: MethodSpec | None

@@ -4,7 +4,7 @@ Everything a :class:`~.session.Session` sends goes through its :class:`Writer`:
 encoded messages wait in a bounded queue (when it is full, whoever sends waits —
 a peer that does not read slows us down instead of growing our memory), and the
 writer task hands the transport everything queued at once, so that many small
-messages cost one write. Progress is not queued: a :class:`~.request.ProgressStream`
+messages cost one write. Progress is not queued: a :class:`~.progress.ProgressStream`
 only marks itself pending (:meth:`Writer.schedule_progress`), and the writer sends
 the newest report of each stream before anything else it writes — so a slow peer
 sees fewer, fresher updates, and never progress after the response.
@@ -20,7 +20,7 @@ The task and its queue are made on demand: a session whose answers all go out
 directly (the session of one stateless HTTP request, say) never starts them. The
 session lends its nursery (:meth:`Writer.attach`) while it is awake; the first
 message that has to wait starts the task there. While its session sleeps (see
-:mod:`.session`) a writer has no task and no queue: :meth:`Writer.rest` lets the
+:mod:`.rest`) a writer has no task and no queue: :meth:`Writer.rest` lets the
 queue go.
 """
 
@@ -34,7 +34,7 @@ import trio
 
 from ..protocol import types as t
 from ..transports.abc import MessageStream, Outgoing, TransportClosed
-from .request import ProgressStream
+from .progress import ProgressStream
 
 log = logging.getLogger("mcp_actors.session")
 
@@ -91,9 +91,10 @@ class Writer:
         return self._receive_channel.statistics().current_buffer_used
 
     @property
-    def running(self) -> bool:
-        """Whether the writer's task has been started (in this stretch awake)."""
-        return self._task_started
+    def tasks(self) -> int:
+        """The tasks of its own in the session's nursery: 1 once started (in this
+        stretch awake), else 0."""
+        return 1 if self._task_started else 0
 
     @property
     def idle(self) -> bool:

@@ -45,9 +45,9 @@ import trio
 from ..protocol import types as t
 from ..protocol.errors import McpError
 from ..protocol.versions import Revision
+from ..runtime.actors import ActorHost
 from ..runtime.bus import Bus
 from ..runtime.request import InboundRequest
-from ..runtime.session import ActorHost
 
 if TYPE_CHECKING:
     from .server_session import ServerSession

@@ -58,8 +58,8 @@ from ..protocol.request_state import (
     check_binding,
     make_keys,
 )
+from ..runtime.actors import ActorHost
 from ..runtime.request import InboundRequest
-from ..runtime.session import ActorHost
 from .authorization import caller_key
 from .protocols import Resumable
 

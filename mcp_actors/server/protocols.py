@@ -22,10 +22,11 @@ from ..protocol.jsonrpc import RequestId
 from ..protocol.lifecycle import SessionState
 from ..protocol.request_state import StateKeys
 from ..protocol.versions import Revision
+from ..runtime.actors import ActorHost
 from ..runtime.bus import Bus
 from ..runtime.config import SessionConfig
 from ..runtime.request import InboundRequest
-from ..runtime.session import ActorHost, Session
+from ..runtime.session import Session
 from ..runtime.task_store import TaskStore
 from ..transports.abc import MessageStream
 from ..transports.http_auth import Principal

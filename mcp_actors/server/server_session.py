@@ -29,7 +29,7 @@ from ..protocol.modern import ModernRequest
 from ..protocol.versions import Revision
 from ..runtime.middleware import Call, Middleware, run_notification, run_request
 from ..runtime.request import InboundRequest
-from ..runtime.session import Session
+from ..runtime.session import Session, session_of
 from ..runtime.subscription import Subscription
 from ..transports.http_auth import Principal
 from . import authorization, client_requests
@@ -120,7 +120,7 @@ class ServerSession:
     def follow(self, request: InboundRequest) -> None:
         """Serve ``request`` from now on (an MRTR retry resumed this view's handler): its
         connection, capabilities and log level."""
-        self.session = request.session
+        self.session = session_of(request)
         if request.modern is not None:
             self._own_state = request.modern.state
             self.log_level = request.modern.meta.log_level

@@ -75,9 +75,10 @@ from ..protocol import errors
 from ..protocol import types as t
 from ..protocol.errors import McpError
 from ..protocol.extensions import declared_settings
+from ..runtime.actors import ActorHost
 from ..runtime.groups import describe
 from ..runtime.internal_errors import internal_errors
-from ..runtime.session import ActorHost, Session
+from ..runtime.session import Session
 from ..runtime.task_store import (
     MemoryTaskStore,
     TaskRecord,

@@ -1,0 +1,145 @@
+"""Serving the requests a peer sends: each in an actor of its own, answered once.
+
+The session's reader turns each request the engine accepts into an
+:class:`~.request.InboundRequest` and hands it here, without waiting:
+
+- :meth:`Serving.serve` runs it as an *actor*: a task of its own, in a cancel scope
+  of its own (the request's ``scope``), so that ``notifications/cancelled`` stops
+  exactly that handler — a cancelled request gets no answer;
+- :meth:`Serving.serve_inline` runs a request whose handler is declared never to
+  wait right in the reader (see :mod:`.inline`): no task, no scope;
+- :meth:`Serving.serve_batch` serves a JSON-RPC batch's requests concurrently and
+  answers with one array.
+
+:meth:`Serving._handle` is the one place where a handler's outcome becomes an
+answer: its result, the :class:`~mcp_actors.protocol.errors.McpError` it raised, or —
+for any other exception, a bug — a bare "Internal error" for the peer and a
+rate-limited traceback for the log (:mod:`.internal_errors`). A request that asked
+for progress gets its :class:`~.progress.ProgressStream` here, closed once the answer
+is on its way. Every answer goes to the session's writer as the actor's last act;
+then the request is :meth:`~mcp_actors.protocol.engine.Engine.finished` and counts
+towards the end of the grace of :mod:`.eof`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import attrs
+import trio
+
+from ..protocol.engine import Engine, progress_token
+from ..protocol.errors import McpError
+from ..protocol.events import BatchReceived, Event, Reply, RequestReceived
+from ..transports.abc import Outgoing
+from .dispatch import Dispatcher
+from .eof import EofGrace
+from .inline import Waiting, start_inline
+from .internal_errors import INTERNAL_ERROR, internal_errors
+from .outbound import OutboundCall
+from .progress import ProgressStream
+from .request import InboundRequest
+from .writer import Writer
+
+log = logging.getLogger("mcp_actors.session")
+
+
+@attrs.define(eq=False)
+class Serving:
+    """How one session serves its peer's requests (see the module docstring)."""
+
+    engine: Engine[InboundRequest, OutboundCall]
+    writer: Writer
+    dispatcher: Dispatcher
+    eof: EofGrace
+
+    async def serve_batch(
+        self,
+        batch: BatchReceived[InboundRequest, OutboundCall],
+        deliver: Callable[[Event[InboundRequest, OutboundCall]], None],
+    ) -> None:
+        """Serve a batch's requests concurrently; answer with one array of their responses.
+
+        Every answer goes in that array: the engine's replies (an invalid element, a
+        request that may not run) and each request's response.
+        """
+        answers: list[bytes] = []
+
+        async def serve_one(request: InboundRequest) -> None:
+            payload = await self._run(request)
+            if payload is not None:
+                answers.append(payload)
+
+        async with trio.open_nursery() as nursery:
+            for event in batch.events:
+                if type(event) is Reply:
+                    answers.append(event.payload)
+                elif type(event) is RequestReceived:
+                    event.request.scope = trio.CancelScope()
+                    nursery.start_soon(serve_one, event.request)
+                else:
+                    deliver(event)
+        if answers:
+            await self.writer.send(Outgoing(self.engine.encode_batch(answers)))
+        self.eof.answered()
+
+    async def serve(self, request: InboundRequest) -> None:
+        """Serve ``request`` as an actor (the body of its task; its ``scope`` is set)."""
+        payload = await self._run(request)
+        if payload is not None:
+            await self.writer.send_from_reader(Outgoing(payload, request.id, True))
+        self.eof.answered()
+
+    async def serve_inline(self, request: InboundRequest) -> None:
+        """Serve a request declared never to wait, in the reader (see :mod:`.inline`)."""
+        try:
+            step = start_inline(self._handle(request))
+            if type(step) is bytes:
+                payload = step
+            else:
+                assert isinstance(step, Waiting)
+                log.warning(
+                    "handler for %s (id %r) waited although it was declared inline;"
+                    " the reader finishes it",
+                    request.method,
+                    request.id,
+                )
+                payload = await step.finish()
+        finally:
+            if request.progress is not None:  # close_progress(), inlined: the hot path
+                request.progress.closed = True
+            self.engine.finished(request.id)
+        await self.writer.send_from_reader(Outgoing(payload, request.id, True))
+
+    async def _run(self, request: InboundRequest) -> bytes | None:
+        """Run a request's handler in its cancel scope: the encoded answer, None if cancelled."""
+        payload: bytes | None = None
+        assert request.scope is not None
+        try:
+            with request.scope:
+                payload = await self._handle(request)
+        finally:
+            request.close_progress()
+            self.engine.finished(request.id)
+        return payload
+
+    async def _handle(self, request: InboundRequest) -> bytes:
+        """Serve one request: the one place where an exception becomes a JSON-RPC error."""
+        engine = self.engine
+        try:
+            params = request.decode_params()
+        except McpError as invalid:
+            return engine.respond_error(request.id, invalid)
+        if getattr(params, "meta", None):  # most requests carry no _meta: no call
+            token = progress_token(params)
+            if token is not None:
+                request.progress = ProgressStream(token, request.id, self.writer)
+        try:
+            result = await self.dispatcher.handle_request(request, params)
+            return engine.respond(request.id, result)
+        except McpError as error:
+            return engine.respond_error(request.id, error)
+        except Exception:
+            internal_errors.report(log, "handler for %s (id %r) failed", request.method, request.id)
+            return engine.respond_error(request.id, INTERNAL_ERROR)
