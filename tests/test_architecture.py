@@ -7,32 +7,21 @@ heavy transport dependency.
 
 from __future__ import annotations
 
-import ast
 import subprocess
 import sys
 from pathlib import Path
 
 import mcp_actors
 
+from import_graph import file_imports
+
 PACKAGE = Path(mcp_actors.__file__).parent
 
 
 def our_imports(module: Path) -> set[str]:
-    """The ``mcp_actors`` modules a file imports, as dotted names."""
-    package = ".".join(("mcp_actors", *module.relative_to(PACKAGE).parent.parts))
-    found = set()
-    for node in ast.walk(ast.parse(module.read_text())):
-        if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                name = ".".join([*base, node.module] if node.module else base)
-            else:
-                name = node.module or ""
-            if name.startswith("mcp_actors"):
-                found.add(name)
-        elif isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names if alias.name.startswith("mcp_actors")}
-    return found
+    """The ``mcp_actors`` modules a file imports (``from`` imports: the module imported
+    from), as dotted names."""
+    return {found.module for found in file_imports(module) if found.module.startswith("mcp_actors")}
 
 
 def imports_of_layer(layer: str) -> dict[str, set[str]]:

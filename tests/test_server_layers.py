@@ -13,12 +13,12 @@
 
 from __future__ import annotations
 
-import ast
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import mcp_actors
+
+from import_graph import cycles, import_edges, private_access
 
 PACKAGE = Path(mcp_actors.__file__).parent
 SERVER = PACKAGE / "server"
@@ -41,93 +41,22 @@ PRIVATE_ACCESS_ELSEWHERE: dict[str, int] = {
 }
 
 
-def module_name(path: Path) -> str:
-    return path.relative_to(SERVER).with_suffix("").as_posix().replace("/", ".")
+def short(name: str) -> str:
+    """``mcp_actors.server.app`` -> ``app``."""
+    return name.removeprefix("mcp_actors.server.")
 
 
 def server_modules() -> dict[str, Path]:
-    return {module_name(path): path for path in SERVER.glob("*.py") if path.name != "__init__.py"}
-
-
-def is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
-def imports(tree: ast.AST, type_only: bool = False) -> Iterator[tuple[ast.stmt, bool]]:
-    """Every import statement under ``tree``, and whether it is type-only."""
-    for node in ast.iter_child_nodes(tree):
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            yield node, type_only
-        elif isinstance(node, ast.If) and is_type_checking(node.test):
-            for child in node.body:
-                yield from imports(ast.Module(body=[child], type_ignores=[]), True)
-            for child in node.orelse:
-                yield from imports(ast.Module(body=[child], type_ignores=[]), type_only)
-        else:
-            yield from imports(node, type_only)
+    return {path.stem: path for path in SERVER.glob("*.py") if path.name != "__init__.py"}
 
 
 def server_edges() -> dict[tuple[str, str], bool]:
     """(importer, imported) among server modules -> whether every such import is type-only."""
-    modules = server_modules()
-    edges: dict[tuple[str, str], bool] = {}
-    for name, path in modules.items():
-        for node, type_only in imports(ast.parse(path.read_text())):
-            targets: set[str] = set()
-            if isinstance(node, ast.ImportFrom):
-                if node.level == 1:
-                    base = node.module or ""
-                elif node.level == 0 and (node.module or "").startswith("mcp_actors.server"):
-                    base = (node.module or "").removeprefix("mcp_actors.server").lstrip(".")
-                else:
-                    continue
-                named = {f"{base}.{alias.name}".lstrip(".") for alias in node.names}
-                targets = named & modules.keys() or ({base} & modules.keys())
-            else:
-                for alias in node.names:
-                    if alias.name.startswith("mcp_actors.server."):
-                        targets.add(alias.name.removeprefix("mcp_actors.server."))
-            for target in targets & modules.keys() - {name}:
-                edges[name, target] = edges.get((name, target), True) and type_only
-    return edges
-
-
-def cycles(edges: set[tuple[str, str]]) -> list[list[str]]:
-    """The strongly connected components of more than one module (Tarjan)."""
-    graph: dict[str, list[str]] = {}
-    for source, target in sorted(edges):
-        graph.setdefault(source, []).append(target)
-        graph.setdefault(target, [])
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    found: list[list[str]] = []
-
-    def visit(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        for successor in graph[node]:
-            if successor not in index:
-                visit(successor)
-                low[node] = min(low[node], low[successor])
-            elif successor in stack:
-                low[node] = min(low[node], index[successor])
-        if low[node] == index[node]:
-            component = []
-            while True:
-                member = stack.pop()
-                component.append(member)
-                if member == node:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for node in graph:
-        if node not in index:
-            visit(node)
-    return found
+    return {
+        (short(source), short(target)): type_only
+        for (source, target), type_only in import_edges(SERVER).items()
+        if "mcp_actors.server" not in (source, target)  # the package's __init__
+    }
 
 
 def test_the_graph_sees_every_kind_of_import() -> None:
@@ -170,26 +99,6 @@ def test_hosting_is_not_imported_by_the_server_at_module_level() -> None:
     for module in hosting:
         assert "app" not in {target for source, target in edges if source == module}, module
         assert (module, "server_session") not in edges
-
-
-def private_access(path: Path) -> list[str]:
-    """``x._name`` (``x`` not ``self``/``cls``) and ``from m import _name``, by line."""
-    found = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Attribute) and is_private(node.attr):
-            if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
-                found.append(f"{node.lineno}: {ast.unparse(node)}")
-        elif isinstance(node, ast.ImportFrom):
-            found += [
-                f"{node.lineno}: from {node.module} import {alias.name}"
-                for alias in node.names
-                if is_private(alias.name)
-            ]
-    return found
-
-
-def is_private(name: str) -> bool:
-    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
 
 
 def test_the_private_access_check_finds_reach_ins(tmp_path: Path) -> None:
