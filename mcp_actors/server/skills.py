@@ -146,8 +146,7 @@ def read_library(
         if data is None:
             size = (root / relative).stat().st_size
             raise SkillError(
-                f"{uri}: {size} bytes would take the skills under {root} past"
-                f" max_bytes={max_bytes}"
+                f"{uri}: {size} bytes would take the skills under {root} past max_bytes={max_bytes}"
             )
         total += len(data)
         files[uri] = SkillFile(uri, data, _mime_type(relative))
