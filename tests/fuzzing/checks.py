@@ -87,6 +87,8 @@ class Report:
     pings: int = 0
     replies: int = 0
     sessions: int = 0
+    #: Of :attr:`sessions`, those of the modern era (2026-07-28).
+    modern_sessions: int = 0
     server_requests_answered: int = 0
     proper_closes: int = 0
     stderr_tracebacks: int = 0

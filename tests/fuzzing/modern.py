@@ -133,7 +133,7 @@ class ModernShaper:
         elif roll < 0.07:
             meta[CAPABILITIES_KEY] = rng.choice([None, [], "all", 1])
         elif roll < 0.08:
-            meta[LOG_LEVEL_KEY] = rng.choice(["verbose", "", 3, None, "DEBUG"])
+            meta[LOG_LEVEL_KEY] = rng.choice(["verbose", "", 3, None, "DEBUG", ["debug"], {}])
         elif roll < 0.09:
             meta[CLIENT_INFO_KEY] = rng.choice([{}, {"name": 1}, "fuzz", None])
         return meta
@@ -293,6 +293,17 @@ def readable(payload: bytes) -> Any:
         return json.loads(payload)
     except (ValueError, UnicodeDecodeError, RecursionError):
         return None
+
+
+def routed_revision(headers: Headers, legacy: tuple[str, ...]) -> str | None:
+    """The revision whose rules answer a POST sent with ``headers``: a legacy revision
+    its ``MCP-Protocol-Version`` names (legacy routing: no session, so an error), any
+    revision (None) when it has none (then the body decides), else the modern era."""
+    versions = [value for name, value in headers if name.lower() == "mcp-protocol-version"]
+    if not versions:
+        return None
+    named = versions[0].decode("ascii", "replace")
+    return named if named in legacy else MODERN
 
 
 def _wrapped(value: str) -> str:

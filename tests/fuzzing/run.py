@@ -31,7 +31,7 @@ from mcp_actors.transports.abc import TransportClosed
 
 from .cases import WEIGHTS, Case, CaseGenerator, Catalog
 from .checks import LEGACY_REVISIONS, ReplyChecker, Report
-from .modern import MODERN, readable
+from .modern import MODERN, readable, routed_revision
 from .targets import Broken, Connection, Received, Target
 
 _NO_REVISION = None
@@ -129,7 +129,10 @@ class FuzzSession:
                 in_reply_to = request if isinstance(request, dict) else known[1]
                 suspects = [known[0]] if event.case is None else suspects
                 self.generator.observe(request, peeked)
-        message = self.checker.check(raw, self.revision, suspects, in_reply_to)
+        revision = self.revision
+        if event.case is not None and event.case.headers:  # (HTTP: as its headers route it)
+            revision = routed_revision(event.case.headers, LEGACY_REVISIONS)
+        message = self.checker.check(raw, revision, suspects, in_reply_to)
         if not isinstance(message, dict):
             return
         if "method" in message and "id" in message:  # a request from the server
@@ -383,6 +386,7 @@ async def _one_session(
     async def body(session: FuzzSession, revision: str) -> None:
         nonlocal window
         report.sessions += 1
+        report.modern_sessions += revision == MODERN
         for case in early:  # before initialize: judged against any revision
             await session.send(case)
             report.messages += 1
