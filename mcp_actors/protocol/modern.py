@@ -154,7 +154,8 @@ def read_request_meta(raw_params: msgspec.Raw | bytes | Any) -> RequestMeta:
         _convert(meta, CLIENT_INFO_KEY, t.Implementation) if CLIENT_INFO_KEY in meta else None
     )
     log_level = meta.get(LOG_LEVEL_KEY)
-    if log_level is not None and (not isinstance(log_level, str) or log_level not in _LOG_LEVELS):
+    unhashable = isinstance(log_level, (dict, list))  # (all JSON gives that a set cannot hold)
+    if log_level is not None and (unhashable or log_level not in _LOG_LEVELS):
         raise _invalid(LOG_LEVEL_KEY, f"must be one of {', '.join(sorted(_LOG_LEVELS))}")
     return RequestMeta(version, capabilities, client_info, log_level)
 
