@@ -28,7 +28,7 @@ from .server.elicitation import ElicitationContentError, ElicitationResult
 from .server.log_bridge import McpLogHandler
 from .server.mrtr import MrtrSettings
 from .server.serve import run_stdio, serve_stdio
-from .server.tools import ToolError
+from .server.tool_error import ToolError
 from .transports.abc import MessageStream, Outgoing, TransportClosed
 from .transports.memory import memory_pair
 

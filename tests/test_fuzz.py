@@ -13,6 +13,7 @@ What the fuzzer found once is replayed on every transport, so it stays fixed.
 
 from __future__ import annotations
 
+import logging
 import random
 
 import pytest
@@ -103,3 +104,26 @@ async def test_a_question_the_client_fails_is_the_tools_error_not_a_crash(transp
         with pytest.raises(McpError) as raised:
             await client.call_tool("test_input_required_result_capabilities")
     assert (raised.value.code, raised.value.message) == (-32001, "no model here")
+
+
+@pytest.mark.needs("server_requests")
+async def test_content_the_client_got_wrong_is_told_not_logged_as_a_crash(
+    transport: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An elicitation accepted with content off its schema is the client's mistake: the
+    tool's ``isError`` result says what is wrong, the log has no traceback of it."""
+
+    def answer(params: object) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content={"name": 5})
+
+    handlers = ClientHandlers(elicitation=answer)
+    async with connect(transport, EVERYTHING, handlers=handlers) as client:
+        result = await client.call_tool("test_streaming_elicitation")
+    assert result.is_error is True
+    assert result.content == [
+        types.TextContent(
+            text="the accepted elicitation content does not match the requested schema:"
+            " name: expected a string, got a number"
+        )
+    ]
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING and r.exc_info]

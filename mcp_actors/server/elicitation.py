@@ -45,6 +45,7 @@ import msgspec
 from ..protocol.errors import INVALID_PARAMS, ProtocolViolation
 from ..protocol.versions import Revision
 from .signature import object_schema
+from .tool_error import ToolError
 
 T = TypeVar("T")
 
@@ -65,8 +66,11 @@ _URI: Final = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:\S*$")
 Action = Literal["accept", "decline", "cancel"]
 
 
-class ElicitationContentError(ValueError):
-    """The client accepted an elicitation with content that does not match the schema."""
+class ElicitationContentError(ToolError, ValueError):
+    """The client accepted an elicitation with content that does not match the schema.
+
+    The client's mistake: raised out of a tool, its text is the tool's ``isError``
+    result and it is not logged as the server's error (a :class:`ToolError`)."""
 
 
 @attrs.frozen

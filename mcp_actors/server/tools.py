@@ -35,17 +35,13 @@ from .authorization import scope_set
 from .calling import call as call_function
 from .calling import is_async
 from .signature import ToolSignature
+from .tool_error import ToolError
 
 if TYPE_CHECKING:
     from ..runtime.request import InboundRequest
     from .context import Context
 
 log = logging.getLogger("mcp_actors.tools")
-
-
-class ToolError(Exception):
-    """Raised by a tool to refuse a call for the caller's fault: the message (written for
-    the caller) becomes the ``isError`` result; logged at DEBUG only, in one line."""
 
 
 #: What a tool may return as its result itself (a deferred tool: the task it started).
