@@ -29,6 +29,7 @@ from __future__ import annotations
 import base64
 import json
 import random
+import re
 import string
 from collections import deque
 from collections.abc import Mapping
@@ -72,6 +73,8 @@ _MALFORMED: Final = (
 )
 
 Headers = tuple[tuple[str, bytes], ...]
+#: What a header value cannot carry as it is (see :func:`_ascii`).
+_UNSENDABLE: Final = re.compile(r"[^\x20-\x7e]")
 
 
 @cache
@@ -285,13 +288,13 @@ _READ_AT_MOST: Final = 1024 * 1024
 
 
 def readable(payload: bytes) -> Any:
-    """``payload`` decoded, or None if it is not JSON a client could have meant (too
-    big, too deep, not UTF-8, not JSON at all)."""
+    """``payload`` decoded (bytes that are not UTF-8 replaced), or None if it is not
+    JSON a client could have meant (too big, too deep, not JSON at all)."""
     if len(payload) > _READ_AT_MOST:
         return None
     try:
-        return json.loads(payload)
-    except (ValueError, UnicodeDecodeError, RecursionError):
+        return json.loads(payload.decode("utf-8", "replace"))
+    except (ValueError, RecursionError):
         return None
 
 
@@ -314,8 +317,9 @@ def _wrapped(value: str) -> str:
 
 
 def _ascii(value: str) -> bytes:
-    """``value`` as an HTTP client can send it (no edge blanks: h11 refuses those)."""
-    return value.strip().encode("ascii", "replace")
+    """``value`` as an HTTP client can send it: visible ASCII, no edge blanks (h11
+    refuses control characters and those), anything else as ``?``."""
+    return _UNSENDABLE.sub("?", value.strip()).encode("ascii")
 
 
 def _tampered(rng: random.Random, state: str) -> str:
