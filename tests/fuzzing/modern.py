@@ -275,7 +275,8 @@ class ModernShaper:
         elif roll < 0.75:
             out[index] = (rng.choice([name.lower(), name.upper()]), value)
         elif roll < 0.85:
-            out[index] = (name, value[:1] + b" \t" + value[1:])
+            inside = value[:1] + b" \t" + value[1:] if len(value) > 1 else b"a \tb"
+            out[index] = (name, inside)  # (at an edge h11 would not send it)
         else:
             unknown = "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(1, 6)))
             out.append((f"Mcp-Param-{unknown}", b"1"))
