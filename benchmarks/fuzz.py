@@ -1,14 +1,18 @@
 """Fuzz an MCP server over stdio, Streamable HTTP or WebSocket, and say what broke.
 
-    python benchmarks/fuzz.py --transport stdio --messages 100000 --seed 1
+    python benchmarks/fuzz.py --transport all --messages 100000 --seed 1
     python benchmarks/fuzz.py --transport http,ws --messages 20000 --seed 7 --findings out.jsonl
 
-Each transport gets its own server process (``mcp-actors run SERVER``, default the
-``everything`` plugin; ``servers.sample:server`` and the like resolve from
-``tests/``) and ``--messages`` fuzz cases drawn from ``--seed`` (see
-``tests/fuzzing/``): valid-shaped requests and notifications of every client
-method from the official schemas, mutated, and byte-level abuse. After every
-``--ping-every`` cases a ping must be answered. The table counts cases sent,
+Each transport (``stdio``, ``http`` on the lean front end, ``http-hypercorn``,
+``ws``; ``all`` is every one, one after another) gets its own server process
+(``mcp-actors run SERVER``, default the ``everything`` plugin;
+``servers.sample:server`` and the like resolve from ``tests/``) and
+``--messages`` fuzz cases drawn from ``--seed`` (see ``tests/fuzzing/``):
+valid-shaped requests and notifications of every client method from the
+official schemas of both eras (legacy sessions, and 2026-07-28 requests with
+their ``_meta`` and HTTP routing headers, MRTR retries, tasks requests), mutated,
+and byte-level abuse. After every ``--ping-every`` cases a ping (modern: a
+``server/discover``) must be answered. The table counts cases sent,
 replies, and each failure: crashes (the process died), sessions lost (a session
 or connection dropped by the server), unanswered pings, schema-invalid replies,
 non-JSON-RPC output, Python tracebacks on the wire, HTTP 5xx. Below it, the
@@ -41,7 +45,9 @@ from fuzzing.targets import TRANSPORTS, make_target  # noqa: E402
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--transport", default="stdio", help="stdio, http, ws or a comma list")
+    parser.add_argument(
+        "--transport", default="stdio", help=f"{', '.join(TRANSPORTS)}, a comma list, or all"
+    )
     parser.add_argument("--messages", type=int, default=10_000, help="fuzz cases per transport")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--server", default="everything", help="MODULE:ATTR or plugin name")
@@ -69,6 +75,7 @@ def table(reports: list[Report]) -> str:
         ("pings answered", [f"{r.pings:,}" for r in reports]),
         ("replies checked", [f"{r.replies:,}" for r in reports]),
         ("sessions", [f"{r.sessions:,}" for r in reports]),
+        ("  of them 2026-07-28", [f"{r.modern_sessions:,}" for r in reports]),
         ("server requests answered", [f"{r.server_requests_answered:,}" for r in reports]),
         ("ws closes with a proper code", [f"{r.proper_closes:,}" for r in reports]),
         *(
@@ -82,9 +89,9 @@ def table(reports: list[Report]) -> str:
         ("FAILURES", [f"{r.failures:,}" for r in reports]),
     ]
     width = max(len(name) for name, _ in rows)
-    header = f"{'':<{width}}  " + "  ".join(f"{r.transport:>12}" for r in reports)
+    header = f"{'':<{width}}  " + "  ".join(f"{r.transport:>14}" for r in reports)
     lines = [header, "-" * len(header)]
-    lines += [f"{name:<{width}}  " + "  ".join(f"{v:>12}" for v in values) for name, values in rows]
+    lines += [f"{name:<{width}}  " + "  ".join(f"{v:>14}" for v in values) for name, values in rows]
     return "\n".join(lines)
 
 
@@ -108,6 +115,8 @@ def main() -> int:
     # Terminated like Ctrl-C, so the server processes we started are stopped too.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     transports = [t.strip() for t in options.transport.split(",") if t.strip()]
+    if transports == ["all"]:
+        transports = list(TRANSPORTS)
     if unknown := set(transports) - set(TRANSPORTS):
         print(f"fuzz: unknown transport(s) {sorted(unknown)}", file=sys.stderr)
         return 2
@@ -146,6 +155,7 @@ def main() -> int:
             return 130
         reports.append(report)
         print(details(report))
+        print(table([report]), flush=True)  # (each transport's counts as soon as it ends)
     print()
     print(table(reports))
     if options.findings is not None:

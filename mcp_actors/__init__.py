@@ -28,6 +28,7 @@ from .server.elicitation import ElicitationContentError, ElicitationResult
 from .server.log_bridge import McpLogHandler
 from .server.mrtr import MrtrSettings
 from .server.serve import run_stdio, serve_stdio
+from .server.tool_error import ToolError
 from .transports.abc import MessageStream, Outgoing, TransportClosed
 from .transports.memory import memory_pair
 
@@ -55,6 +56,7 @@ __all__ = [
     "SessionConfig",
     "StdioTarget",
     "Supervisor",
+    "ToolError",
     "TransportClosed",
     "UrlTarget",
     "__version__",

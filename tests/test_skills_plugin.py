@@ -69,3 +69,35 @@ async def test_a_malformed_skill_stops_the_server_with_its_reason(library: Path)
         b"skill://team/release-notes/SKILL.md: frontmatter name 'notes' must equal its"
         b" directory 'release-notes'" in result.stderr
     )
+
+
+_PEAK_MEMORY = """
+import sys, tracemalloc
+from mcp_actors.server.skills import SkillError
+from mcp_actors_skills import Settings, create
+tracemalloc.start()
+try:
+    create(Settings(root=sys.argv[1]))
+except SkillError as error:
+    print(error)
+print(tracemalloc.get_traced_memory()[1])
+"""
+
+
+async def test_a_file_past_max_bytes_is_refused_before_it_is_read(library: Path) -> None:
+    """A 700 MiB file (sparse: no disk) is refused by its size, never read into memory."""
+    big = library / "team" / "release-notes" / "examples" / "big.bin"
+    with big.open("wb") as file:
+        file.truncate(700 * 1024 * 1024)
+    with trio.fail_after(60):
+        result = await trio.run_process(
+            [sys.executable, "-c", _PEAK_MEMORY, str(library)],
+            capture_stdout=True,
+            capture_stderr=True,
+        )
+    message, peak = result.stdout.decode().splitlines()
+    assert message == (
+        f"skill://team/release-notes/examples/big.bin: {700 * 1024 * 1024} bytes would take"
+        f" the skills under {library} past max_bytes={256 * 1024 * 1024}"
+    )
+    assert int(peak) < 16 * 1024 * 1024  # bytes allocated at the worst moment

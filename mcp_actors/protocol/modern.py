@@ -39,6 +39,7 @@ from msgspec import UNSET
 
 from . import types as t
 from .errors import INVALID_PARAMS, McpError, method_not_found, unsupported_protocol_version
+from .jsonrpc import UNDECODABLE
 from .lifecycle import SessionState
 from .methods import METHODS, MethodSpec
 from .versions import REVISIONS, Revision, is_modern, modern_versions
@@ -91,12 +92,13 @@ class RequestMeta:
 
 
 def _meta_of(raw_params: msgspec.Raw | bytes | Any) -> dict[str, Any] | None:
-    """The ``_meta`` object of raw ``params`` (None if absent, not an object, or no JSON)."""
+    """The ``_meta`` object of raw ``params`` (None if absent, not an object, or no JSON
+    — invalid UTF-8 and nesting too deep included)."""
     if raw_params is UNSET or raw_params is None:
         return None
     try:
         meta = _meta_decoder.decode(raw_params).meta
-    except (msgspec.DecodeError, TypeError):
+    except (*UNDECODABLE, TypeError):
         return None
     return meta if isinstance(meta, dict) else None
 
@@ -152,7 +154,8 @@ def read_request_meta(raw_params: msgspec.Raw | bytes | Any) -> RequestMeta:
         _convert(meta, CLIENT_INFO_KEY, t.Implementation) if CLIENT_INFO_KEY in meta else None
     )
     log_level = meta.get(LOG_LEVEL_KEY)
-    if log_level is not None and log_level not in _LOG_LEVELS:
+    unhashable = isinstance(log_level, (dict, list))  # (all JSON gives that a set cannot hold)
+    if log_level is not None and (unhashable or log_level not in _LOG_LEVELS):
         raise _invalid(LOG_LEVEL_KEY, f"must be one of {', '.join(sorted(_LOG_LEVELS))}")
     return RequestMeta(version, capabilities, client_info, log_level)
 

@@ -87,7 +87,12 @@ async def ask(
 ) -> list[Any]:
     """The answers to ``questions``, in order: concurrent requests (legacy session), or
     one ``input_required`` round (modern era, see :mod:`.mrtr`; ``timeout`` does not
-    apply there: the handler waits for the retry, up to the continuation's TTL)."""
+    apply there: the handler waits for the retry, up to the continuation's TTL).
+
+    In a legacy session the first question to fail (an error the client answered, a
+    timeout) ends the round: the others are withdrawn and that error is raised as it
+    is, never inside an exception group (a tool would report the group as its crash).
+    """
     exchange = server_session.input_exchange
     if exchange is not None:
         raw = await exchange.ask(questions)
@@ -95,21 +100,25 @@ async def ask(
         for question in questions:
             may_ask(server_session, question.method, _CAPABILITY[question.method])
         raw = [None] * len(questions)
+        failed: list[Exception] = []
 
-        async def one(index: int, question: Question[Any]) -> None:
-            raw[index] = await server_session.send_request(
-                question.method,
-                question.params,
-                related_request=related_request,
-                timeout=timeout,
-            )
+        async def one(index: int, question: Question[Any], scope: trio.CancelScope) -> None:
+            try:
+                raw[index] = await server_session.send_request(
+                    question.method,
+                    question.params,
+                    related_request=related_request,
+                    timeout=timeout,
+                )
+            except Exception as error:  # the first failure is the round's: the rest stop
+                failed.append(error)
+                scope.cancel()
 
-        if len(questions) == 1:
-            await one(0, questions[0])
-        else:
-            async with trio.open_nursery() as nursery:
-                for index, question in enumerate(questions):
-                    nursery.start_soon(one, index, question)
+        async with trio.open_nursery() as nursery:
+            for index, question in enumerate(questions):
+                nursery.start_soon(one, index, question, nursery.cancel_scope)
+        if failed:  # raised as it is (an McpError the client answered...), not in a group
+            raise failed[0]
     return [question.finish(answer) for question, answer in zip(questions, raw, strict=True)]
 
 

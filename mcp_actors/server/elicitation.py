@@ -48,6 +48,7 @@ from ..protocol.errors import INVALID_PARAMS, ProtocolViolation
 from ..protocol.versions import Revision
 from .elicitation_rules import answer_problems, property_kind, schema_problems
 from .signature import object_schema
+from .tool_error import ToolError
 
 T = TypeVar("T")
 
@@ -56,8 +57,11 @@ _TOP_KEYS: Final = frozenset({"type", "properties", "required", "$schema", "titl
 Action = Literal["accept", "decline", "cancel"]
 
 
-class ElicitationContentError(ValueError):
-    """The client accepted an elicitation with content that does not match the schema."""
+class ElicitationContentError(ToolError, ValueError):
+    """The client accepted an elicitation with content that does not match the schema.
+
+    The client's mistake: raised out of a tool, its text is the tool's ``isError``
+    result and it is not logged as the server's error (a :class:`ToolError`)."""
 
 
 @attrs.frozen

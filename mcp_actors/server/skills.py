@@ -32,6 +32,8 @@ subdirectories, by name); :meth:`SkillLibrary.reload` reads it again. What is re
 bounded: a skill over the extension's limits (512 files, 16 MiB), or a library over
 ``max_bytes`` (default 256 MiB) or 100,000 files, is refused with :class:`SkillError`
 naming it, as is a skill whose ``SKILL.md`` is malformed: nothing is served half-read.
+A file that would take the library past ``max_bytes`` is refused by its size before a
+byte of it is read (and read at most one byte past the limit, should it grow meanwhile).
 """
 
 from __future__ import annotations
@@ -73,6 +75,8 @@ MAX_FILES_PER_LIBRARY: Final = 100_000
 _NAME: Final = re.compile(r"(?!.*--)[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?")
 _SKILL_FILE: Final = "SKILL.md"
 _MARKDOWN: Final = "text/markdown"
+#: What one read asks for when a file turns out longer than its size said.
+_CHUNK: Final = 1024 * 1024
 
 
 class SkillError(ValueError):
@@ -138,11 +142,14 @@ def read_library(
     for relative in _walk(root):
         if len(files) == MAX_FILES_PER_LIBRARY:
             raise SkillError(f"more than {MAX_FILES_PER_LIBRARY} files under {root}")
-        data = (root / relative).read_bytes()
-        total += len(data)
-        if total > max_bytes:
-            raise SkillError(f"the skills under {root} exceed max_bytes={max_bytes}")
         uri = f"{scheme}://{relative.as_posix()}"
+        data = _read_bounded(root / relative, max_bytes - total)
+        if data is None:
+            size = (root / relative).stat().st_size
+            raise SkillError(
+                f"{uri}: {size} bytes would take the skills under {root} past max_bytes={max_bytes}"
+            )
+        total += len(data)
         files[uri] = SkillFile(uri, data, _mime_type(relative))
         if relative.name == _SKILL_FILE and len(relative.parts) > 1:  # in a skill directory
             manifests.append(files[uri])
@@ -150,6 +157,20 @@ def read_library(
         raise SkillError(f"no skill under {root}: no <skill>/{_SKILL_FILE} found")
     skills = {skill.uri: skill for skill in (_load_skill(file, files) for file in manifests)}
     return LibrarySnapshot(skills, files, _directories(files, scheme))
+
+
+def _read_bounded(path: Path, limit: int) -> bytes | None:
+    """The bytes of ``path`` if it holds at most ``limit``, else None — decided by its
+    size before reading, and by reading at most ``limit + 1`` bytes (a file that grew
+    since is caught too): a huge file never reaches memory."""
+    with path.open("rb") as file:
+        size = os.fstat(file.fileno()).st_size
+        if size > limit:
+            return None
+        data = file.read(size + 1)  # (a read allocates what it is asked for: ask for little)
+        while len(data) <= limit and (more := file.read(min(_CHUNK, limit + 1 - len(data)))):
+            data += more  # the file grew since fstat
+    return data if len(data) <= limit else None
 
 
 def _walk(root: Path) -> Iterator[PurePosixPath]:

@@ -7,6 +7,12 @@ exceptions and a return value JSON cannot carry (an integer past Python's
 on the other side can read it and try again. Only an unknown tool name, arguments
 that are not JSON text at all (invalid UTF-8: -32700), or an :class:`McpError`
 the tool raises on purpose, is a JSON-RPC error.
+
+A tool that refuses what the caller asked for (a path outside its directory, a file
+that is not there) raises :class:`ToolError`: its text is the ``isError`` result as
+written (never masked: it is meant for the caller) and the server logs one DEBUG line,
+no traceback — the caller's mistake is not the server's error, and a caller repeating
+it cannot flood the log.
 """
 
 from __future__ import annotations
@@ -29,12 +35,14 @@ from .authorization import scope_set
 from .calling import call as call_function
 from .calling import is_async
 from .signature import ToolSignature
+from .tool_error import ToolError
 
 if TYPE_CHECKING:
     from ..runtime.request import InboundRequest
     from .context import Context
 
 log = logging.getLogger("mcp_actors.tools")
+
 
 #: What a tool may return as its result itself (a deferred tool: the task it started).
 _RESULTS = (t.CallToolResult, t.CreatedTask)
@@ -136,6 +144,9 @@ class RegisteredTool:
                 value = await call_function(self.function, kwargs, False)
         except McpError:
             raise
+        except ToolError as refused:
+            log.debug("tool %r refused a call: %s", self.name, refused)
+            return error_result(str(refused))
         except Exception as error:
             log.error("tool %r failed", self.name, exc_info=error)
             if mask_errors:

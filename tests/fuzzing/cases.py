@@ -13,6 +13,10 @@ seeded :class:`random.Random`, so a run is reproduced by its seed:
 - **envelope abuse**: odd ids (null, bool, float, object, huge), notifications
   with ids, responses to nothing, batches (empty, mixed, nested), a repeated
   ``initialize``;
+- **the modern era** (2026-07-28, :mod:`.modern`): every request with its
+  ``_meta`` (version, capabilities...) and its HTTP routing headers, sometimes
+  wrong (``bad-headers``); retries of ``input_required`` results and the tasks
+  extension's requests aimed at what the server answered (``modern-followup``);
 - **byte-level abuse** planted inside an otherwise valid message: invalid UTF-8,
   lone surrogate escapes, deep nesting, numbers of thousands of digits,
   ``NaN``-like tokens, duplicate keys; and truncated JSON, junk, random bytes,
@@ -28,12 +32,13 @@ import json
 import random
 from collections import deque
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any, Final
 
 from mcp_actors.testing.wire import SCHEMA_DIR
 
+from .modern import MODERN, Headers, ModernShaper
 from .schema_values import SchemaValues, safe_text
 
 #: Marks the place in an encoded message where a byte-level mutation goes.
@@ -49,6 +54,8 @@ class Case:
     payload: bytes
     #: (id, method) of each request inside whose reply can be matched to it.
     requests: tuple[tuple[int | str, str], ...] = ()
+    #: The HTTP headers it is sent with (modern era: routing headers; else none).
+    headers: Headers = ()
 
     def describe(self, limit: int = 200) -> str:
         shown = self.payload[:limit]
@@ -83,7 +90,9 @@ def _union_members(revision: str, union: str) -> list[tuple[str, str]]:
     """(definition name, method) of each member of ``ClientRequest`` and the like."""
     defs = _definitions(revision)
     out = []
-    for member in defs[union]["anyOf"]:
+    # (2026-07-28's ClientNotification is its one member itself, not a union)
+    members = defs[union].get("anyOf", [{"$ref": f"#/$defs/{union}"}])
+    for member in members:
         name = member["$ref"].rsplit("/", 1)[1]
         method = defs[name].get("properties", {}).get("method", {}).get("const")
         if isinstance(method, str):
@@ -106,6 +115,8 @@ WEIGHTS: Final[dict[str, float]] = {
     "response-to-nothing": 4,
     "batch": 5,
     "initialize-again": 2,
+    "bad-headers": 5,
+    "modern-followup": 6,
     "invalid-utf8": 4,
     "lone-surrogate": 4,
     "deep-nesting": 3,
@@ -117,6 +128,10 @@ WEIGHTS: Final[dict[str, float]] = {
     "random-bytes": 2,
     "oversized": 0.05,
 }
+
+#: Categories of one era only (the other's sessions never draw them).
+MODERN_ONLY: Final = frozenset({"bad-headers", "modern-followup"})
+LEGACY_ONLY: Final = frozenset({"initialize-again"})
 
 _ODD_IDS: Final[list[Any]] = [
     None,
@@ -228,6 +243,8 @@ class CaseGenerator:
         self.oversized_bytes = oversized_bytes
         self.revision = "2025-11-25"
         self._values = SchemaValues(schema_document(self.revision), rng)
+        #: Set while the session is of the modern era.
+        self.modern: ModernShaper | None = None
         self._next_id = first_id
         self._next_ping = 0
         self._recent_ids: deque[int | str] = deque(maxlen=32)
@@ -242,6 +259,8 @@ class CaseGenerator:
             "response-to-nothing": self._response_to_nothing,
             "batch": self._batch,
             "initialize-again": self._initialize_again,
+            "bad-headers": self._bad_headers,
+            "modern-followup": self._modern_followup,
             "invalid-utf8": lambda: self._in_string("invalid-utf8", _INVALID_UTF8),
             "lone-surrogate": lambda: self._in_string("lone-surrogate", _SURROGATES),
             "deep-nesting": self._deep_nesting,
@@ -261,6 +280,7 @@ class CaseGenerator:
         self.revision = revision
         self._values = SchemaValues(schema_document(revision), self.rng)
         self._recent_ids.clear()
+        self.modern = ModernShaper(self.rng, self.catalog.tools) if revision == MODERN else None
 
     def initialize(self) -> Case:
         """A proper ``initialize`` request for the current revision."""
@@ -287,11 +307,41 @@ class CaseGenerator:
         message = {"jsonrpc": "2.0", "id": ping_id, "method": "ping"}
         return ping_id, Case("ping", encode(message), ((ping_id, "ping"),))
 
+    def discover(self) -> tuple[str, Case]:
+        """A proper ``server/discover`` (the modern era's proof of life), and its id."""
+        assert self.modern is not None
+        self._next_ping += 1
+        discover_id = f"discover-{self._next_ping}"
+        params = {"_meta": self.modern.valid_meta()}
+        message = {"jsonrpc": "2.0", "id": discover_id, "method": "server/discover"}
+        case = Case(
+            "discover", encode({**message, "params": params}), ((discover_id, message["method"]),)
+        )
+        return discover_id, self._routed(case)
+
     def next_case(self, exclude: Collection[str] = ()) -> Case:
-        """The next case, of a category drawn by the weights (none of ``exclude``)."""
-        while (category := self.rng.choices(self._categories, self._weights)[0]) in exclude:
+        """The next case, of a category drawn by the weights (none of ``exclude``, none
+        of the other era's), with the HTTP headers of the session's era."""
+        other_era = LEGACY_ONLY if self.modern is not None else MODERN_ONLY
+        while (category := self.rng.choices(self._categories, self._weights)[0]) in exclude or (
+            category in other_era
+        ):
             pass
-        return self._makers[category]()
+        return self._routed(self._makers[category]())
+
+    def _routed(self, case: Case) -> Case:
+        """``case`` with its routing headers, in the modern era (``bad-headers``: wrong)."""
+        if self.modern is None:
+            return case
+        headers = self.modern.headers(case.payload)
+        if case.category == "bad-headers":
+            headers = self.modern.bad_headers(headers)
+        return replace(case, headers=headers)
+
+    def observe(self, request: Any, reply: Any) -> None:
+        """Note the server's ``reply`` to ``request`` (the modern era follows some up)."""
+        if self.modern is not None and isinstance(reply, dict) and "result" in reply:
+            self.modern.observe(request, reply["result"])
 
     def answer(self, request: Mapping[str, Any]) -> Case | None:
         """What we write back to a request the server sent us (or None: no answer)."""
@@ -341,11 +391,15 @@ class CaseGenerator:
         members = [
             m for m in _union_members(self.revision, "ClientRequest") if m[1] != "initialize"
         ]
+        if self.modern is not None and self.rng.random() < 0.1:
+            return self.modern.task_request()
         name, method = self.rng.choice(members)
         message: dict[str, Any] = self._values.value({"$ref": self._ref(name)})
         message["jsonrpc"] = "2.0"
         message["method"] = method
         self._aim(message)
+        if self.modern is not None:
+            self.modern.stamp(message)
         return message
 
     def _aim(self, message: dict[str, Any]) -> None:
@@ -384,7 +438,7 @@ class CaseGenerator:
             params["argument"] = {"name": arg, "value": safe_text(rng, 0, 3)}
         elif method == "notifications/cancelled" and self._recent_ids:
             params["requestId"] = rng.choice(self._recent_ids)
-        if rng.random() < 0.3:
+        if self.modern is None and rng.random() < 0.3:
             meta = params.setdefault("_meta", {})
             if isinstance(meta, dict):
                 meta["progressToken"] = rng.choice([safe_text(rng, 1, 6), rng.randint(0, 99)])
@@ -441,6 +495,16 @@ class CaseGenerator:
             target = params if isinstance(params, dict) else message
             target[safe_text(rng, 1, 8)] = self._values.scalar()
         return Case("mutated", encode(message), expects)
+
+    def _bad_headers(self) -> Case:
+        """A valid request; :meth:`_routed` gets its headers wrong."""
+        return self._numbered(self._request_message(), "bad-headers")
+
+    def _modern_followup(self) -> Case:
+        """A retry of an ``input_required`` result the server gave, or a tasks request."""
+        assert self.modern is not None
+        message = self.modern.retry(self._values) if self.rng.random() < 0.6 else None
+        return self._numbered(message or self.modern.task_request(), "modern-followup")
 
     def _odd_id(self) -> Case:
         message = self._request_message()

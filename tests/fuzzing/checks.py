@@ -3,8 +3,10 @@
 :meth:`ReplyChecker.check` judges one message the server wrote: it parses as
 JSON, is a JSON-RPC message valid against the official schema of the revision
 the session negotiated (:func:`wire.validate_message`; before ``initialize``,
-against any revision the server speaks), its result fits the method it answers
-when we know which, and no string in it looks like Python leaking out: a
+against any revision the server speaks; in a session of the modern era, against
+the 2026-07-28 schema and the tasks extension's), its result fits the method it
+answers when we know which, the modern era's server sends no request (it asks
+inside results), and no string in it looks like Python leaking out: a
 ``Traceback``, a ``File "...", line N`` frame, a ``path.py:N`` location, or the
 name of a Python exception class (``UnicodeDecodeError``, ``RecursionError``...).
 
@@ -19,15 +21,18 @@ import json
 import re
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from mcp_actors.testing.wire import validate_message
 
 from .cases import Case
+from .modern import MODERN
 
-SUPPORTED_REVISIONS: Final = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+#: The revisions of the legacy era (a session opened by ``initialize``), newest first.
+LEGACY_REVISIONS: Final = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+SUPPORTED_REVISIONS: Final = (*LEGACY_REVISIONS, MODERN)
 
 _EXCEPTION_NAMES: Final = sorted(
     {
@@ -82,6 +87,8 @@ class Report:
     pings: int = 0
     replies: int = 0
     sessions: int = 0
+    #: Of :attr:`sessions`, those of the modern era (2026-07-28).
+    modern_sessions: int = 0
     server_requests_answered: int = 0
     proper_closes: int = 0
     stderr_tracebacks: int = 0
@@ -155,6 +162,14 @@ def python_leak(text: str) -> str | None:
     return match.group(0) if match else None
 
 
+def _legacy_ping_answer(reply: Any, in_reply_to: Mapping[str, Any] | str | None) -> bool:
+    """Whether ``reply`` is the legacy answer to a ``ping`` (one without a modern
+    ``_meta``), which stdio and WebSocket rightly give before any ``initialize``: a
+    modern session's connection is a legacy one not yet initialized, too."""
+    method = in_reply_to.get("method") if isinstance(in_reply_to, Mapping) else in_reply_to
+    return isinstance(reply, dict) and reply.get("result") == {} and method in ("ping", None)
+
+
 class ReplyChecker:
     """Checks the messages of one session; failures go to ``report``."""
 
@@ -166,9 +181,10 @@ class ReplyChecker:
         raw: bytes,
         revision: str | None,
         suspects: Sequence[Case],
-        in_reply_to: str | None = None,
+        in_reply_to: Mapping[str, Any] | str | None = None,
     ) -> Any:
-        """Judge one message the server sent; returns it decoded (None if it is not JSON)."""
+        """Judge one message the server sent; returns it decoded (None if it is not JSON).
+        ``in_reply_to``: the request it answers (or its method), when known."""
         report = self.report
         report.replies += 1
         try:
@@ -183,7 +199,12 @@ class ReplyChecker:
             if leak := python_leak(text):
                 report.fail("tracebacks", suspects, f"{leak!r} in {text[:400]!r}")
                 break
+        if revision == MODERN and isinstance(decoded, dict) and {"method", "id"} <= decoded.keys():
+            report.fail("schema_invalid", suspects, f"a request in the modern era: {raw[:300]!r}")
+            return decoded
         revisions = (revision,) if revision is not None else SUPPORTED_REVISIONS
+        if revision == MODERN and _legacy_ping_answer(decoded, in_reply_to):
+            revisions = LEGACY_REVISIONS
         problems = []
         for candidate in revisions:
             try:

@@ -3,10 +3,13 @@
 :func:`fuzz` starts the target, learns what the server offers (one clean
 session listing its tools, prompts, resources and templates), then until
 ``messages`` cases are sent (or ``time_limit`` passes) opens sessions, each at
-a revision drawn from the seed: sometimes a few cases before ``initialize``,
-then the handshake, then windows of ``ping_every`` cases, each followed by a
-``ping`` that must be answered within ``ping_timeout``. Requests the server
-sends us (sampling, elicitation, roots, ping) are answered, sometimes badly.
+a revision drawn from the seed. A legacy session: sometimes a few cases before
+``initialize``, then the handshake, then windows of ``ping_every`` cases, each
+followed by a ``ping`` that must be answered within ``ping_timeout``; requests
+the server sends us (sampling, elicitation, roots, ping) are answered, sometimes
+badly. A session of the modern era (2026-07-28, :data:`MODERN_SHARE` of them) has
+no handshake and no ``ping``: a proper ``server/discover`` proves it alive, and
+what the server answers (``input_required`` results, task ids) is followed up.
 
 When a window ends the session (the process died, the session or connection was
 dropped, the ping went unanswered), :func:`triage` replays its cases one by one
@@ -27,10 +30,13 @@ import trio
 from mcp_actors.transports.abc import TransportClosed
 
 from .cases import WEIGHTS, Case, CaseGenerator, Catalog
-from .checks import SUPPORTED_REVISIONS, ReplyChecker, Report
+from .checks import LEGACY_REVISIONS, ReplyChecker, Report
+from .modern import MODERN, readable, routed_revision
 from .targets import Broken, Connection, Received, Target
 
 _NO_REVISION = None
+#: The share of sessions of the modern era (the rest: a legacy revision each).
+MODERN_SHARE = 0.4
 
 
 class SessionDown(Exception):
@@ -113,18 +119,25 @@ class FuzzSession:
 
     async def _received(self, event: Received) -> None:
         raw = event.raw
-        method: str | None = None
+        in_reply_to: dict[str, Any] | str | None = None
         suspects: list[Case] = [event.case] if event.case is not None else list(self.window)
         peeked = _peek(raw)
         if isinstance(peeked, dict) and "method" not in peeked and "id" in peeked:
             known = self.by_id.get(_key(peeked["id"]))
             if known is not None:
-                method = known[1]
+                request = readable(known[0].payload)
+                in_reply_to = request if isinstance(request, dict) else known[1]
                 suspects = [known[0]] if event.case is None else suspects
-        message = self.checker.check(raw, self.revision, suspects, method)
+                self.generator.observe(request, peeked)
+        revision = self.revision
+        if event.case is not None and event.case.headers:  # (HTTP: as its headers route it)
+            revision = routed_revision(event.case.headers, LEGACY_REVISIONS)
+        message = self.checker.check(raw, revision, suspects, in_reply_to)
         if not isinstance(message, dict):
             return
         if "method" in message and "id" in message:  # a request from the server
+            if self.revision == MODERN:
+                return  # (none in this era: the checker failed it)
             answer = self.answers.answer(message)
             if answer is not None:
                 self.checker.report.server_requests_answered += 1
@@ -198,9 +211,13 @@ def _first_failure(group: BaseExceptionGroup[BaseException]) -> BaseException | 
 
 
 async def handshake(session: FuzzSession, revision: str, timeout: float) -> None:
-    """``initialize`` at ``revision`` and ``notifications/initialized``; raises SessionDown."""
+    """``initialize`` at ``revision`` and ``notifications/initialized``; raises SessionDown.
+    The modern era has no handshake: the session is only set to draw from it."""
     session.generator.start_session(revision)
     session.answers.start_session(revision)
+    if revision == MODERN:
+        session.revision = session.connection.revision = revision
+        return
     init = session.generator.initialize()
     reply = await session.request(init, timeout)
     result = reply.get("result") if isinstance(reply, dict) else None
@@ -212,8 +229,17 @@ async def handshake(session: FuzzSession, revision: str, timeout: float) -> None
 
 
 async def prove_alive(session: FuzzSession, timeout: float) -> None:
-    """A ping must come back, exactly as the spec says; raises SessionDown otherwise."""
+    """A ping must come back, exactly as the spec says (the modern era: a
+    ``server/discover`` naming the version); raises SessionDown otherwise."""
     await session.connection.settle()
+    if session.revision == MODERN:
+        discover_id, discover = session.generator.discover()
+        reply = await session.request(discover, timeout)
+        result = reply.get("result") if isinstance(reply, dict) else None
+        versions = result.get("supportedVersions") if isinstance(result, dict) else None
+        if not isinstance(versions, list) or MODERN not in versions:
+            raise SessionDown("ping_timeouts", f"discover {discover_id} answered {reply!r}", None)
+        return
     ping_id, ping = session.generator.ping()
     reply = await session.request(ping, timeout)
     if reply != {"jsonrpc": "2.0", "id": ping_id, "result": {}}:
@@ -240,7 +266,7 @@ async def discover(target: Target, timeout: float) -> Catalog:
             catalog.resources.extend(r["uri"] for r in result.get("resources", []))
             catalog.templates.extend(t["uriTemplate"] for t in result.get("resourceTemplates", []))
 
-    await _session(target, report, generator, answers, SUPPORTED_REVISIONS[0], listing)
+    await _session(target, report, generator, answers, LEGACY_REVISIONS[0], listing)
     if report.failures or not catalog.tools:
         raise RuntimeError(f"could not list what the server offers: {report.findings}")
     return catalog
@@ -307,7 +333,8 @@ async def fuzz(
         answers = CaseGenerator(random.Random(seed + 1), catalog)
         with trio.move_on_after(time_limit):
             while report.messages < messages:
-                revision = rng.choice(SUPPORTED_REVISIONS)
+                modern = rng.random() < MODERN_SHARE
+                revision = MODERN if modern else rng.choice(LEGACY_REVISIONS)
                 budget = min(session_messages, messages - report.messages)
                 await _one_session(
                     target,
@@ -327,7 +354,7 @@ async def fuzz(
 
         await target.ready()
         try:
-            await _session(target, report, generator, answers, SUPPORTED_REVISIONS[0], final)
+            await _session(target, report, generator, answers, LEGACY_REVISIONS[0], final)
         except SESSION_FAILURES as down:
             report.fail("ping_timeouts", [Case("final-ping", b"")], f"final ping: {down!r}")
         report.stderr_tracebacks = target.stderr.tracebacks
@@ -351,7 +378,7 @@ async def _one_session(
 ) -> None:
     rng = generator.rng
     # Before initialize: anything but an initialize (which would open the session itself).
-    early_count = rng.randint(1, 3) if rng.random() < 0.15 else 0
+    early_count = rng.randint(1, 3) if rng.random() < 0.15 and revision != MODERN else 0
     early = [generator.next_case(exclude=("initialize-again",)) for _ in range(early_count)]
     window: list[Case] = []
     crashes_before = target.crashes_seen
@@ -359,6 +386,7 @@ async def _one_session(
     async def body(session: FuzzSession, revision: str) -> None:
         nonlocal window
         report.sessions += 1
+        report.modern_sessions += revision == MODERN
         for case in early:  # before initialize: judged against any revision
             await session.send(case)
             report.messages += 1

@@ -1,10 +1,11 @@
 """A server under fuzz, run as a child process, and the raw wire to one of its sessions.
 
 A :class:`Target` starts ``mcp-actors run SERVER`` (over stdio a process per
-session; over ``http`` or ``ws`` one process on 127.0.0.1, a free port, serving
-every session) and watches its stderr. :meth:`Target.session` opens a
-:class:`Connection`: :meth:`Connection.send` writes one case's bytes exactly as
-given (a stdio line, a POST body, a WebSocket frame) and
+session; over ``http`` (the lean front end), ``http-hypercorn`` or ``ws`` one
+process on 127.0.0.1, a free port, serving every session) and watches its stderr.
+:meth:`Target.session` opens a :class:`Connection`: :meth:`Connection.send` writes
+one case's bytes exactly as given (a stdio line, a POST body with the case's
+headers, a WebSocket frame) and
 :attr:`Connection.events` yields what came back:
 
 - :class:`Received`: one message the server wrote (a stdout line, an SSE
@@ -19,6 +20,7 @@ Nothing here decodes JSON-RPC: judging replies is :mod:`.checks`' job.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -40,7 +42,11 @@ from mcp_actors.transports.websocket import open_websocket
 
 from .cases import Case
 
-TRANSPORTS: Final = ("stdio", "http", "ws")
+TRANSPORTS: Final = ("stdio", "http", "http-hypercorn", "ws")
+#: How long the fuzzer listens to a ``subscriptions/listen`` stream over HTTP (it stays
+#: open until the client closes it), and how many it holds open at once.
+_LISTEN_SECONDS: Final = 0.5
+_LISTENS: Final = 4
 _MAX_LINE: Final = 64 * 1024 * 1024
 #: The last line of a traceback (plain, or inside an exception group's ``|`` frame).
 _EXCEPTION_LINE: Final = re.compile(
@@ -165,13 +171,16 @@ class Target(ABC):
         return False
 
 
-async def _spawn(command: Sequence[str], cwd: Path | None) -> trio.Process:
+async def _spawn(
+    command: Sequence[str], cwd: Path | None, env: dict[str, str] | None = None
+) -> trio.Process:
     return await trio.lowlevel.open_process(
         list(command),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=str(cwd) if cwd else None,
+        env={**os.environ, **env} if env else None,
     )
 
 
@@ -262,6 +271,10 @@ class StdioTarget(Target):
 class _NetworkTarget(Target):
     """One server process on 127.0.0.1 (a free port) for every session."""
 
+    #: The ``--transport`` of ``mcp-actors run``, and the environment it runs in.
+    run_transport = ""
+    env: dict[str, str] | None = None
+
     def __init__(self, server: str, cwd: Path | None = None) -> None:
         super().__init__(server, cwd)
         self.process: trio.Process | None = None
@@ -306,7 +319,7 @@ class _NetworkTarget(Target):
             self.stderr.listening = trio.Event()
             self.stderr.url = None
             process = await _spawn(
-                self.command("--transport", self.transport, "--port", "0"), self.cwd
+                self.command("--transport", self.run_transport, "--port", "0"), self.cwd, self.env
             )
             self.process = process
             try:
@@ -341,12 +354,22 @@ class _HttpConnection(Connection):
         self.session_id: str | None = None
         self.deleted = False
         self.in_flight = trio.Semaphore(16)
+        self.listens = trio.Semaphore(_LISTENS)
         self.pending = 0
-        self.client = httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=None))
+        # Idle connections are dropped well before the server's keep-alive timeout (5 s):
+        # one reused just as the server closes it is lost with its request, a race of
+        # HTTP/1.1 itself, not a finding.
+        self.client = httpx.AsyncClient(
+            timeout=httpx.Timeout(30.0, read=None), limits=httpx.Limits(keepalive_expiry=2.0)
+        )
 
     async def write(self, case: Case) -> None:
-        if case.category == "ping":
+        if case.category in ("ping", "discover"):
             self.nursery.start_soon(self._post, case)
+            return
+        if any(method == "subscriptions/listen" for _, method in case.requests):
+            await self.listens.acquire()
+            self.nursery.start_soon(self._listen, case)
             return
         await self.in_flight.acquire()
         self.pending += 1
@@ -357,16 +380,29 @@ class _HttpConnection(Connection):
             while self.pending:
                 await trio.sleep(0.005)
 
-    def headers(self) -> dict[str, str]:
-        headers = {
-            "accept": "application/json, text/event-stream",
-            "content-type": "application/json",
-        }
+    def headers(self, case: Case | None = None) -> list[tuple[str, str | bytes]]:
+        """A POST's headers: a modern case's own (routing headers, no session), else the
+        legacy session's."""
+        headers: list[tuple[str, str | bytes]] = [
+            ("accept", "application/json, text/event-stream"),
+            ("content-type", "application/json"),
+        ]
+        if case is not None and case.headers:
+            return headers + list(case.headers)
         if self.session_id is not None:
-            headers["mcp-session-id"] = self.session_id
+            headers.append(("mcp-session-id", self.session_id))
         if self.revision is not None:
-            headers["mcp-protocol-version"] = self.revision
+            headers.append(("mcp-protocol-version", self.revision))
         return headers
+
+    async def _listen(self, case: Case) -> None:
+        """A ``subscriptions/listen``: its stream read for a moment, then closed (which
+        ends it: there is no other way over HTTP)."""
+        try:
+            with trio.move_on_after(_LISTEN_SECONDS):
+                await self._post(case)
+        finally:
+            self.listens.release()
 
     async def _post(self, case: Case, limited: bool = False) -> None:
         # A ping's POST waits longer than the fuzzer waits for the ping's answer, so an
@@ -375,7 +411,7 @@ class _HttpConnection(Connection):
         try:
             with trio.move_on_after(timeout):
                 request = self.client.build_request(
-                    "POST", self.url, content=case.payload, headers=self.headers()
+                    "POST", self.url, content=case.payload, headers=self.headers(case)
                 )
                 response = await self.client.send(request, stream=True)
                 try:
@@ -423,14 +459,23 @@ class _HttpConnection(Connection):
 
 
 class HttpTarget(_NetworkTarget):
-    """``mcp-actors run SERVER --transport http``: every session a set of raw POSTs."""
+    """``mcp-actors run SERVER --transport http``: every session a set of raw POSTs, to
+    the lean front end or (``front_end="hypercorn"``) hypercorn's."""
 
-    transport = "http"
+    run_transport = "http"
     session_before_initialize = False
 
-    def __init__(self, server: str, cwd: Path | None = None, post_timeout: float = 3.0) -> None:
+    def __init__(
+        self,
+        server: str,
+        cwd: Path | None = None,
+        post_timeout: float = 3.0,
+        front_end: str = "lean",
+    ) -> None:
         super().__init__(server, cwd)
         self.post_timeout = post_timeout
+        self.transport = "http" if front_end == "lean" else f"http-{front_end}"
+        self.env = {"MCP_ACTORS_HTTP_FRONT_END": front_end}
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[Connection]:
@@ -489,7 +534,7 @@ class _WebSocketConnection(Connection):
 class WebSocketTarget(_NetworkTarget):
     """``mcp-actors run SERVER --transport ws``: a connection per session."""
 
-    transport = "ws"
+    transport = run_transport = "ws"
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[Connection]:
@@ -511,6 +556,8 @@ def make_target(transport: str, server: str, cwd: Path | None = None) -> Target:
         return StdioTarget(server, cwd)
     if transport == "http":
         return HttpTarget(server, cwd)
+    if transport == "http-hypercorn":
+        return HttpTarget(server, cwd, front_end="hypercorn")
     if transport == "ws":
         return WebSocketTarget(server, cwd)
     raise ValueError(f"unknown transport {transport!r} (one of {', '.join(TRANSPORTS)})")

@@ -136,7 +136,9 @@ class Confinement:
             raise
 
     def outside(self, path: str) -> AccessDenied:
-        directories = ", ".join(map(str, self.directories))
+        """The refusal of ``path``, naming the allowed directories relative to the root
+        (``.`` is the root itself): the root's own place is not the caller's business."""
+        directories = ", ".join("/".join(parts) or "." for parts in self.allowed)
         return AccessDenied(f"{path!r} is outside the allowed roots ({self.source}: {directories})")
 
     def below_root(self, path: PurePosixPath) -> list[str] | None:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import codecs
 import datetime
+import errno
 import mimetypes
 import os
 import stat
@@ -46,7 +47,7 @@ import attrs
 import msgspec
 from msgspec import UNSET
 
-from mcp_actors import Context, McpError, Server, types
+from mcp_actors import Context, McpError, Server, ToolError, types
 from mcp_actors.protocol import errors
 from mcp_actors.server.content import blob_contents, text, text_contents
 
@@ -118,11 +119,6 @@ def file_uri_path(uri: str) -> Path | None:
     return Path(path) if path.startswith("/") else None
 
 
-def path_uri(path: Path) -> str:
-    """The ``file://`` URI of an absolute path."""
-    return path.as_uri()
-
-
 def intersect(root: Path, client_roots: Iterable[Path]) -> tuple[Path, ...]:
     """The parts of ``root`` the client's roots cover (all paths already real)."""
     found: list[Path] = []
@@ -136,6 +132,38 @@ def intersect(root: Path, client_roots: Iterable[Path]) -> tuple[Path, ...]:
         if covered not in found:
             found.append(covered)
     return tuple(found)
+
+
+# -- refusals ------------------------------------------------------------------------------
+
+#: What a path the caller gave can fail with: its mistake, not the server's.
+_CALLERS_FAULT: Final = frozenset(
+    {
+        errno.ENOENT,
+        errno.ENOTDIR,
+        errno.EISDIR,
+        errno.EEXIST,
+        errno.EACCES,
+        errno.EPERM,
+        errno.ELOOP,
+        errno.ENAMETOOLONG,
+    }
+)
+
+
+def refusal(error: AccessDenied | OSError) -> str | None:
+    """What to tell the caller of a path refused for its own fault (outside the allowed
+    directories, missing, not a regular file...), naming the path as the caller wrote
+    it; None for a failure of the server (an I/O error, no space left: logged as one).
+
+    A refusal is answered as a :class:`ToolError`: an ``isError`` result and one DEBUG
+    line in the log, so that a client asking again and again cannot flood the log.
+    """
+    if isinstance(error, (AccessDenied, NotRegularFile)):
+        return str(error)
+    if error.errno in _CALLERS_FAULT:
+        return f"{error.strerror}: {error.filename!r}"
+    return None
 
 
 # -- the server ----------------------------------------------------------------------------
@@ -182,12 +210,22 @@ def create(settings: Settings | None = None) -> Server:
         ]
         covered = intersect(root, (Path(meaning) for _, meaning in client_roots))
         allowed = tuple(directory.relative_to(root).parts for directory in covered)
-        source = f"the client's roots within {root}"
+        source = "the client's roots within the root"
         return Confinement(root, allowed, source, (configured, *client_roots))
 
-    async def run(ctx: Context, work: Callable[[Confinement, threading.Event], T]) -> T:
+    async def confined(ctx: Context, work: Callable[[Confinement, threading.Event], T]) -> T:
         """``work`` in a worker thread, confined to what this request may touch."""
         return await workers.run(partial(work, await confinement(ctx)))
+
+    async def run(ctx: Context, work: Callable[[Confinement, threading.Event], T]) -> T:
+        """:func:`confined` for a tool: a path the caller got wrong is a
+        :class:`ToolError` (see :func:`refusal`)."""
+        try:
+            return await confined(ctx, work)
+        except (AccessDenied, OSError) as error:
+            if (message := refusal(error)) is None:
+                raise
+            raise ToolError(message) from None
 
     @server.tool(annotations=_READ_ONLY)
     async def list_allowed_directories(ctx: Context) -> list[str]:
@@ -239,9 +277,8 @@ def create(settings: Settings | None = None) -> Server:
             try:
                 decoded = decoder.decode(data, final=not more)
             except UnicodeDecodeError:
-                uri = path_uri(scope.display(walked.parts))
-                message = f"{path!r} is not UTF-8 text; read it as the resource {uri}"
-                raise ValueError(message) from None
+                message = f"{path!r} is not UTF-8 text; read it as a file:/// resource"
+                raise ToolError(message) from None
             consumed = len(data) - len(decoder.getstate()[0])
             return decoded, offset + consumed, size
 
@@ -320,7 +357,7 @@ def create(settings: Settings | None = None) -> Server:
                 return read_range(file, 0, settings.max_read_bytes, stop)
 
         try:
-            data = await run(ctx, read)
+            data = await confined(ctx, read)
         except AccessDenied as denied:
             raise errors.invalid_params(str(denied)) from None
         except (FileNotFoundError, NotADirectoryError, NotRegularFile):
