@@ -40,7 +40,7 @@ from msgspec import UNSET
 from ..protocol import errors
 from ..protocol import types as t
 from .authorization import scope_set
-from .calling import call, is_async
+from .calling import call_refusable, is_async
 from .signature import ToolSignature
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ class RegisteredPrompt:
         kwargs: dict[str, Any] = {name: getattr(decoded, name) for name in signature.argument_names}
         if signature.context_parameter is not None:
             kwargs[signature.context_parameter] = context
-        value = await call(self.function, kwargs, self.is_async)
+        value = await call_refusable(f"prompt {self.name!r}", self.function, kwargs, self.is_async)
         result = to_prompt_result(value)
         if result.description is UNSET and self.definition.description is not UNSET:
             result.description = self.definition.description

@@ -42,7 +42,7 @@ from ..protocol import types as t
 from ..protocol.errors import McpError
 from .authorization import scope_set
 from .caching import CacheHint
-from .calling import call, is_async
+from .calling import call_refusable, is_async
 from .signature import ToolSignature
 from .uri_template import UriTemplate
 
@@ -125,7 +125,7 @@ class RegisteredResource:
             kwargs = {name: getattr(decoded, name) for name in signature.argument_names}
         if signature.context_parameter is not None:
             kwargs[signature.context_parameter] = context
-        value = await call(self.function, kwargs, self.is_async)
+        value = await call_refusable(f"resource {uri!r}", self.function, kwargs, self.is_async)
         return to_contents(value, uri, self.mime_type)
 
 
