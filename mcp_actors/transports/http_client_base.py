@@ -115,15 +115,22 @@ async def read_events(chunks: ResponseChunks, decoder: SSEDecoder) -> list[Serve
     return None if chunk is None else decoder.feed(chunk)
 
 
-class RequestBody:
-    """A request body that says when httpx has written it.
+def _nothing() -> None:
+    pass
 
-    It can be sent more than once: an ``httpx.Auth`` flow (OAuth) resends the
-    request after a ``401``, and each pass yields the payload again. Each pass is
-    an iterator, not a generator: an abandoned generator would draw trio's warning.
+
+class RequestBody:
+    """A request body that says when httpx has written it (``on_written``).
+
+    Every POST of ours sends its payload through one (with its ``content-length``
+    header): httpx's own body for ``content=bytes`` is an async generator, and a
+    request cancelled while it is written leaves that generator to the garbage
+    collector, which draws trio's ResourceWarning. Each pass here is an iterator, not
+    a generator. A body can be sent more than once: an ``httpx.Auth`` flow (OAuth)
+    resends the request after a ``401``, and each pass yields the payload again.
     """
 
-    def __init__(self, payload: bytes, on_written: Callable[[], None]) -> None:
+    def __init__(self, payload: bytes, on_written: Callable[[], None] = _nothing) -> None:
         self._payload = payload
         self._on_written = on_written
 

@@ -27,6 +27,7 @@ from .abc import MessageStream, Outgoing, TransportClosed
 from .asgi import EVENT_STREAM, JSON, media_types
 from .http_client_base import (
     Inbox,
+    RequestBody,
     ResponseChunks,
     error_response,
     merge_headers,
@@ -112,10 +113,14 @@ class LegacySseConnection:
     async def post(self, payload: bytes) -> None:
         """POST one message; a request that cannot be delivered is answered with an error."""
         assert self.endpoint is not None, "post() before run() reported the endpoint"
-        headers = merge_headers(self.headers, {"content-type": JSON})
+        headers = merge_headers(
+            self.headers, {"content-type": JSON, "content-length": str(len(payload))}
+        )
         problem: McpError | str | None = None
         try:
-            response = await self.client.post(self.endpoint, content=payload, headers=headers)
+            response = await self.client.post(
+                self.endpoint, content=RequestBody(payload), headers=headers
+            )
             if response.status_code >= 400:
                 found = inspect.error_in_body(response.content)
                 problem = found if found is not None else f"HTTP {response.status_code}"

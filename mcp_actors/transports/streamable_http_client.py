@@ -230,7 +230,9 @@ class StreamableHttpClientStream(MessageStream):
         """POST a notification or response; the server answers 202."""
         headers = self._post_headers(kind, payload)
         try:
-            response = await self.client.post(self.url, content=payload, headers=headers)
+            response = await self.client.post(
+                self.url, content=RequestBody(payload), headers=headers
+            )
         except httpx.HTTPError as error:
             log.warning("POST of a notification failed: %s", error)
             return
@@ -506,10 +508,13 @@ class StreamableHttpClientStream(MessageStream):
             if self.session_id != expired:
                 return self.session_id is not None  # another request renewed it already
             self.session_id = None
-            headers = merge_headers(self._headers(), {"content-type": JSON})
+            payload = self._initialize_payload
+            headers = merge_headers(
+                self._headers(), {"content-type": JSON, "content-length": str(len(payload))}
+            )
             try:
                 response = await self.client.post(
-                    self.url, content=self._initialize_payload, headers=headers
+                    self.url, content=RequestBody(payload), headers=headers
                 )
                 body = await response.aread()
             except httpx.HTTPError as error:
