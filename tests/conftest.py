@@ -12,6 +12,7 @@ connector.
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -256,3 +257,29 @@ async def read_to_eof(stream: trio.SocketStream) -> bytes:
         while chunk := await stream.receive_some(65536):
             data += chunk
     return data
+
+
+@asynccontextmanager
+async def served_by_cli(*arguments: str) -> AsyncIterator[str]:
+    """``mcp-actors run SAMPLE ARGUMENTS...`` as a child process: the URL it announces on
+    stderr (read within 20 s); the process is terminated when the block ends."""
+    command = [sys.executable, "-m", "mcp_actors.cli", "run", SAMPLE, *arguments]
+    async with trio.open_nursery() as nursery:
+        process: trio.Process = await nursery.start(
+            partial(
+                trio.run_process,
+                command,
+                stderr=subprocess.PIPE,
+                cwd=str(TESTS),
+                check=False,
+            )
+        )
+        try:
+            assert process.stderr is not None
+            line = b""
+            with trio.fail_after(20):
+                while b"\n" not in line:
+                    line += await process.stderr.receive_some(4096)
+            yield line.decode().split(" at ", 1)[1].split()[0]
+        finally:
+            process.terminate()

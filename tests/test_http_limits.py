@@ -30,7 +30,7 @@ from mcp_actors.transports.http_config import HttpConfig
 from mcp_actors.transports.http_security import AllowedHostsRequired
 from mcp_actors.transports.websocket import WebSocketRefused, open_websocket_client
 
-from conftest import SAMPLE, TESTS
+from conftest import SAMPLE, TESTS, served_by_cli
 
 HEADERS = [
     ("accept", "application/json, text/event-stream"),
@@ -378,61 +378,24 @@ def test_run_refuses_a_public_bind_without_allowed_hosts() -> None:
 
 
 async def test_run_applies_the_session_flags() -> None:
-    command = [sys.executable, "-m", "mcp_actors.cli", "run", SAMPLE, "--transport", "http"]
     flags = ["--port", "0", "--max-sessions", "1", "--session-idle-timeout", "none"]
-    async with trio.open_nursery() as nursery:
-        process: trio.Process = await nursery.start(
-            partial(
-                trio.run_process,
-                [*command, *flags, "--allowed-host", "127.0.0.1:*"],
-                stderr=subprocess.PIPE,
-                cwd=str(TESTS),
-                check=False,
-            )
-        )
-        try:
-            assert process.stderr is not None
-            line = b""
-            with trio.fail_after(20):
-                while b"\n" not in line:
-                    line += await process.stderr.receive_some(4096)
-            url = line.decode().split(" at ", 1)[1].split()[0]
-            async with http_from("127.0.0.1") as http:
-                session = await new_session(http, url)
-                async with get_streams_open(http, url, [session]):
-                    assert (await initialize(http, url)).status_code == 503
-        finally:
-            process.terminate()
+    async with served_by_cli(
+        "--transport", "http", *flags, "--allowed-host", "127.0.0.1:*"
+    ) as url, http_from("127.0.0.1") as http:
+        session = await new_session(http, url)
+        async with get_streams_open(http, url, [session]):
+            assert (await initialize(http, url)).status_code == 503
 
 
 async def test_run_applies_the_connection_flags() -> None:
-    command = [sys.executable, "-m", "mcp_actors.cli", "run", SAMPLE, "--transport", "http"]
     flags = ["--port", "0", "--max-connections", "1", "--max-connections-per-client", "none"]
     flags += ["--send-timeout", "5"]
-    async with trio.open_nursery() as nursery:
-        process: trio.Process = await nursery.start(
-            partial(
-                trio.run_process,
-                [*command, *flags],
-                stderr=subprocess.PIPE,
-                cwd=str(TESTS),
-                check=False,
-            )
-        )
-        try:
-            assert process.stderr is not None
-            line = b""
-            with trio.fail_after(20):
-                while b"\n" not in line:
-                    line += await process.stderr.receive_some(4096)
-            url = line.decode().split(" at ", 1)[1].split()[0]
-            async with httpx.AsyncClient(timeout=10, headers=dict(HEADERS)) as held:
-                assert (await held.post(url, content=initialize_body())).status_code == 200
-                async with httpx.AsyncClient(timeout=10, headers=dict(HEADERS)) as second:
-                    refused = await second.post(url, content=initialize_body())
-            assert refused.status_code == 503 and "retry-after" in refused.headers
-        finally:
-            process.terminate()
+    async with served_by_cli("--transport", "http", *flags) as url:
+        async with httpx.AsyncClient(timeout=10, headers=dict(HEADERS)) as held:
+            assert (await held.post(url, content=initialize_body())).status_code == 200
+            async with httpx.AsyncClient(timeout=10, headers=dict(HEADERS)) as second:
+                refused = await second.post(url, content=initialize_body())
+        assert refused.status_code == 503 and "retry-after" in refused.headers
 
 
 # -- the event store: bounded, and emptied of what was delivered (item 12) ----------------

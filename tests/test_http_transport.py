@@ -34,7 +34,7 @@ from mcp_actors.transports.sse import ServerSentEvent, SSEDecoder
 from mcp_actors.transports.streamable_http_client import open_streamable_http
 from mcp_actors.transports.websocket import WebSocketRefused, open_websocket
 
-from conftest import SAMPLE, TESTS, wait_for_event
+from conftest import SAMPLE, TESTS, served_by_cli, wait_for_event
 
 BOTH = "application/json, text/event-stream"
 HEADERS = {"accept": BOTH, "content-type": "application/json"}
@@ -555,36 +555,17 @@ async def test_closing_a_websocket_client_completes_the_close_handshake(
 
 @pytest.mark.parametrize("transport", ["http", "sse", "ws"])
 async def test_cli_serves_and_calls_over_the_network(transport: str) -> None:
-    command = [sys.executable, "-m", "mcp_actors.cli", "run", SAMPLE, "--transport", transport]
-    async with trio.open_nursery() as nursery:
-        process: trio.Process = await nursery.start(
-            partial(
-                trio.run_process,
-                [*command, "--port", "0"],
-                stderr=subprocess.PIPE,
-                cwd=str(TESTS),
-                check=False,
-            )
+    async with served_by_cli("--transport", transport, "--port", "0") as url:
+        assert url.endswith({"http": "/mcp", "sse": "/sse", "ws": "/mcp"}[transport])
+        done = await trio.run_process(
+            [sys.executable, "-m", "mcp_actors.cli", "call", url, "add", '{"a": 20, "b": 22}'],
+            capture_stdout=True,
+            capture_stderr=True,
+            cwd=str(TESTS),
+            check=False,
         )
-        try:
-            assert process.stderr is not None
-            line = b""
-            with trio.fail_after(20):
-                while b"\n" not in line:
-                    line += await process.stderr.receive_some(4096)
-            url = line.decode().split(" at ", 1)[1].split()[0]
-            assert url.endswith({"http": "/mcp", "sse": "/sse", "ws": "/mcp"}[transport])
-            done = await trio.run_process(
-                [sys.executable, "-m", "mcp_actors.cli", "call", url, "add", '{"a": 20, "b": 22}'],
-                capture_stdout=True,
-                capture_stderr=True,
-                cwd=str(TESTS),
-                check=False,
-            )
-            assert done.returncode == 0, done.stderr
-            assert json.loads(done.stdout)["structuredContent"] == {"result": 42}
-        finally:
-            process.terminate()
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["structuredContent"] == {"result": 42}
 
 
 def test_import_mcp_actors_loads_no_network_library() -> None:
