@@ -111,7 +111,7 @@ def tracked_per_retained_stream(streams: int = 10_000) -> float:
     (two events each, as a ``tools/call`` POST leaves: its priming event, its response)."""
     import trio
 
-    from mcp_actors.transports.event_store import InMemoryEventStore
+    from mcp_actors.transports.http.event_store import InMemoryEventStore
 
     async def fill(store: InMemoryEventStore) -> None:
         for n in range(streams):

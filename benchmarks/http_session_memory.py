@@ -132,8 +132,8 @@ def measure_rss(count: int, settle: float) -> tuple[float, float]:
 
 MODULE_GROUPS = (
     ("mcp_actors/transports/event_store", "event store"),
-    ("mcp_actors/transports/streamable_http_stream", "HTTP session stream (response streams)"),
-    ("mcp_actors/transports/http_sessions", "session table"),
+    ("mcp_actors/transports/http/session_stream", "HTTP session stream (response streams)"),
+    ("mcp_actors/transports/http/sessions", "session table"),
     ("mcp_actors/transports/", "other transport code"),
     ("mcp_actors/runtime/session", "session actor"),
     ("mcp_actors/runtime/writer", "session writer"),
@@ -157,7 +157,7 @@ def group_of(filename: str) -> str:
 async def traced(count: int) -> list[tuple[str, float]]:
     """Bytes per session still allocated after ``count`` idle sessions, by module group."""
     from mcp_actors.server.serve_http import serve_http
-    from mcp_actors.transports.http_config import HttpConfig
+    from mcp_actors.transports.http.config import HttpConfig
 
     sys.path.insert(0, str(SERVER.parent))
     from ours import server  # type: ignore[import-not-found]

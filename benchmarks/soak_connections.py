@@ -237,7 +237,7 @@ async def measure(
 def serve(options: argparse.Namespace) -> None:
     sys.path.insert(0, str(BENCHMARKS))
     from mcp_actors.server.serve_http import run_http
-    from mcp_actors.transports.http_config import HttpConfig
+    from mcp_actors.transports.http.config import HttpConfig
 
     from servers.ours import server
 

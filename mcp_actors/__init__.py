@@ -72,16 +72,16 @@ __all__ = [
 
 #: Network transports, imported on first use: name -> (module, attribute).
 _LAZY: dict[str, tuple[str, str]] = {
-    "HttpConfig": ("mcp_actors.transports.http_config", "HttpConfig"),
+    "HttpConfig": ("mcp_actors.transports.http.config", "HttpConfig"),
     "serve_http": ("mcp_actors.server.serve_http", "serve_http"),
     "run_http": ("mcp_actors.server.serve_http", "run_http"),
     "serve_websocket": ("mcp_actors.server.serve_websocket", "serve_websocket"),
     "run_websocket": ("mcp_actors.server.serve_websocket", "run_websocket"),
     "open_streamable_http": (
-        "mcp_actors.transports.streamable_http_client",
+        "mcp_actors.transports.http.client",
         "open_streamable_http",
     ),
-    "open_sse_client": ("mcp_actors.transports.http_sse_client", "open_sse_client"),
+    "open_sse_client": ("mcp_actors.transports.http.sse_client", "open_sse_client"),
     "open_websocket_client": ("mcp_actors.transports.websocket", "open_websocket_client"),
 }
 

@@ -323,8 +323,8 @@ def _run(options: argparse.Namespace) -> int:
         run_websocket(server, host=options.host, port=options.port, announce=True, **given)
     else:
         from .server.serve_http import run_http  # imports hypercorn
-        from .transports.http_config import HttpConfig
-        from .transports.http_security import AllowedHostsRequired, HostPolicy
+        from .transports.http.config import HttpConfig
+        from .transports.http.security import AllowedHostsRequired, HostPolicy
 
         if "allowed_hosts" in given:
             given["allowed_hosts"] = tuple(given["allowed_hosts"])

@@ -83,9 +83,9 @@ def _network(kind: str, front_end: str = "lean") -> Connector:
     ) -> AsyncIterator[tuple[Client, list[Recorded]]]:
         from mcp_actors.server.serve_http import serve_http
         from mcp_actors.server.serve_websocket import serve_websocket
-        from mcp_actors.transports.http_config import HttpConfig
-        from mcp_actors.transports.http_sse_client import open_sse_client
-        from mcp_actors.transports.streamable_http_client import open_streamable_http
+        from mcp_actors.transports.http.client import open_streamable_http
+        from mcp_actors.transports.http.config import HttpConfig
+        from mcp_actors.transports.http.sse_client import open_sse_client
         from mcp_actors.transports.websocket import open_websocket_client
 
         server = load_server(server_spec)

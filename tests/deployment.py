@@ -23,7 +23,7 @@ import attrs
 import httpx
 import trio
 
-from mcp_actors.transports.sse import ServerSentEvent, SSEDecoder
+from mcp_actors.transports.http.sse import ServerSentEvent, SSEDecoder
 
 SERVERS = Path(__file__).parent / "servers"
 SCALE_OUT_SERVER = str(SERVERS / "scale_out.py")

@@ -24,10 +24,11 @@ def our_imports(module: Path) -> set[str]:
     return {found.module for found in file_imports(module) if found.module.startswith("mcp_actors")}
 
 
-def imports_of_layer(layer: str) -> dict[str, set[str]]:
-    return {
-        str(path.relative_to(PACKAGE)): our_imports(path) for path in (PACKAGE / layer).glob("*.py")
-    }
+def imports_of_layer(layer: str, *, subpackages: bool = False) -> dict[str, set[str]]:
+    """The imports of each module of ``layer`` (and of its subpackages' if asked)."""
+    folder = PACKAGE / layer
+    paths = folder.rglob("*.py") if subpackages else folder.glob("*.py")
+    return {str(path.relative_to(PACKAGE)): our_imports(path) for path in paths}
 
 
 def test_protocol_imports_nothing_else_of_ours() -> None:
@@ -38,7 +39,7 @@ def test_protocol_imports_nothing_else_of_ours() -> None:
 
 def test_transports_see_only_the_protocol() -> None:
     allowed = ("mcp_actors.protocol", "mcp_actors.transports")
-    for module, imports in imports_of_layer("transports").items():
+    for module, imports in imports_of_layer("transports", subpackages=True).items():
         outside = {name for name in imports if not name.startswith(allowed)}
         assert not outside, f"transports/{module} imports {outside}"
 
@@ -74,7 +75,7 @@ def test_the_resource_server_sees_the_protocol_shared_auth_and_the_hook_contract
     """``auth/server/`` (the OAuth resource server) may import the shared ``auth/`` modules,
     ``protocol/`` and the one transport module naming the HTTP auth hook; nothing of the
     runtime, the server or the client (they call it, not the other way round)."""
-    allowed = ("mcp_actors.protocol", "mcp_actors.transports.http_auth", "mcp_actors.auth")
+    allowed = ("mcp_actors.protocol", "mcp_actors.transports.http.auth", "mcp_actors.auth")
     for module, imports in imports_of_layer("auth/server").items():
         outside = {name for name in imports if not name.startswith(allowed)}
         assert not outside, f"auth/server/{module} imports {outside}"
@@ -161,6 +162,6 @@ def test_auth_shared_modules_import_nothing_else_of_ours() -> None:
     for module, imports in imports_of_layer("auth/client").items():
         outside = {name for name in imports if not name.startswith("mcp_actors.auth")}
         assert not outside, f"auth/client/{module} imports {outside}"
-    for module, imports in imports_of_layer("transports").items():
+    for module, imports in imports_of_layer("transports", subpackages=True).items():
         auth = {name for name in imports if name.startswith("mcp_actors.auth")}
         assert not auth, f"transports/{module} imports {auth}"

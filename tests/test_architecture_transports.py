@@ -19,7 +19,11 @@ import mcp_actors
 TRANSPORTS = Path(mcp_actors.__file__).parent / "transports"
 
 #: Every transport module, server and client side.
-MODULES = sorted(path.name for path in TRANSPORTS.glob("*.py") if path.name != "__init__.py")
+MODULES = sorted(
+    str(path.relative_to(TRANSPORTS))
+    for path in TRANSPORTS.rglob("*.py")
+    if path.name != "__init__.py"
+)
 
 
 #: Structs that are records, not messages: (module, class). ``Outgoing`` holds bytes
@@ -27,7 +31,7 @@ MODULES = sorted(path.name for path in TRANSPORTS.glob("*.py") if path.name != "
 #: because one is made per message sent, and a Struct's constructor is cheap.
 #: ``StoredEvent`` holds such bytes too; a Struct because ``gc=False`` keeps the tens
 #: of thousands an event store retains out of the cycle collector's sight.
-RECORDS = {("abc.py", "Outgoing"), ("event_store.py", "StoredEvent")}
+RECORDS = {("abc.py", "Outgoing"), ("http/event_store.py", "StoredEvent")}
 
 
 def decoding_in(path: Path) -> list[str]:
@@ -35,10 +39,11 @@ def decoding_in(path: Path) -> list[str]:
     Structs (but the :data:`RECORDS`), json.loads/dumps."""
     found = []
     tree = ast.parse(path.read_text())
+    module = str(path.relative_to(TRANSPORTS)) if path.is_relative_to(TRANSPORTS) else path.name
     record_bases = {
         id(base)
         for node in ast.walk(tree)
-        if isinstance(node, ast.ClassDef) and (path.name, node.name) in RECORDS
+        if isinstance(node, ast.ClassDef) and (module, node.name) in RECORDS
         for base in node.bases
     }
     for node in ast.walk(tree):
@@ -72,7 +77,7 @@ def decoding_in(path: Path) -> list[str]:
 
 
 def test_every_transport_module_is_checked() -> None:
-    assert {"stdio.py", "streamable_http.py", "http_client_base.py", "websocket.py"} <= set(MODULES)
+    assert {"stdio.py", "http/endpoint.py", "http/client_base.py", "websocket.py"} <= set(MODULES)
 
 
 @pytest.mark.parametrize("module", MODULES)

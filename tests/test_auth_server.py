@@ -26,8 +26,8 @@ from mcp_actors.client.targets import UrlTarget
 from mcp_actors.protocol.errors import McpError
 from mcp_actors.server.serve_http import serve_http
 from mcp_actors.server.serve_websocket import serve_websocket
-from mcp_actors.transports.http_client_base import ResponseChunks, read_events
-from mcp_actors.transports.sse import SSEDecoder
+from mcp_actors.transports.http.client_base import ResponseChunks, read_events
+from mcp_actors.transports.http.sse import SSEDecoder
 from mcp_actors.transports.websocket import WebSocketRefused, open_websocket
 
 from servers.authorization_server import AuthorizationServer

@@ -33,8 +33,8 @@ from joserfc.jwk import RSAKey
 from mcp_actors import Server
 from mcp_actors.auth.server import Backoff, IntrospectionVerifier, JwtVerifier, ResourceServer
 from mcp_actors.server.serve_http import serve_http
-from mcp_actors.transports.http_config import HttpConfig
-from mcp_actors.transports.http_lean import LeanHttpServer
+from mcp_actors.transports.http.config import HttpConfig
+from mcp_actors.transports.http.lean import LeanHttpServer
 
 #: Backoff windows of 100 s, then 200 s, then 400 s at most.
 BACKOFF = Backoff(first=100, cap=400)

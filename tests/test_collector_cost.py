@@ -14,7 +14,7 @@ import gc
 import subprocess
 import sys
 
-from mcp_actors.transports.event_store import (
+from mcp_actors.transports.http.event_store import (
     EVENT_OVERHEAD,
     EventMemory,
     EventStoreStatistics,

@@ -16,7 +16,7 @@ import httpx
 import trio
 
 from mcp_actors import open_client
-from mcp_actors.transports.streamable_http_client import open_streamable_http
+from mcp_actors.transports.http.client import open_streamable_http
 
 URL = "http://mcp.test/mcp"
 SESSION = {"mcp-session-id": "s1"}

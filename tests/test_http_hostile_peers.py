@@ -22,7 +22,7 @@ import trio
 from mcp_actors import Server
 from mcp_actors.server.context import Context
 from mcp_actors.server.serve_http import HttpServerHandle, serve_http
-from mcp_actors.transports.http_config import HttpConfig
+from mcp_actors.transports.http.config import HttpConfig
 
 from conftest import read_to_eof, read_until
 

@@ -20,7 +20,7 @@ import trio
 
 from mcp_actors.client.targets import load_server
 from mcp_actors.server.serve_http import HttpServerHandle, serve_http
-from mcp_actors.transports.http_config import HttpConfig
+from mcp_actors.transports.http.config import HttpConfig
 
 from conftest import read_to_eof, read_until
 

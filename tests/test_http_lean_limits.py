@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import trio
 
-from mcp_actors.transports.http_config import HttpConfig
-from mcp_actors.transports.http_lean import LeanHttpServer, LeanLimits
+from mcp_actors.transports.http.config import HttpConfig
+from mcp_actors.transports.http.lean import LeanHttpServer, LeanLimits
 
 from conftest import read_to_eof, read_until
 

@@ -26,8 +26,8 @@ from mcp_actors.client.targets import load_server
 from mcp_actors.protocol.versions import LATEST
 from mcp_actors.server.serve_http import HttpServerHandle, serve_http
 from mcp_actors.server.serve_websocket import serve_websocket
-from mcp_actors.transports.http_config import HttpConfig
-from mcp_actors.transports.http_security import AllowedHostsRequired
+from mcp_actors.transports.http.config import HttpConfig
+from mcp_actors.transports.http.security import AllowedHostsRequired
 from mcp_actors.transports.websocket import WebSocketRefused, open_websocket_client
 
 from conftest import SAMPLE, TESTS, served_by_cli
@@ -379,9 +379,10 @@ def test_run_refuses_a_public_bind_without_allowed_hosts() -> None:
 
 async def test_run_applies_the_session_flags() -> None:
     flags = ["--port", "0", "--max-sessions", "1", "--session-idle-timeout", "none"]
-    async with served_by_cli(
-        "--transport", "http", *flags, "--allowed-host", "127.0.0.1:*"
-    ) as url, http_from("127.0.0.1") as http:
+    async with (
+        served_by_cli("--transport", "http", *flags, "--allowed-host", "127.0.0.1:*") as url,
+        http_from("127.0.0.1") as http,
+    ):
         session = await new_session(http, url)
         async with get_streams_open(http, url, [session]):
             assert (await initialize(http, url)).status_code == 503

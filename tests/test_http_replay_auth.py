@@ -21,7 +21,7 @@ from mcp_actors import Server
 from mcp_actors.auth.server import InvalidToken, ResourceServer
 from mcp_actors.server.serve_http import HttpServerHandle, serve_http
 from mcp_actors.shared.settings import SharedSettings
-from mcp_actors.transports.http_auth import Principal
+from mcp_actors.transports.http.auth import Principal
 
 from deployment import HEADERS, events_of, open_legacy_session, redis_server, request
 

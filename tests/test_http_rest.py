@@ -18,9 +18,9 @@ import trio
 
 from mcp_actors import Server
 from mcp_actors.server.serve_http import HttpServerHandle, serve_http
-from mcp_actors.transports.http_client_base import ResponseChunks, read_events
-from mcp_actors.transports.http_config import HttpConfig
-from mcp_actors.transports.sse import SSEDecoder
+from mcp_actors.transports.http.client_base import ResponseChunks, read_events
+from mcp_actors.transports.http.config import HttpConfig
+from mcp_actors.transports.http.sse import SSEDecoder
 
 from deployment import HEADERS, open_legacy_session
 

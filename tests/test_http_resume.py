@@ -20,9 +20,9 @@ import trio
 
 from mcp_actors import ClientHandlers, Context, Server, open_client, types
 from mcp_actors.server.serve_http import serve_http
-from mcp_actors.transports.http_config import HttpConfig
-from mcp_actors.transports.http_sse_client import open_sse_client
-from mcp_actors.transports.streamable_http_client import open_streamable_http
+from mcp_actors.transports.http.client import open_streamable_http
+from mcp_actors.transports.http.config import HttpConfig
+from mcp_actors.transports.http.sse_client import open_sse_client
 
 MESSAGES = 600
 KILLS = 100

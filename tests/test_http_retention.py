@@ -18,9 +18,9 @@ import trio
 
 from mcp_actors import Server
 from mcp_actors.server.serve_http import HttpServerHandle, serve_http
-from mcp_actors.transports.event_store import EventStoreStatistics
-from mcp_actors.transports.http_config import HttpConfig
-from mcp_actors.transports.sse import ServerSentEvent
+from mcp_actors.transports.http.config import HttpConfig
+from mcp_actors.transports.http.event_store import EventStoreStatistics
+from mcp_actors.transports.http.sse import ServerSentEvent
 
 from deployment import HEADERS, events_of, open_legacy_session, request
 

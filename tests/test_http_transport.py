@@ -27,11 +27,11 @@ from mcp_actors.client.targets import UrlTarget, load_server, parse_target
 from mcp_actors.protocol.versions import LATEST
 from mcp_actors.server.serve_http import HttpServerHandle, serve_http
 from mcp_actors.server.serve_websocket import serve_websocket
-from mcp_actors.transports.http_client_base import ResponseChunks, read_events
-from mcp_actors.transports.http_config import HttpConfig
-from mcp_actors.transports.http_sse_client import LegacySseError, open_sse_client
-from mcp_actors.transports.sse import ServerSentEvent, SSEDecoder
-from mcp_actors.transports.streamable_http_client import open_streamable_http
+from mcp_actors.transports.http.client import open_streamable_http
+from mcp_actors.transports.http.client_base import ResponseChunks, read_events
+from mcp_actors.transports.http.config import HttpConfig
+from mcp_actors.transports.http.sse import ServerSentEvent, SSEDecoder
+from mcp_actors.transports.http.sse_client import LegacySseError, open_sse_client
 from mcp_actors.transports.websocket import WebSocketRefused, open_websocket
 
 from conftest import SAMPLE, TESTS, served_by_cli, wait_for_event

@@ -6,15 +6,15 @@ from __future__ import annotations
 import pytest
 import trio
 
-from mcp_actors.transports.event_store import (
+from mcp_actors.transports.http.event_store import (
     EVENT_OVERHEAD,
     EventMemory,
     EventStoreStatistics,
     InMemoryEventStore,
 )
-from mcp_actors.transports.http_security import AllowedHostsRequired, HostPolicy, is_loopback
-from mcp_actors.transports.http_sessions import SessionRegistry, mint_session_id
-from mcp_actors.transports.sse import (
+from mcp_actors.transports.http.security import AllowedHostsRequired, HostPolicy, is_loopback
+from mcp_actors.transports.http.sessions import SessionRegistry, mint_session_id
+from mcp_actors.transports.http.sse import (
     EventTooLarge,
     ServerSentEvent,
     SSEDecoder,

@@ -6,7 +6,7 @@ import pytest
 import trio
 import trio.testing
 
-from mcp_actors.transports.inbox import Inbox, InboxClosed
+from mcp_actors.transports.http.inbox import Inbox, InboxClosed
 
 
 async def test_items_come_out_in_order_and_a_full_inbox_makes_the_writer_wait() -> None:

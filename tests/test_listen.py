@@ -264,7 +264,7 @@ async def test_a_change_made_on_another_connection_reaches_every_listener() -> N
 
 async def test_a_change_reaches_a_listener_on_another_http_request() -> None:
     from mcp_actors.server.serve_http import serve_http
-    from mcp_actors.transports.streamable_http_client import open_streamable_http
+    from mcp_actors.transports.http.client import open_streamable_http
 
     server = create_everything()
     async with trio.open_nursery() as nursery:
@@ -403,7 +403,7 @@ async def test_the_server_ends_streams_gracefully(transport: str) -> None:
 @asynccontextmanager
 async def http_clients(server: Server) -> AsyncIterator[list[Client]]:
     from mcp_actors.server.serve_http import serve_http
-    from mcp_actors.transports.streamable_http_client import open_streamable_http
+    from mcp_actors.transports.http.client import open_streamable_http
 
     async with trio.open_nursery() as nursery:
         http = await nursery.start(partial(serve_http, server, port=0))
@@ -418,7 +418,7 @@ async def http_clients(server: Server) -> AsyncIterator[list[Client]]:
 
 async def test_the_client_listens_again_after_the_server_restarts() -> None:
     from mcp_actors.server.serve_http import serve_http
-    from mcp_actors.transports.streamable_http_client import open_streamable_http
+    from mcp_actors.transports.http.client import open_streamable_http
 
     async with trio.open_nursery() as nursery:
         first_server = create_everything()
@@ -488,7 +488,7 @@ async def test_an_http_listen_is_an_event_stream_with_keepalive_comments() -> No
     import httpx
 
     from mcp_actors.server.serve_http import serve_http
-    from mcp_actors.transports.http_config import HttpConfig
+    from mcp_actors.transports.http.config import HttpConfig
 
     server = create_everything()
     body = {

@@ -26,8 +26,8 @@ from mcp_actors import Client, McpError, Server, open_client
 from mcp_actors.auth.server import ResourceServer
 from mcp_actors.server.serve_http import HttpServerHandle, serve_http
 from mcp_actors.testing.wire import WireRecorder, assert_all_valid
-from mcp_actors.transports.http_config import HttpConfig
-from mcp_actors.transports.streamable_http_client import open_streamable_http
+from mcp_actors.transports.http.client import open_streamable_http
+from mcp_actors.transports.http.config import HttpConfig
 
 MODERN = "2026-07-28"
 

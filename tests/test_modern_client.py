@@ -46,8 +46,8 @@ from mcp_actors.protocol.routing_headers import ToolHeaders, encode_header_value
 from mcp_actors.protocol.versions import MODERN, SUPPORTED
 from mcp_actors.server.app import Server
 from mcp_actors.testing.wire import WireRecorder, assert_all_valid, validate_message
+from mcp_actors.transports.http.client import open_streamable_http
 from mcp_actors.transports.stdio import open_stdio_process
-from mcp_actors.transports.streamable_http_client import open_streamable_http
 
 from conftest import SAMPLE
 

@@ -36,8 +36,8 @@ from mcp_actors.server.context import Context
 from mcp_actors.server.serve_http import HttpServerHandle, serve_http
 from mcp_actors.server.tools import RegisteredTool
 from mcp_actors.testing.wire import validate_message
-from mcp_actors.transports.http_config import HttpConfig
-from mcp_actors.transports.sse import SSEDecoder
+from mcp_actors.transports.http.config import HttpConfig
+from mcp_actors.transports.http.sse import SSEDecoder
 
 MODERN = "2026-07-28"
 META = {

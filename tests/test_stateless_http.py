@@ -26,7 +26,7 @@ from mcp_actors import ClientHandlers, McpError
 from mcp_actors.client.targets import load_server
 from mcp_actors.protocol import errors
 from mcp_actors.server.serve_http import serve_http
-from mcp_actors.transports.sse import SSEDecoder
+from mcp_actors.transports.http.sse import SSEDecoder
 
 from conftest import connect
 

@@ -29,8 +29,8 @@ from mcp_actors.protocol import types as t
 from mcp_actors.runtime.task_store import MemoryTaskStore, TaskRecord, TaskStoreFull
 from mcp_actors.server.serve_http import serve_http
 from mcp_actors.testing.wire import WireRecorder, assert_all_valid
+from mcp_actors.transports.http.client import open_streamable_http
 from mcp_actors.transports.memory import memory_pair
-from mcp_actors.transports.streamable_http_client import open_streamable_http
 
 from conftest import connect
 

@@ -30,8 +30,8 @@ from mcp_actors.server.tasks import TaskSettings
 from mcp_actors.shared.settings import SharedSettings
 from mcp_actors.testing.wire import WireRecorder, assert_all_valid
 from mcp_actors.transports.abc import MessageStream
-from mcp_actors.transports.http_auth import Principal
-from mcp_actors.transports.streamable_http_client import open_streamable_http
+from mcp_actors.transports.http.auth import Principal
+from mcp_actors.transports.http.client import open_streamable_http
 from mcp_actors.transports.websocket import open_websocket_client
 
 from deployment import redis_server

@@ -3,7 +3,7 @@
 
 Run: ``python benchmarks/servers/bare_http.py --http PORT [--front-end lean|hypercorn]``
 (127.0.0.1). ``lean`` is mcp_actors' trio + httptools server
-(:mod:`mcp_actors.transports.http_lean`),
+(:mod:`mcp_actors.transports.http.lean`),
 ``hypercorn`` is hypercorn's trio worker: what a request costs each before any MCP work.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 import trio
 
-from mcp_actors.transports.asgi import lifespan
+from mcp_actors.transports.http.asgi import lifespan
 
 REPLY = b'{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"3"}]}}'
 HEADERS = [(b"content-type", b"application/json"), (b"content-length", str(len(REPLY)).encode())]
@@ -34,7 +34,7 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 async def main(port: int, front_end: str) -> None:
     if front_end == "lean":
-        from mcp_actors.transports.http_lean import LeanHttpServer
+        from mcp_actors.transports.http.lean import LeanHttpServer
 
         await LeanHttpServer(app).serve("127.0.0.1", port)
     else:

@@ -67,7 +67,7 @@ async def last_cancellation(token: str) -> dict[str, Any]:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--http"]:
         from mcp_actors.server.serve_http import run_http
-        from mcp_actors.transports.http_config import HttpConfig
+        from mcp_actors.transports.http.config import HttpConfig
 
         stateless = "--stateless" in sys.argv
         cap = (

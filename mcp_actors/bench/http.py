@@ -9,7 +9,7 @@ with maintained parsers, not by hand:
   uses for requests): status, headers, ``content-length``, chunked bodies (chunk
   extensions and trailers included), bodies that end when the server closes, and
   interim ``1xx`` responses, which are skipped;
-- ``text/event-stream`` bodies with :class:`~mcp_actors.transports.sse.SSEDecoder`
+- ``text/event-stream`` bodies with :class:`~mcp_actors.transports.http.sse.SSEDecoder`
   (every ``data`` payload is one message; empty "priming" events are skipped);
 - any other body is one message, handed on once it is complete.
 
@@ -38,7 +38,7 @@ from urllib.parse import urlsplit
 import trio
 from httptools import HttpParserError, HttpParserUpgrade, HttpResponseParser
 
-from ..transports.sse import EventTooLarge, SSEDecoder
+from ..transports.http.sse import EventTooLarge, SSEDecoder
 from .wire import BenchError, Connector, Wire, WireClosed
 
 _READ_SIZE: Final = 1 << 16

@@ -244,12 +244,12 @@ async def _open_url(target: UrlTarget) -> AsyncIterator[MessageStream]:
         ) as ws:
             yield ws
     elif target.transport == "sse":
-        from ..transports.http_sse_client import open_sse_client
+        from ..transports.http.sse_client import open_sse_client
 
         async with open_sse_client(target.url, headers=target.headers, auth=target.auth) as sse:
             yield sse
     else:
-        from ..transports.streamable_http_client import open_streamable_http
+        from ..transports.http.client import open_streamable_http
 
         async with open_streamable_http(
             target.url,

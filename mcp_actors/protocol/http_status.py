@@ -8,7 +8,7 @@ the envelope, parameter and header failures of the validation ladder are
 (``streamable-http.mdx`` "Request Metadata"), and everything else — a result,
 or an error a handler raised — is ``200``. A reply that has already
 committed to an event stream is ``200`` whatever follows; the legacy era
-keeps its own statuses (see :mod:`mcp_actors.transports.streamable_http`).
+keeps its own statuses (see :mod:`mcp_actors.transports.http.endpoint`).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from collections.abc import Hashable, Iterable
 from typing import TYPE_CHECKING
 
 from ..protocol.errors import REQUEST_REJECTED, McpError
-from ..transports.http_auth import Principal
+from ..transports.http.auth import Principal
 
 if TYPE_CHECKING:
     from .protocols import ScopedServer

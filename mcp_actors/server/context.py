@@ -23,7 +23,7 @@ from msgspec import UNSET, UnsetType
 from ..protocol import types as t
 from ..protocol.jsonrpc import RequestId
 from ..runtime.request import InboundRequest
-from ..transports.http_auth import Principal
+from ..transports.http.auth import Principal
 from . import client_requests
 from .client_requests import Question
 from .elicitation import ElicitationResult

@@ -29,7 +29,7 @@ from ..runtime.request import InboundRequest
 from ..runtime.session import Session
 from ..runtime.task_store import TaskStore
 from ..transports.abc import MessageStream
-from ..transports.http_auth import Principal
+from ..transports.http.auth import Principal
 
 
 class InputExchange(Protocol):

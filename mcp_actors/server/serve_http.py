@@ -1,7 +1,7 @@
 """Running a server over HTTP: Streamable HTTP (and legacy SSE) on one of two HTTP servers.
 
 :func:`serve_http` opens a supervisor for the sessions, builds the ASGI
-application (:class:`~mcp_actors.transports.http_app.McpHttpApp`) and runs an
+application (:class:`~mcp_actors.transports.http.app.McpHttpApp`) and runs an
 HTTP server inside the same nursery, so the HTTP server, the idle-session sweeper
 and every session actor are children of the caller's task: cancel it and all
 of them stop. Session actors live in the supervisor, not in the HTTP request
@@ -10,7 +10,7 @@ tasks that created them; a client that disconnects does not end its session.
 Two front ends serve the same application (``HttpConfig.front_end``):
 
 - ``"lean"`` (the default): HTTP/1.1 on trio + httptools, one task per connection
-  (:mod:`~mcp_actors.transports.http_lean`) — a fraction of hypercorn's cost per
+  (:mod:`~mcp_actors.transports.http.lean`) — a fraction of hypercorn's cost per
   request;
 - ``"hypercorn"``: hypercorn's trio worker, for what the lean one does not do
   (HTTP/2, TLS; to embed the application elsewhere, use ``McpHttpApp`` directly).
@@ -42,12 +42,12 @@ from ..shared.settings import SharedSettings
 if TYPE_CHECKING:
     from ..shared.state import SharedState
 from ..transports.abc import MessageStream
-from ..transports.http_app import HealthCheck, McpHttpApp
-from ..transports.http_config import HttpConfig
-from ..transports.http_lean import LeanHttpServer, LeanLimits
-from ..transports.http_security import HostPolicy
-from ..transports.http_sessions import CloseSession, ServeExchange
-from ..transports.streamable_http_modern import InputSchemaOf
+from ..transports.http.app import HealthCheck, McpHttpApp
+from ..transports.http.config import HttpConfig
+from ..transports.http.lean import LeanHttpServer, LeanLimits
+from ..transports.http.modern import InputSchemaOf
+from ..transports.http.security import HostPolicy
+from ..transports.http.sessions import CloseSession, ServeExchange
 from .protocols import HostedServer
 from .serve import freeze_startup_objects, run_until_interrupted
 
@@ -208,7 +208,7 @@ async def _serve_hypercorn(
 ) -> None:
     import hypercorn.config
 
-    from ..transports.http_hypercorn import HYPERCORN_READ_SIZE, serve_hypercorn
+    from ..transports.http.hypercorn_front import HYPERCORN_READ_SIZE, serve_hypercorn
 
     http = app.config
     config = hypercorn.config.Config()
@@ -258,7 +258,7 @@ async def serve_http(
 
     A ``host`` that is not a loopback address needs ``allowed_hosts`` (the ``Host``
     values clients may use, checked on every request): without it this raises
-    :class:`~mcp_actors.transports.http_security.AllowedHostsRequired` before listening.
+    :class:`~mcp_actors.transports.http.security.AllowedHostsRequired` before listening.
 
     ``sock``: accept on this listening socket (bound to ``host:port``) instead of
     opening one: a worker's share of a port (see :func:`~mcp_actors.server.workers.run_workers`).

@@ -22,9 +22,9 @@ import trio_websocket
 
 from ..runtime.internal_errors import internal_errors
 from ..runtime.supervisor import Supervisor, open_supervisor
-from ..transports.http_auth import token_deadline
-from ..transports.http_security import HostPolicy
-from ..transports.http_sessions import (
+from ..transports.http.auth import token_deadline
+from ..transports.http.security import HostPolicy
+from ..transports.http.sessions import (
     RETRY_AFTER,
     ConnectionBound,
     SessionRegistry,

@@ -31,7 +31,7 @@ from ..runtime.middleware import Call, Middleware, run_notification, run_request
 from ..runtime.request import InboundRequest
 from ..runtime.session import Session, session_of
 from ..runtime.subscription import Subscription
-from ..transports.http_auth import Principal
+from ..transports.http.auth import Principal
 from . import authorization, client_requests
 from .content import unset
 from .context import LOG_SEVERITY, Context

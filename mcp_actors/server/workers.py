@@ -4,7 +4,7 @@ A Python process runs one Trio loop on one core. To use more cores, the
 *supervising* process (the one you start) forks ``N`` workers; each runs its own
 :func:`~mcp_actors.server.serve_http.serve_http` with its own supervisor of sessions,
 and accepts on its own socket bound to the same ``host:port`` with ``SO_REUSEPORT``
-(:mod:`~mcp_actors.transports.listen_socket`): the kernel spreads connections over
+(:mod:`~mcp_actors.transports.http.listen_socket`): the kernel spreads connections over
 the workers, whichever HTTP front end serves. The supervisor itself serves nothing:
 
 - it opens the N listening sockets first (so ``port=0`` picks one port for all),
@@ -46,7 +46,7 @@ from typing import Any, Literal, Protocol
 import attrs
 import trio
 
-from ..transports.listen_socket import claim_shared_port
+from ..transports.http.listen_socket import claim_shared_port
 from .protocols import HostedServer
 from .serve import check_port, freeze_startup_objects
 

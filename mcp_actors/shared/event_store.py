@@ -23,7 +23,7 @@ from typing import Any
 
 import redis
 
-from ..transports.event_store import EventStore, StoredEvent
+from ..transports.http.event_store import EventStore, StoredEvent
 from .redis_client import RedisClient
 
 _ENTRY_ID = re.compile(r"([0-9]{1,20})-([0-9]{1,20})")

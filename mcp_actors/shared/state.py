@@ -18,7 +18,7 @@ from contextlib import asynccontextmanager
 import attrs
 import trio
 
-from ..transports.event_store import EventStore
+from ..transports.http.event_store import EventStore
 from .bus import RedisBus
 from .event_store import redis_event_stores
 from .redis_client import RedisClient

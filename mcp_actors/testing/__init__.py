@@ -158,7 +158,7 @@ async def _stdio(target: str, options: dict[str, Any]) -> AsyncIterator[CheckedC
 @asynccontextmanager
 async def _http(server: Server, options: dict[str, Any]) -> AsyncIterator[CheckedConnection]:
     from ..server.serve_http import serve_http
-    from ..transports.streamable_http_client import open_streamable_http
+    from ..transports.http.client import open_streamable_http
 
     async with trio.open_nursery() as nursery:
         http = await nursery.start(partial(serve_http, server, port=0))

@@ -23,7 +23,7 @@ import msgspec
 
 if TYPE_CHECKING:
     from ..protocol.routing_headers import ToolHeaders
-    from .http_auth import Principal
+    from .http.auth import Principal
 
 RequestId = int | str
 
@@ -101,7 +101,7 @@ class MessageStream(abc.ABC):
     tool_headers: ToolHeaders | None = None
 
     #: Who is calling, as the access token of the latest request on this stream says
-    #: (set by an HTTP front end with an auth hook, see :mod:`.http_auth`; None: the
+    #: (set by an HTTP front end with an auth hook, see :mod:`.http.auth`; None: the
     #: transport does not authenticate). A session is bound to one caller: the front
     #: end refuses a request from another one, and a new token may change the scopes.
     principal: Principal | None = None

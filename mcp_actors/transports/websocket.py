@@ -30,8 +30,8 @@ from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketReque
 
 from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE
 from .abc import MessageStream, Outgoing, TransportClosed
-from .http_auth import HttpAnswer, HttpAuthHook
-from .http_security import HostPolicy
+from .http.auth import HttpAnswer, HttpAuthHook
+from .http.security import HostPolicy
 
 if TYPE_CHECKING:
     import httpx

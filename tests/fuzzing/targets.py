@@ -37,7 +37,7 @@ import httpx
 import trio
 import trio_websocket
 
-from mcp_actors.transports.sse import SSEDecoder
+from mcp_actors.transports.http.sse import SSEDecoder
 from mcp_actors.transports.websocket import open_websocket
 
 from .cases import Case

@@ -13,7 +13,7 @@ See :mod:`.resource_server` for what is checked and answered, :mod:`.jwt` and
 :mod:`.introspection` for the verifiers.
 """
 
-from ...transports.http_auth import HttpAnswer, HttpAuthHook, Principal
+from ...transports.http.auth import HttpAnswer, HttpAuthHook, Principal
 from .backoff import Backoff
 from .introspection import IntrospectionVerifier
 from .jwks import JwksCache, JwksStatistics

@@ -37,7 +37,7 @@ import attrs
 import trio
 from attrs.validators import ge, gt, instance_of
 
-from ...transports.http_auth import Principal
+from ...transports.http.auth import Principal
 from .backoff import Backoff, Retry
 from .fetch import FetchFailed, fetch_json
 from .verifier import MAX_TOKEN_LENGTH, InvalidToken, audience_matches, principal_from_claims

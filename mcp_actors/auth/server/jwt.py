@@ -32,7 +32,7 @@ import trio
 from joserfc import jws, jwt
 from joserfc.errors import BadSignatureError, JoseError
 
-from ...transports.http_auth import Principal
+from ...transports.http.auth import Principal
 from ..metadata import authorization_server_metadata_urls
 from .backoff import Backoff, Retry
 from .fetch import FetchFailed, fetch_json

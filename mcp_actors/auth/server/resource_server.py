@@ -1,6 +1,6 @@
 """An MCP server as an OAuth 2.1 resource server: the HTTP auth hook every front end calls.
 
-:class:`ResourceServer` implements :class:`~mcp_actors.transports.http_auth.HttpAuthHook`:
+:class:`ResourceServer` implements :class:`~mcp_actors.transports.http.auth.HttpAuthHook`:
 
 - it serves the Protected Resource Metadata document (RFC 9728) at
   ``/.well-known/oauth-protected-resource`` followed by the resource's path (and at the
@@ -37,7 +37,7 @@ import attrs
 import msgspec
 
 from ...protocol.targets import request_targets
-from ...transports.http_auth import HttpAnswer, Principal
+from ...transports.http.auth import HttpAnswer, Principal
 from ..challenge import bearer_challenge
 from ..metadata import ProtectedResourceMetadata, canonical_uri
 from ..scopes import format_scope

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from ...transports.http_auth import Principal
+from ...transports.http.auth import Principal
 from ..metadata import canonical_uri
 
 #: The longest clock skew a verifier may tolerate (``leeway``), in seconds.

@@ -19,7 +19,7 @@
   holding a control character (they would let the application's input split or forge
   a header).
 
-No I/O here: :mod:`.http_lean` reads the socket, feeds the parser and writes.
+No I/O here: :mod:`.lean` reads the socket, feeds the parser and writes.
 """
 
 from __future__ import annotations

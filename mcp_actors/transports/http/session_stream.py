@@ -42,13 +42,13 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 
 import trio
 
-from ..protocol.inspect import negotiated_version, response_ids
-from ..protocol.jsonrpc import RequestId, encode_cancellation
-from ..protocol.versions import REVISIONS
-from .abc import MessageStream, Outgoing, TransportClosed
+from ...protocol.inspect import negotiated_version, response_ids
+from ...protocol.jsonrpc import RequestId, encode_cancellation
+from ...protocol.versions import REVISIONS
+from ..abc import MessageStream, Outgoing, TransportClosed
+from .config import HttpConfig
 from .event_store import EventStore, InMemoryEventStore, StoredEvent
-from .http_config import HttpConfig
-from .http_exchange import refusal_of
+from .exchange import refusal_of
 from .inbox import Inbox, InboxClosed, InboxInterrupted
 from .sse import encode_comment, encode_event, encode_event_parts
 

@@ -13,7 +13,7 @@ A modern POST carries one request with everything the server needs in its
    headers against body (-32020), version (-32022), ``Mcp-Param-*`` (-32020), each
    ``400`` with the request's id;
 3. serves the request with a session actor of its own over a
-   :class:`~.http_exchange.HttpExchange`, supervised by the server but run in the POST's own task
+   :class:`~.exchange.HttpExchange`, supervised by the server but run in the POST's own task
    (the request is the session's whole life: no task, nursery or queue of its own
    is worth starting), and writes the reply with
    a *deferred commit*: if the request's answer comes before anything else, it is
@@ -43,7 +43,7 @@ progress: they are bounded by the server's own pool, in all and per client (see
 that a client holding many streams open takes no request's slot.
 
 A request authenticated by an access token is served no longer than the token lives
-(see :func:`~.http_auth.token_deadline`): at its expiry a reply still in progress is
+(see :func:`~.auth.token_deadline`): at its expiry a reply still in progress is
 ended — an event stream (a listen stream, a long reply) just closes, a reply not yet
 begun is a -32603 — and the request cancelled; the client comes back with a fresh token.
 """
@@ -55,17 +55,17 @@ from typing import Any, Final
 
 import attrs
 
-from ..protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
-from ..protocol.http_status import status_for_error
-from ..protocol.inspect import error_code, read_modern_post
-from ..protocol.jsonrpc import InvalidMessage, RequestId, encode_error
-from ..protocol.routing_headers import admit_http_request
-from ..protocol.versions import REVISIONS
+from ...protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
+from ...protocol.http_status import status_for_error
+from ...protocol.inspect import error_code, read_modern_post
+from ...protocol.jsonrpc import InvalidMessage, RequestId, encode_error
+from ...protocol.routing_headers import admit_http_request
+from ...protocol.versions import REVISIONS
 from .asgi import EVENT_STREAM, JSON, Receive, Request, Send, accepts, respond
-from .http_auth import until_token_expires
-from .http_config import HttpConfig
-from .http_exchange import HttpExchange
-from .http_sessions import RETRY_AFTER, ServeExchange
+from .auth import until_token_expires
+from .config import HttpConfig
+from .exchange import HttpExchange
+from .sessions import RETRY_AFTER, ServeExchange
 
 #: The revision modern replies are written as (ids omitted when unknown).
 _MODERN: Final = REVISIONS["2026-07-28"]

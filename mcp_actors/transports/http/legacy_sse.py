@@ -6,7 +6,7 @@ Two endpoints make one session:
   client where to POST (``/messages?session_id=...``); every server message then
   follows as an event of type ``message``. The session lives as long as this
   stream: when the client disconnects, or the access token it was opened with expires
-  (see :func:`~.http_auth.token_deadline`), the session ends.
+  (see :func:`~.auth.token_deadline`), the session ends.
 - ``POST /messages?session_id=...`` delivers one client message (answered
   ``202 Accepted``); responses come back on the event stream.
 
@@ -26,9 +26,9 @@ from urllib.parse import quote
 import attrs
 import trio
 
-from ..protocol.inspect import check_message
-from ..protocol.jsonrpc import InvalidMessage
-from .abc import MessageStream, Outgoing, TransportClosed
+from ...protocol.inspect import check_message
+from ...protocol.jsonrpc import InvalidMessage
+from ..abc import MessageStream, Outgoing, TransportClosed
 from .asgi import (
     JSON,
     BodyTimeout,
@@ -49,11 +49,11 @@ from .asgi import (
     start_event_stream,
     watch_disconnect,
 )
-from .http_auth import HttpAuthHook, same_caller, until_token_expires
-from .http_config import HttpConfig
-from .http_sessions import SessionRegistry, StartSession, mint_session_id
+from .auth import HttpAuthHook, same_caller, until_token_expires
+from .config import HttpConfig
+from .session_stream import Write
+from .sessions import SessionRegistry, StartSession, mint_session_id
 from .sse import encode_comment, encode_event
-from .streamable_http_stream import Write
 
 log = logging.getLogger("mcp_actors.http")
 
@@ -119,7 +119,7 @@ class LegacySseEndpoints:
     config: HttpConfig
     registry: SessionRegistry
     start_session: StartSession
-    #: Admits each POSTed message by what it asks (scopes), see :mod:`.http_auth`.
+    #: Admits each POSTed message by what it asks (scopes), see :mod:`.auth`.
     auth: HttpAuthHook | None = None
 
     async def stream(self, request: Request, receive: Receive, send: Send, root_path: str) -> None:

@@ -51,13 +51,13 @@ from typing import Literal
 import httpx
 import trio
 
-from ..protocol import inspect
-from ..protocol.errors import McpError
-from ..protocol.jsonrpc import RequestId
-from ..protocol.routing_headers import ToolHeaders, client_headers
-from .abc import MessageStream, Outgoing, TransportClosed
+from ...protocol import inspect
+from ...protocol.errors import McpError
+from ...protocol.jsonrpc import RequestId
+from ...protocol.routing_headers import ToolHeaders, client_headers
+from ..abc import MessageStream, Outgoing, TransportClosed
 from .asgi import EVENT_STREAM, JSON, media_types
-from .http_client_base import (
+from .client_base import (
     Inbox,
     RequestBody,
     ResponseChunks,
@@ -66,8 +66,8 @@ from .http_client_base import (
     new_http_client,
     read_events,
 )
-from .http_sse_client import LegacySseConnection, LegacySseError
 from .sse import DEFAULT_MAX_EVENT_SIZE, EventTooLarge, SSEDecoder
+from .sse_client import LegacySseConnection, LegacySseError
 
 log = logging.getLogger("mcp_actors.http.client")
 

@@ -19,10 +19,10 @@ from contextlib import suppress
 import httpx
 import trio
 
-from ..protocol.errors import McpError
-from ..protocol.jsonrpc import RequestId, encode_error
-from ..protocol.versions import LATEST, REVISIONS
-from .abc import TransportClosed
+from ...protocol.errors import McpError
+from ...protocol.jsonrpc import RequestId, encode_error
+from ...protocol.versions import LATEST, REVISIONS
+from ..abc import TransportClosed
 from .sse import ServerSentEvent, SSEDecoder
 
 log = logging.getLogger("mcp_actors.http.client")

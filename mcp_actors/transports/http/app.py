@@ -1,12 +1,12 @@
 """The ASGI application of an MCP HTTP server: Streamable HTTP at ``/mcp``, legacy SSE beside it.
 
 :class:`McpHttpApp` checks every request's ``Host`` and ``Origin`` (403 when
-refused, see :mod:`.http_security`), then routes it by path: the Streamable
+refused, see :mod:`.security`), then routes it by path: the Streamable
 HTTP endpoint, the legacy ``/sse`` and ``/messages`` endpoints, the health
 endpoint for load balancers (``/healthz``: 200, or 503 while draining or when a
 shared store is unreachable), or 404. With an ``auth`` hook, every request that
 passes that check is then admitted by the hook (``401``/``403``, or the
-protected-resource metadata it serves; see :mod:`.http_auth`). It runs
+protected-resource metadata it serves; see :mod:`.auth`). It runs
 under any ASGI server; :func:`mcp_actors.server.serve_http.serve_http` runs it
 under hypercorn's trio worker inside the server's nursery.
 """
@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 
 import attrs
 
-from ..protocol.health import health_document
+from ...protocol.health import health_document
 from .asgi import (
     Receive,
     Request,
@@ -28,15 +28,15 @@ from .asgi import (
     respond_answer,
     respond_error,
 )
+from .auth import HttpAnswer, HttpAuthHook
+from .config import HttpConfig
+from .endpoint import VERSION_HEADER as VERSION
+from .endpoint import StreamableHttpEndpoint
 from .event_store import EventStoreStatistics
-from .http_auth import HttpAnswer, HttpAuthHook
-from .http_config import HttpConfig
-from .http_security import HostPolicy
-from .http_sessions import ServeExchange, SessionRegistry, StartSession
-from .http_sse import LegacySseEndpoints
-from .streamable_http import VERSION_HEADER as VERSION
-from .streamable_http import StreamableHttpEndpoint
-from .streamable_http_modern import InputSchemaOf
+from .legacy_sse import LegacySseEndpoints
+from .modern import InputSchemaOf
+from .security import HostPolicy
+from .sessions import ServeExchange, SessionRegistry, StartSession
 
 #: Asked by the health endpoint: None when healthy, else the reason it is not.
 HealthCheck = Callable[[], Awaitable[str | None]]
@@ -56,7 +56,7 @@ class McpHttpApp:
     serve_exchange: ServeExchange
     #: A tool's input schema by name (the 2026-07-28 ``Mcp-Param-*`` check; None: none).
     input_schema_of: InputSchemaOf | None = None
-    #: Who may call (OAuth resource server, see :mod:`.http_auth`; None: anyone).
+    #: Who may call (OAuth resource server, see :mod:`.auth`; None: anyone).
     auth: HttpAuthHook | None = None
     #: What the health endpoint asks besides "not draining": None when healthy, else
     #: why not (say, the shared Redis does not answer). None: nothing to ask.

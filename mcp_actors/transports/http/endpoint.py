@@ -4,7 +4,7 @@ Two eras share the path; each request says which it speaks. A request whose
 ``MCP-Protocol-Version`` header is 2026-07-28 — or any value that is not a
 handshake revision's, so that an unknown one is told which versions we serve —
 belongs to the per-request era and is handed to
-:class:`~.streamable_http_modern.ModernPostHandler` (GET and DELETE with such a
+:class:`~.modern.ModernPostHandler` (GET and DELETE with such a
 header are ``405`` with ``Allow: POST``); so is a POST without the header whose
 body's ``_meta`` carries the per-request fields (other than ``initialize``), which
 that era refuses for the missing header. Everything else is the legacy era,
@@ -19,7 +19,7 @@ described below, whose behaviour is unchanged.
   error, too large → 413.
 - **Sessions.** ``initialize`` without ``Mcp-Session-Id`` creates a session (or
   503 with ``Retry-After`` when the session table is full of busy sessions, see
-  :mod:`.http_sessions`) and the response carries its new id; every later request
+  :mod:`.sessions`) and the response carries its new id; every later request
   must send it (400 without, 404 for an unknown or ended one). A known
   ``MCP-Protocol-Version`` header is accepted even if it is not the negotiated
   one; an unknown one is 400.
@@ -39,11 +39,11 @@ described below, whose behaviour is unchanged.
 - **Stateless** (``HttpConfig.stateless``): no ids; each POST is served by a
   fresh session that starts operating without ``initialize`` and ends with the
   response; GET and DELETE answer 405. A POST of one request (the usual case) is
-  served in its own task, its session writing the reply (see :mod:`.http_exchange`).
+  served in its own task, its session writing the reply (see :mod:`.exchange`).
 
 Sessions are actors started through ``start_session`` in the server's
 supervisor, never inside the HTTP request's task: a request task only queues a
-body and then reads the response stream (see :mod:`.streamable_http_stream`).
+body and then reads the response stream (see :mod:`.session_stream`).
 """
 
 from __future__ import annotations
@@ -56,10 +56,10 @@ from functools import partial
 import attrs
 import trio
 
-from ..protocol.inspect import PostBody, inspect_post, is_handshake_version
-from ..protocol.jsonrpc import InvalidMessage, RequestId
-from ..protocol.versions import HTTP_DEFAULT, REVISIONS
-from .abc import TransportClosed
+from ...protocol.inspect import PostBody, inspect_post, is_handshake_version
+from ...protocol.jsonrpc import InvalidMessage, RequestId
+from ...protocol.versions import HTTP_DEFAULT, REVISIONS
+from ..abc import TransportClosed
 from .asgi import (
     EVENT_STREAM,
     JSON,
@@ -84,14 +84,14 @@ from .asgi import (
     start_event_stream,
     watch_disconnect,
 )
+from .auth import HttpAuthHook, same_caller, token_deadline, until_token_expires
+from .config import HttpConfig
 from .event_store import EventMemory, EventStore, InMemoryEventStore
-from .http_auth import HttpAuthHook, same_caller, token_deadline, until_token_expires
-from .http_config import HttpConfig
-from .http_exchange import HttpExchange
-from .http_sessions import ServeExchange, SessionRegistry, StartSession, mint_session_id
+from .exchange import HttpExchange
+from .modern import InputSchemaOf, ModernPostHandler
+from .session_stream import HttpSessionStream, ResponseStream
+from .sessions import ServeExchange, SessionRegistry, StartSession, mint_session_id
 from .sse import encode_event
-from .streamable_http_modern import InputSchemaOf, ModernPostHandler
-from .streamable_http_stream import HttpSessionStream, ResponseStream
 
 log = logging.getLogger("mcp_actors.http")
 
@@ -145,7 +145,7 @@ class StreamableHttpEndpoint:
     #: The input schema of a tool by name, for the ``Mcp-Param-*`` check of the
     #: 2026-07-28 era (None: the headers are not checked).
     input_schema_of: InputSchemaOf | None = None
-    #: Admits each POST body by what it asks (scopes), see :mod:`.http_auth`.
+    #: Admits each POST body by what it asks (scopes), see :mod:`.auth`.
     auth: HttpAuthHook | None = None
     #: The memory the sessions' in-memory event stores share (None: a custom factory).
     event_memory: EventMemory | None = attrs.field(init=False)
@@ -363,7 +363,7 @@ class StreamableHttpEndpoint:
         send: Send,
     ) -> None:
         """A stateless POST of one request: its session runs in this task and writes the
-        reply itself (see :mod:`.http_exchange`), an event stream unless ``json_mode``."""
+        reply itself (see :mod:`.exchange`), an event stream unless ``json_mode``."""
         exchange = HttpExchange(
             post.take_body(),
             post.request_ids[0],
@@ -506,7 +506,7 @@ class StreamableHttpEndpoint:
     ) -> None:
         """Write ``stream`` on this response until it is done, the client goes away, or
         ``deadline`` (the trio time the request's access token expires, see
-        :func:`~.http_auth.token_deadline`) passes: then the response ends and the
+        :func:`~.auth.token_deadline`) passes: then the response ends and the
         requests still unanswered on a request's stream are cancelled at once. (Not
         after a ``resume_window`` as for a client that left: its connection is still
         open, and its next request on it must not wait behind this one.)

@@ -17,11 +17,11 @@ from urllib.parse import parse_qs
 import attrs
 import trio
 
-from ..protocol.errors import INVALID_REQUEST, McpError
-from ..protocol.jsonrpc import RequestId, encode_error
-from ..protocol.versions import http_revision
-from .http_auth import HttpAnswer, Principal
-from .http_sessions import RETRY_AFTER
+from ...protocol.errors import INVALID_REQUEST, McpError
+from ...protocol.jsonrpc import RequestId, encode_error
+from ...protocol.versions import http_revision
+from .auth import HttpAnswer, Principal
+from .sessions import RETRY_AFTER
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

@@ -8,7 +8,7 @@ per-client caps, a reserve for health checks and new clients, a send timeout, a 
 cancelling what the connection serves), and each admitted one is handed to hypercorn's
 own per-connection server (``hypercorn.trio.tcp_server.TCPServer``) on a
 :class:`~.connection_gate.GuardedStream`. Connections restricted by a cap are served
-by the lean server's :meth:`~.http_lean.LeanHttpServer.serve_restricted` (one health
+by the lean server's :meth:`~.lean.LeanHttpServer.serve_restricted` (one health
 check, else 503). hypercorn itself is not patched.
 
 Graceful shutdown is hypercorn's own (its worker's steps): stop accepting, tell the
@@ -31,7 +31,7 @@ from hypercorn.typing import ConnectionState
 from hypercorn.utils import wrap_app
 
 from .connection_gate import ConnectionGate, GuardedStream
-from .http_lean import LeanHttpServer
+from .lean import LeanHttpServer
 
 #: Bytes hypercorn reads at a time (it asks for 64 KiB): while it serves a request it
 #: keeps what the connection pipelined behind it, up to one read, in h11's buffer.

@@ -9,8 +9,8 @@ from typing import Any, Literal
 
 import attrs
 
-from ..protocol.framing import DEFAULT_MAX_MESSAGE_SIZE
-from ..protocol.versions import ALL
+from ...protocol.framing import DEFAULT_MAX_MESSAGE_SIZE
+from ...protocol.versions import ALL
 from .event_store import EventStore
 
 
@@ -68,13 +68,13 @@ class HttpConfig:
     session_rest_after: float | None = attrs.field(default=5.0, validator=_seconds)
     #: Sessions at once (Streamable and legacy together). When full, a new session
     #: evicts the least recently used idle one (nothing in flight); if none is idle,
-    #: it is refused with 503 and ``Retry-After`` (see :mod:`.http_sessions`). None: no cap.
+    #: it is refused with 503 and ``Retry-After`` (see :mod:`.sessions`). None: no cap.
     max_sessions: int | None = attrs.field(default=1000, validator=_count)
     #: Sessions at once from one client (peer IP address), with the same eviction
     #: among that client's own sessions. None: no cap.
     max_sessions_per_client: int | None = attrs.field(default=100, validator=_count)
     #: Requests of the 2026-07-28 era in progress at once (each is served by a session
-    #: actor of its own, see :mod:`.streamable_http_modern`); one more is refused with
+    #: actor of its own, see :mod:`.modern`); one more is refused with
     #: 503 and ``Retry-After``. None: no cap. Open ``subscriptions/listen`` streams are
     #: not counted: the server's listen pool bounds them (``Server.max_listen_streams``).
     max_modern_requests: int | None = attrs.field(default=1000, validator=_count)
@@ -148,7 +148,7 @@ class HttpConfig:
     #: and what it was being served cancelled. None: no limit.
     send_timeout: float | None = attrs.field(default=30.0, validator=_seconds)
     #: The HTTP server: "lean" (HTTP/1.1 on trio + httptools, one task per connection, see
-    #: :mod:`.http_lean`) or "hypercorn" (also HTTP/2 and TLS). None: the
+    #: :mod:`.lean`) or "hypercorn" (also HTTP/2 and TLS). None: the
     #: ``MCP_ACTORS_HTTP_FRONT_END`` environment variable, else "lean".
     front_end: Literal["lean", "hypercorn"] | None = attrs.field(
         default=None, validator=attrs.validators.in_((None, "lean", "hypercorn"))
@@ -162,7 +162,7 @@ class HttpConfig:
         default=10.0, validator=[attrs.validators.instance_of((int, float)), _seconds]
     )
     #: The health endpoint for load balancers (GET: 200 or 503 with a JSON reason; see
-    #: :mod:`.http_app`). None: no such endpoint.
+    #: :mod:`.app`). None: no such endpoint.
     health_path: str | None = "/healthz"
     #: A GET with ``Last-Event-ID`` for a session this server does not host replays what
     #: the event store holds after that id, then ends (instead of 404): for workers that
@@ -180,7 +180,7 @@ class HttpConfig:
     )
     #: ``Host`` values accepted (``"name"``, ``"name:port"``, ``"name:*"``; ``"*"``: any).
     #: None: the loopback names for a loopback bind; any other bind refuses to start
-    #: without a list (see :mod:`.http_security`).
+    #: without a list (see :mod:`.security`).
     allowed_hosts: tuple[str, ...] | None = None
     #: ``Origin`` values accepted besides same-origin; None: loopback origins for a
     #: loopback bind, else none.

@@ -21,11 +21,11 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 import trio
 
-from ..protocol import inspect
-from ..protocol.errors import McpError
-from .abc import MessageStream, Outgoing, TransportClosed
+from ...protocol import inspect
+from ...protocol.errors import McpError
+from ..abc import MessageStream, Outgoing, TransportClosed
 from .asgi import EVENT_STREAM, JSON, media_types
-from .http_client_base import (
+from .client_base import (
     Inbox,
     RequestBody,
     ResponseChunks,

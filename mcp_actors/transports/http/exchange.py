@@ -42,11 +42,11 @@ from typing import Final
 
 import trio
 
-from ..protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
-from ..protocol.inspect import outgoing_request
-from ..protocol.jsonrpc import RequestId, encode_error
-from ..protocol.versions import LATEST, REVISIONS
-from .abc import MessageStream, Outgoing, TransportClosed
+from ...protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
+from ...protocol.inspect import outgoing_request
+from ...protocol.jsonrpc import RequestId, encode_error
+from ...protocol.versions import LATEST, REVISIONS
+from ..abc import MessageStream, Outgoing, TransportClosed
 from .asgi import (
     JSON,
     QUICK_REPLY,

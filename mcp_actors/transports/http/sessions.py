@@ -40,7 +40,7 @@ import attrs
 import trio
 
 if TYPE_CHECKING:
-    from .abc import MessageStream
+    from ..abc import MessageStream
 
 log = logging.getLogger("mcp_actors.http")
 

@@ -11,10 +11,10 @@ connection:
   and runs the application *in the same task* for each request; a reply written in
   one go (``http.response.start`` then one last body chunk) is one ``send``, framed
   with ``Content-Length`` (an event stream too) rather than chunked.
-- **Requests as the parser reports them** (:mod:`.http1_wire`): one
-  :class:`~.http1_wire.Request` per message, queued in arrival order, so a request
+- **Requests as the parser reports them** (:mod:`.wire`): one
+  :class:`~.wire.Request` per message, queued in arrival order, so a request
   pipelined behind another in the same read waits its turn whole.
-- **Responses written here**, their heads by :mod:`.http1_wire` (the application's
+- **Responses written here**, their heads by :mod:`.wire` (the application's
   headers checked: a name must be a token, a value must hold no control character
   such as CR, LF or NUL; a bad one raises, it is never written) and the body framed
   — ``Content-Length`` when the whole body comes in one message, chunked otherwise,
@@ -25,7 +25,7 @@ connection:
 - **Pipelining.** Requests that arrive before the previous reply is written are
   read ahead (at most :attr:`LeanLimits.max_pipelined_bytes` bytes after the request
   being answered; beyond it the socket is not read until the reply is done), kept as
-  received and parsed only when their turn comes (:mod:`.http1_wire`), and answered
+  received and parsed only when their turn comes (:mod:`.wire`), and answered
   in order. A connection thus holds at most its read-ahead, one request's parsed
   objects and the reply being written, whatever it pipelines.
 - **Connections** are admitted by a :class:`~.connection_gate.ConnectionGate`: a
@@ -75,7 +75,7 @@ import attrs
 import trio
 
 from .connection_gate import ConnectionGate, GuardedStream
-from .http1_wire import Refusal, Request, RequestParser, header_lines, status_line
+from .wire import Refusal, Request, RequestParser, header_lines, status_line
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
