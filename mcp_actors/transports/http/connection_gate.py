@@ -38,12 +38,26 @@ connection: a write only notes when it last made progress, so a request costs no
 cancel scope, and ten thousand idle connections cost one wake-up a second, not ten
 thousand. A stalled peer is therefore dropped between ``send_timeout`` and
 ``send_timeout`` + 1 seconds after its last progress.
+
+**Reads and writes that need no wait do not yield.** trio's socket stream yields to
+the scheduler after every read or write that succeeds at once, so that no task can
+run forever on a socket that is always ready; each such yield is one more pass of
+the run loop (about 30,000 instructions: an ``epoll_wait``, the scheduler's
+bookkeeping), and a request that is read, answered and written costs two where one
+would do. :class:`GuardedStream` reads and writes the socket's descriptor directly and
+waits (``trio.lowlevel.wait_readable``/``wait_writable``) only when it must; it still
+raises :class:`trio.Cancelled` at every call of a cancelled task, and it yields after
+:data:`UNYIELDED_LIMIT` operations in a row that did not wait, so a peer that keeps
+its socket always ready (pipelining requests, reading a long reply as fast as it is
+written) still lets every other task run. In the usual exchange the next read waits
+for the next request, which is the request's one pass.
 """
 
 from __future__ import annotations
 
 import enum
 import errno
+import os
 import socket
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
@@ -62,6 +76,10 @@ _ACCEPT_RETRY_SECONDS: Final = 0.1
 _SWEEP_SECONDS: Final = 1.0
 #: ``tcpi_state`` of a connection that was reset (Linux's TCP_CLOSE).
 _TCP_CLOSE: Final = 7
+#: Reads and writes in a row that needed no wait before a connection yields anyway.
+UNYIELDED_LIMIT: Final = 16
+#: Bytes read when the caller names no size (trio's default too).
+_DEFAULT_READ: Final = 65536
 
 
 class Admission(enum.Enum):
@@ -94,18 +112,50 @@ class GuardedStream(trio.abc.HalfCloseableStream):
         self._progress_at: float | None = None
         #: Why the connection was dropped, once it was.
         self._dropped: str | None = None
+        #: Reads and writes in a row that did not wait (see :data:`UNYIELDED_LIMIT`).
+        self._unyielded = 0
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
+        size = max_bytes or _DEFAULT_READ
         if self._read_size is not None:
-            max_bytes = min(max_bytes or self._read_size, self._read_size)
+            size = min(size, self._read_size)
         self._receiving = True
         try:
-            return await self.transport_stream.receive_some(max_bytes)
-        except trio.BrokenResourceError:
-            self.gone.set()
-            raise
+            await trio.lowlevel.checkpoint_if_cancelled()
+            while True:
+                try:
+                    data = os.read(self._descriptor(), size)
+                except BlockingIOError:
+                    await trio.lowlevel.wait_readable(self.socket)
+                    self._unyielded = 0
+                    continue
+                except OSError as error:
+                    raise self._broken(error) from error
+                await self._yield_now_and_then()
+                return data
         finally:
             self._receiving = False
+
+    def _descriptor(self) -> int:
+        descriptor = self.socket.fileno()
+        if descriptor < 0:
+            raise trio.ClosedResourceError("the connection is closed")
+        return descriptor
+
+    async def _yield_now_and_then(self) -> None:
+        """After an operation that did not wait: yield if :data:`UNYIELDED_LIMIT` such
+        operations came in a row (module docstring)."""
+        self._unyielded += 1
+        if self._unyielded >= UNYIELDED_LIMIT:
+            self._unyielded = 0
+            await trio.lowlevel.cancel_shielded_checkpoint()
+
+    def _broken(self, error: OSError) -> trio.BrokenResourceError:
+        """The stream error for a failed read or write: the peer is gone."""
+        self.gone.set()
+        if self._dropped is not None:
+            return trio.BrokenResourceError(self._dropped)
+        return trio.BrokenResourceError(f"the connection broke: {error}")
 
     def check(self, now: float) -> None:
         """The gate's sweep (module docstring): drop the connection if a write has made
@@ -123,29 +173,30 @@ class GuardedStream(trio.abc.HalfCloseableStream):
             self.gone.set()
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
-        """Write ``data``; each ``send`` must take bytes within ``send_timeout``."""
+        """Write ``data``; each write must take bytes within ``send_timeout``."""
+        await trio.lowlevel.checkpoint_if_cancelled()
         with memoryview(data) as view:
-            if not view:
-                await trio.lowlevel.checkpoint()
-            total = 0
+            total, waited = 0, False
             try:
                 while total < len(view):
                     self._progress_at = trio.current_time()
-                    with view[total:] as rest:
-                        total += await self._send(rest)
+                    try:
+                        total += os.write(self._descriptor(), view[total:])
+                    except BlockingIOError:
+                        await trio.lowlevel.wait_writable(self.socket)
+                        waited = True
+                    except OSError as error:
+                        raise self._broken(error) from error
+            except trio.ClosedResourceError:
+                if self._dropped is not None:  # closed by check(): the peer stopped reading
+                    raise trio.BrokenResourceError(self._dropped) from None
+                raise
             finally:
                 self._progress_at = None
-
-    async def _send(self, data: memoryview) -> int:
-        try:
-            return await self.socket.send(data)
-        except (trio.ClosedResourceError, OSError) as error:
-            if self._dropped is not None:
-                raise trio.BrokenResourceError(self._dropped) from None
-            if isinstance(error, trio.ClosedResourceError):
-                raise
-            self.gone.set()
-            raise trio.BrokenResourceError(f"the connection broke: {error}") from error
+        if waited:
+            self._unyielded = 0
+        else:
+            await self._yield_now_and_then()
 
     async def wait_send_all_might_not_block(self) -> None:
         await self.transport_stream.wait_send_all_might_not_block()
