@@ -40,7 +40,8 @@ connection:
   :attr:`LeanLimits.max_header_size` bytes (431) and must arrive within
   :attr:`LeanLimits.header_timeout` seconds of the request's first byte (else the
   connection closes: there is no request to answer yet). An idle keep-alive
-  connection closes after :attr:`LeanLimits.keep_alive_timeout`. Body size and body
+  connection closes after :attr:`LeanLimits.keep_alive_timeout` (to within the second
+  of the connection gate's sweep: a request costs no timer). Body size and body
   timeout are the application's to enforce (it reads the body), as under hypercorn.
   A request the parser rejects is answered 400 (also when it is found in its body:
   a bad chunk size; a chunked body's trailer fields count against
@@ -126,7 +127,8 @@ class LeanLimits:
     #: Seconds from a request's first byte until its headers are complete; beyond it the
     #: connection closes.
     header_timeout: float = attrs.field(default=10.0, validator=_positive)
-    #: Seconds an idle keep-alive connection waits for its next request before closing.
+    #: Seconds an idle keep-alive connection waits for its next request before closing
+    #: (up to a second more: the connection gate's sweep closes it).
     keep_alive_timeout: float = attrs.field(default=5.0, validator=_positive)
     #: Bytes of pipelined requests read ahead while a response is being written (kept
     #: as received, parsed in their turn); past it the connection is not read until
@@ -280,15 +282,14 @@ class _Connection:
     restricted: bool = False
     parser: RequestParser = attrs.field(init=False)
     _idle: bool = attrs.field(init=False, default=True)
-    _idle_scope: trio.CancelScope | None = attrs.field(init=False, default=None)
     _eof: bool = attrs.field(init=False, default=False)
 
     def __attrs_post_init__(self) -> None:
         self.parser = RequestParser(self.server.limits.max_header_size)
 
     def close_if_idle(self) -> None:
-        if self._idle and self._idle_scope is not None:
-            self._idle_scope.cancel()
+        if self._idle:
+            self.stream.close_idle()
 
     async def run(self) -> None:
         client, local = _peer(self.stream, "peer"), _peer(self.stream, "local")
@@ -339,11 +340,15 @@ class _Connection:
                     await self.feed()
                     continue
                 return None  # too slow: nothing to answer yet (there is no request)
-            with trio.move_on_after(limits.keep_alive_timeout) as self._idle_scope:
+            # Idle: the gate's sweep closes the connection if no request begins in time
+            # (then the read raises _Closed), as does shutdown (close_if_idle).
+            stream = self.stream
+            stream.idle_until = trio.current_time() + limits.keep_alive_timeout
+            try:
                 await self.feed()
-                started = trio.current_time()
-                continue
-            return None  # idle too long, or shutting down
+            finally:
+                stream.idle_until = None
+            started = trio.current_time()
 
     async def feed(self, max_bytes: int | None = None) -> None:
         """Read what the peer sent (at most ``max_bytes``, and never more than may be
