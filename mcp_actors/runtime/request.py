@@ -7,8 +7,8 @@ scope. Cancelling that scope is all cancellation is: the handler sees
 ``trio.Cancelled`` at its next checkpoint, and no response is sent. The reader that
 cancelled it then lets it take that step before reading on
 (:func:`let_cancelled_run`), so a cancellation never waits behind the messages that
-came with it. A request that
-asked for progress carries a :class:`~.progress.ProgressStream`.
+came with it. A request that asked for progress carries a
+:class:`~.progress.ProgressStream`.
 
 A request points back at the session that received it (:attr:`InboundRequest.session`),
 typed here by what a request's user needs of it (:class:`ReceivingSession`): the
