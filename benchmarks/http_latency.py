@@ -19,8 +19,13 @@ Usage::
     python benchmarks/http_latency.py --wrk-sessions 50 --seconds 10
     python benchmarks/http_latency.py --census                 # + the types that grew
     python benchmarks/http_latency.py --stateless              # no session: JSON replies
-    python benchmarks/http_latency.py --no-freeze              # the server without gc.freeze()
+    python benchmarks/http_latency.py --wrk-sessions 50 --seconds 30 --no-gc-policy  # before it
     python benchmarks/http_latency.py --threshold 5000         # the server's gc.set_threshold
+
+The server applies the serving GC policy (:mod:`mcp_actors.runtime.gc_policy`: start-up
+objects frozen, a full collection at most every 1,000 generation-1 collections) unless
+``--no-gc-policy``: then it keeps the interpreter's thresholds (or ``--threshold``'s) and
+freezes nothing. With the policy, ``--threshold``'s third value is raised to the policy's.
 
 ``--census`` counts the tracked objects (not frozen) by type at a gen-1 or gen-2
 collection at most every 2 s (it costs the server milliseconds each time: the latency
@@ -66,7 +71,7 @@ GC_LINE = "GC "
 
 
 def serve_recording_collections(
-    port: int, census: bool, freeze: bool, threshold: list[int] | None, stateless: bool
+    port: int, census: bool, policy: bool, threshold: list[int] | None, stateless: bool
 ) -> None:
     """Run ``ours.py --http PORT`` in this process, reporting each collection."""
     if threshold:
@@ -74,8 +79,9 @@ def serve_recording_collections(
     started: list[float] = []
     first: list[collections.Counter[str]] = []
     last_census = [0.0]
-    if not freeze:  # what the server did before it froze its start-up objects
+    if not policy:  # the server without its GC policy: no freeze, these thresholds
         gc.freeze = lambda: None
+        gc.set_threshold = lambda *thresholds: None
 
     def on_collection(phase: str, info: dict[str, Any]) -> None:
         if phase == "start":
@@ -246,7 +252,9 @@ def main(argv: list[str] | None = None) -> int:
         "--stateless", action="store_true", help="sequential calls to a stateless JSON server"
     )
     parser.add_argument(
-        "--no-freeze", action="store_true", help="the server does not gc.freeze() at start"
+        "--no-gc-policy",
+        action="store_true",
+        help="the server keeps the interpreter's collector settings (no gc.freeze at start)",
     )
     parser.add_argument(
         "--threshold", type=int, nargs="+", help="the server's gc.set_threshold(...) (700 10 10)"
@@ -255,11 +263,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.serve is not None:
         serve_recording_collections(
-            args.serve, args.census, not args.no_freeze, args.threshold, args.stateless
+            args.serve, args.census, not args.no_gc_policy, args.threshold, args.stateless
         )
         return 0
 
-    options = [*(["--census"] if args.census else []), *(["--no-freeze"] if args.no_freeze else [])]
+    options = [
+        *(["--census"] if args.census else []),
+        *(["--no-gc-policy"] if args.no_gc_policy else []),
+    ]
     if args.threshold:
         options += ["--threshold", *map(str, args.threshold)]
     if args.stateless:

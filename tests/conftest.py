@@ -260,10 +260,10 @@ async def read_to_eof(stream: trio.SocketStream) -> bytes:
 
 
 @asynccontextmanager
-async def served_by_cli(*arguments: str) -> AsyncIterator[str]:
-    """``mcp-actors run SAMPLE ARGUMENTS...`` as a child process: the URL it announces on
+async def served_by_cli(*arguments: str, spec: str = SAMPLE) -> AsyncIterator[str]:
+    """``mcp-actors run SPEC ARGUMENTS...`` as a child process: the URL it announces on
     stderr (read within 20 s); the process is terminated when the block ends."""
-    command = [sys.executable, "-m", "mcp_actors.cli", "run", SAMPLE, *arguments]
+    command = [sys.executable, "-m", "mcp_actors.cli", "run", spec, *arguments]
     async with trio.open_nursery() as nursery:
         process: trio.Process = await nursery.start(
             partial(

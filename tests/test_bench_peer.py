@@ -8,12 +8,14 @@ bench with a decode error from the peer's reader).
 from __future__ import annotations
 
 import json
+import sys
+import time
 from typing import Any
 
 import pytest
 import trio
 
-from mcp_actors.bench.wire import BenchError, Peer, Wire
+from mcp_actors.bench.wire import BenchError, Peer, Wire, stdio_connector
 
 
 class ScriptedWire(Wire):
@@ -97,3 +99,24 @@ async def test_a_line_that_is_not_json_rpc_stops_the_bench_with_a_clear_error(
 ) -> None:
     with pytest.raises(BenchError, match="the server wrote a line that is not JSON-RPC"):
         await Peer(LineWire(line)).read_loop()
+
+
+async def test_a_stamped_write_reads_the_clock_with_nothing_run_before_the_write() -> None:
+    """The cancel workload's clock starts at the write: between reading it and writing,
+    the harness does not pass through trio's scheduler (a ready task of its own would
+    run there, on the measured time)."""
+    echo_a_line = "import sys; sys.stdout.write(sys.stdin.readline())"
+    connect = stdio_connector([sys.executable, "-c", echo_a_line])
+    ran: list[float] = []
+
+    async def ready_task() -> None:
+        ran.append(time.monotonic())
+
+    with trio.fail_after(30):  # a hang guard
+        async with connect() as wire, trio.open_nursery() as nursery:
+            nursery.start_soon(ready_task)
+            sent = await wire.send_stamped(b"one line\n")
+            assert ran == []  # written without a pass of the scheduler
+            assert sent <= time.monotonic()
+            assert await wire.receive() == [b"one line"]
+            assert len(ran) == 1

@@ -58,6 +58,11 @@ async def cancellation_probe(ctx: Context, token: str, seconds: float = 30.0) ->
     return "not cancelled"
 
 
+def observed_cancellations() -> list[float]:
+    """When the probe saw each of its cancellations (the last 1,000), oldest first."""
+    return list(_observed.values())
+
+
 @server.tool(inline=True)
 async def last_cancellation(token: str) -> dict[str, Any]:
     """When ``cancellation_probe`` saw its cancellation (``time.monotonic()``), or null."""

@@ -27,9 +27,11 @@ records the host's monotonic clock (Python's ``time.monotonic()``, Linux
 ``CLOCK_MONOTONIC``, in seconds) under ``token``. A tool
 ``last_cancellation(token: str)`` returns ``{"token": token, "observed": seconds}``
 (``observed`` null until then) as structured content or as JSON text. The harness
-records the same clock just before writing ``notifications/cancelled``; the
-difference is the latency (it includes the transport, so it bounds from above the
-time from the server reading the notification to the handler stopping).
+records the same clock just before writing ``notifications/cancelled``
+(:meth:`~.wire.Wire.send_stamped`), and polls at once;
+the difference is the latency (it includes the transport and the server's wake-up,
+so it bounds from above the time from the server reading the notification to the
+handler stopping).
 """
 
 from __future__ import annotations
@@ -553,8 +555,7 @@ class _Bench:
             else:
                 signals["delay"] += 1  # no progress from the probe: it has had 200 ms to start
             cancelled = encode_cancellation(request_id, "benchmark")
-            sent = time.monotonic()
-            await peer.send(cancelled + b"\n")
+            sent = await peer.send_stamped(cancelled + b"\n")
             observed = None
             with trio.move_on_after(2.0):
                 while observed is None:

@@ -95,6 +95,17 @@ class Wire(abc.ABC):
     async def receive(self) -> list[bytes]:
         """The next messages available (at least one); raises :class:`WireClosed` at the end."""
 
+    async def send_stamped(self, data: bytes) -> float:
+        """Write like :meth:`send`; return ``time.monotonic()`` read as the bytes leave.
+
+        The clock of a latency that starts at a write (the ``cancel`` workload's). Here,
+        the upper bound any wire can give: read before :meth:`send` starts; a wire that
+        writes to the OS itself reads it just before the syscall.
+        """
+        sent = time.monotonic()
+        await self.send(data)
+        return sent
+
 
 class StdioWire(Wire):
     """A server child process: raw pipes, chunked reads, no per-message framing objects."""
@@ -129,6 +140,27 @@ class StdioWire(Wire):
             await self._stdin.send_all(data)
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as error:
             raise WireClosed(f"the server closed its stdin ({error})") from None
+
+    async def send_stamped(self, data: bytes) -> float:
+        """Write ``data`` with one ``write(2)`` of the pipe, the clock read just before it.
+
+        The trio stream's ``send_all`` passes through the scheduler before it writes
+        (a checkpoint: every ready task of the harness may run first), which is the
+        harness's time, not the server's; here nothing runs between the clock and the
+        write (cancellation is still checked). What the pipe cannot take at once is
+        sent the usual way.
+        """
+        await trio.lowlevel.checkpoint_if_cancelled()
+        sent = time.monotonic()
+        try:
+            written = os.write(self._stdin.fileno(), data)
+        except BlockingIOError:
+            written = 0
+        except OSError as error:
+            raise WireClosed(f"the server closed its stdin ({error})") from None
+        if written < len(data):
+            await self.send(data[written:])
+        return sent
 
     async def receive(self) -> list[bytes]:
         partial = self._partial
@@ -337,6 +369,11 @@ class Peer:
     async def send(self, data: bytes) -> None:
         async with self._write_lock:
             await self.wire.send(data)
+
+    async def send_stamped(self, data: bytes) -> float:
+        """Send ``data``; ``time.monotonic()`` as it was written (:meth:`Wire.send_stamped`)."""
+        async with self._write_lock:
+            return await self.wire.send_stamped(data)
 
     async def read_loop(self) -> None:
         receive = self.wire.receive

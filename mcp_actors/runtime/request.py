@@ -4,8 +4,11 @@
 arrives, before the task that serves it starts, so that a
 ``notifications/cancelled`` arriving right behind it already finds its cancel
 scope. Cancelling that scope is all cancellation is: the handler sees
-``trio.Cancelled`` at its next checkpoint, and no response is sent. A request that
-asked for progress carries a :class:`~.progress.ProgressStream`.
+``trio.Cancelled`` at its next checkpoint, and no response is sent. The reader that
+cancelled it then lets it take that step before reading on
+(:func:`let_cancelled_run`), so a cancellation never waits behind the messages that
+came with it. A request that asked for progress carries a
+:class:`~.progress.ProgressStream`.
 
 A request points back at the session that received it (:attr:`InboundRequest.session`),
 typed here by what a request's user needs of it (:class:`ReceivingSession`): the
@@ -99,3 +102,17 @@ class InboundRequest(msgspec.Struct, eq=False):
         """No progress may be reported any more (the answer is on its way, or cancelled)."""
         if self.progress is not None:
             self.progress.closed = True
+
+
+async def let_cancelled_run() -> None:
+    """Yield until a handler just cancelled has taken its step (seen ``trio.Cancelled``).
+
+    Cancelling a scope reschedules its blocked task at once, but the task runs only in
+    the scheduler's next batch, and trio runs each batch in a random order (half the
+    time reversed). One checkpoint puts the caller in the same batch as the handler,
+    maybe first; the second one puts it in the batch after, so the handler has run by
+    then. The session's reader calls this after each cancellation: two passes of the
+    scheduler per ``notifications/cancelled``, none for any other message.
+    """
+    await trio.lowlevel.checkpoint()
+    await trio.lowlevel.checkpoint()

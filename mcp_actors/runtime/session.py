@@ -12,8 +12,10 @@ is the :class:`~mcp_actors.protocol.engine.Engine`'s; what methods mean is the
   progress notification or a log message that belongs to a call goes to the
   :class:`~.outbound.OutboundCall` waiting for it (a transport that knows on whose
   response stream a message came says so: :meth:`~.abc.MessageStream.receive_related`),
-  a cancellation cancels the named request's scope, other notifications go to the
-  dispatcher, and an answer the engine wrote itself (an error, ``ping``) is sent;
+  a cancellation cancels the named request's scope (and lets its handler see that
+  before the next message is read: :func:`.request.let_cancelled_run`), other
+  notifications go to the dispatcher, and an answer the engine wrote itself (an
+  error, ``ping``) is sent;
 - **the writer** (:class:`~.writer.Writer`) sends everything, in order: from a
   bounded queue, pending progress (:mod:`.progress`) first, many messages in one
   write; when it is idle, the reader may write an answer itself.
@@ -65,7 +67,7 @@ from .dispatch import Dispatcher, is_server
 from .eof import EofGrace
 from .notifications import Notifications
 from .outbound import ConnectionClosed, LogCallback, Outbound, OutboundCall, ProgressCallback
-from .request import InboundRequest
+from .request import InboundRequest, let_cancelled_run
 from .rest import Rest
 from .serving import Serving
 from .writer import Writer
@@ -332,6 +334,8 @@ class Session:
                 self._nursery.start_soon(serving.serve_batch, event, self._deliver)
             else:
                 self._deliver(event)
+                if type(event) is CancelRequested:
+                    await let_cancelled_run()
 
     def _deliver(self, event: Event[InboundRequest, OutboundCall]) -> None:
         """Act on an event that needs no waiting: it is handed to whoever it concerns."""

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import gc
 import signal
 import threading
 from collections.abc import Awaitable, Callable
 
 import trio
 
+from ..runtime.gc_policy import apply_serving_gc_policy
 from ..runtime.groups import unwrapped
 from ..transports.stdio import open_stdio_server_stream
 from .protocols import HostedServer
@@ -44,36 +44,15 @@ async def serve_stdio(server: HostedServer) -> None:
 def run_stdio(server: HostedServer) -> None:
     """Blocking entry point: ``trio.run(serve_stdio, server)``, quiet on Ctrl-C.
 
-    The server is set up by then: what is alive is frozen out of the cycle
-    collector's sight (:func:`freeze_startup_objects`).
+    The server is set up by then: the serving GC policy applies
+    (:func:`~mcp_actors.runtime.gc_policy.apply_serving_gc_policy`).
     """
 
     async def main() -> None:
-        freeze_startup_objects()
+        apply_serving_gc_policy()
         await serve_stdio(server)
 
     run_until_interrupted(main)
-
-
-def freeze_startup_objects() -> None:
-    """Collect once, then hide every object alive now from CPython's cycle collector.
-
-    A server's process holds tens of thousands of objects from its start — modules,
-    classes, functions, the server's tools and schemas — that live as long as it
-    does. Each full (generation 2) collection would scan all of them again, and a
-    collection runs in the middle of whatever request allocated last: that request
-    waits. :func:`gc.freeze` moves them to a permanent generation the collector
-    skips; later objects are collected as usual. The blocking entry points
-    (:func:`run_stdio`, ``run_http``, ``run_websocket``, each worker of
-    ``run_workers``) call this once the server is set up and listening; it changes
-    nothing a server does, only how long a full collection takes. A frozen object
-    that later becomes garbage in a reference cycle is not freed (freed by reference
-    counting, as most are, it is): hence only what exists at start, once the garbage
-    of starting was collected. ``serve_*`` coroutines, which may run inside another
-    program, do not call it.
-    """
-    gc.collect()
-    gc.freeze()
 
 
 def run_until_interrupted(main: Callable[[], Awaitable[None]]) -> None:

@@ -35,6 +35,7 @@ import trio
 
 from ..protocol.lifecycle import SessionState
 from ..protocol.versions import ALL
+from ..runtime.gc_policy import apply_serving_gc_policy
 from ..runtime.session import Session
 from ..runtime.supervisor import Supervisor, open_supervisor
 from ..shared.settings import SharedSettings
@@ -49,7 +50,7 @@ from ..transports.http.modern import InputSchemaOf
 from ..transports.http.security import HostPolicy
 from ..transports.http.sessions import CloseSession, ServeExchange
 from .protocols import HostedServer
-from .serve import freeze_startup_objects, run_until_interrupted
+from .serve import run_until_interrupted
 
 if TYPE_CHECKING:
     from ..auth.server import ResourceServer
@@ -370,9 +371,8 @@ def run_http(
 
     ``announce`` prints the endpoint URL (Streamable HTTP or legacy SSE) to stderr
     once listening, which is how a caller learns the port picked for ``port=0``.
-    Once listening, the objects of the process's start are frozen out of the cycle
-    collector's sight (:func:`~.serve.freeze_startup_objects`: shorter full
-    collections, so shorter latency spikes).
+    Once listening, the serving GC policy applies (start-up frozen, full collections
+    rare: :mod:`~mcp_actors.runtime.gc_policy`).
     ``workers`` > 1 serves from that many processes sharing the port (see
     :mod:`.workers`; SIGTERM or Ctrl-C stops them all gracefully).
     """
@@ -385,7 +385,7 @@ def run_http(
     async def main() -> None:
         async with trio.open_nursery() as nursery:
             handle: HttpServerHandle = await nursery.start(partial(serve_http, server, **options))
-            freeze_startup_objects()
+            apply_serving_gc_policy()
             if announce is not None:
                 url = handle.sse_url if announce == "sse" else handle.url
                 print(f"mcp-actors: serving {server.name} at {url}", file=sys.stderr, flush=True)

@@ -20,6 +20,7 @@ import attrs
 import trio
 import trio_websocket
 
+from ..runtime.gc_policy import apply_serving_gc_policy
 from ..runtime.internal_errors import internal_errors
 from ..runtime.supervisor import Supervisor, open_supervisor
 from ..transports.http.auth import token_deadline
@@ -32,7 +33,7 @@ from ..transports.http.sessions import (
 )
 from ..transports.websocket import accept_mcp_websocket
 from .protocols import HostedServer
-from .serve import freeze_startup_objects, run_until_interrupted
+from .serve import run_until_interrupted
 
 if TYPE_CHECKING:
     from ..auth.server import ResourceServer
@@ -164,14 +165,14 @@ async def _serve_connection(
 def run_websocket(server: HostedServer, *, announce: bool = False, **options: Any) -> None:
     """Blocking entry point: ``trio.run(serve_websocket, server, ...)``, quiet on Ctrl-C.
 
-    ``announce`` prints the URL to stderr once listening. Once listening, the objects
-    of the process's start are frozen (:func:`~.serve.freeze_startup_objects`).
+    ``announce`` prints the URL to stderr once listening. Once listening, the serving
+    GC policy applies (:mod:`~mcp_actors.runtime.gc_policy`).
     """
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
             handle = await nursery.start(partial(serve_websocket, server, **options))
-            freeze_startup_objects()
+            apply_serving_gc_policy()
             if announce:
                 print(
                     f"mcp-actors: serving {server.name} at {handle.url}",

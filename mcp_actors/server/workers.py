@@ -46,9 +46,10 @@ from typing import Any, Literal, Protocol
 import attrs
 import trio
 
+from ..runtime.gc_policy import apply_serving_gc_policy
 from ..transports.http.listen_socket import claim_shared_port
 from .protocols import HostedServer
-from .serve import check_port, freeze_startup_objects
+from .serve import check_port
 
 log = logging.getLogger("mcp_actors.workers")
 
@@ -260,7 +261,7 @@ def _worker_main(
             async with trio.open_nursery() as nursery:
                 started = partial(serve, server, host=host, port=port, sock=sock, **options)
                 handle: Stoppable = await nursery.start(started)
-                freeze_startup_objects()
+                apply_serving_gc_policy()
                 ready.send(os.getpid())
                 ready.close()
                 async for _ in signals:
