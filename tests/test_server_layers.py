@@ -4,16 +4,14 @@
   import (at module level, inside functions, and under ``if TYPE_CHECKING:``).
   Run-time imports have none at all; the type-only imports still closing one are
   listed in :data:`TYPE_ONLY_EDGES`, which only shrinks.
-- No module of ``server/`` reaches into another object's private names (``x._name``
+- No module of ``mcp_actors/`` reaches into another object's private names (``x._name``
   where ``x`` is not ``self``/``cls``) or imports another module's: it asks for a
-  public method instead. The rest of ``mcp_actors/`` is held to the counts of
-  :data:`PRIVATE_ACCESS_ELSEWHERE`, which only shrink.
+  public method instead.
 - ``server/app.py`` stays a facade (at most 500 lines), no server module over 600.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 
 import mcp_actors
@@ -34,12 +32,6 @@ TYPE_ONLY_EDGES: frozenset[tuple[str, str]] = frozenset(
         ("server_session", "app"),
     }
 )
-
-#: Private reach-ins left outside ``server/``, by file (remove as they are fixed).
-PRIVATE_ACCESS_ELSEWHERE: dict[str, int] = {
-    "runtime/subscription.py": 4,  # Subscription into SubscriptionHub._*
-}
-
 
 def short(name: str) -> str:
     """``mcp_actors.server.app`` -> ``app``."""
@@ -111,20 +103,13 @@ def test_the_private_access_check_finds_reach_ins(tmp_path: Path) -> None:
     assert private_access(sample) == ["1: from x import _hidden", "3: other._theirs"]
 
 
-def test_no_private_reach_ins_in_the_server_package() -> None:
-    found = {path.name: access for path in SERVER.glob("*.py") if (access := private_access(path))}
+def test_no_private_reach_ins_anywhere_in_the_package() -> None:
+    found = {
+        path.relative_to(PACKAGE).as_posix(): access
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if (access := private_access(path))
+    }
     assert found == {}
-
-
-def test_private_reach_ins_elsewhere_only_shrink() -> None:
-    counts = Counter(
-        {
-            path.relative_to(PACKAGE).as_posix(): len(access)
-            for path in PACKAGE.rglob("*.py")
-            if path.parent != SERVER and (access := private_access(path))
-        }
-    )
-    assert dict(counts) == PRIVATE_ACCESS_ELSEWHERE
 
 
 def test_the_server_modules_stay_small() -> None:
