@@ -30,8 +30,6 @@ PACKAGES = sorted(path.parent for path in PACKAGE.rglob("__init__.py"))
 TYPE_ONLY_CYCLE_EDGES: dict[str, set[tuple[str, str]]] = {
     # held (and explained) by test_server_layers
     "server": {(f"mcp_actors.server.{a}", f"mcp_actors.server.{b}") for a, b in TYPE_ONLY_EDGES},
-    # ToolTask.client is public, typed Client (which starts ToolTasks).
-    "client": {("mcp_actors.client.tasks", "mcp_actors.client.client")},
 }
 
 
