@@ -14,7 +14,7 @@ question there).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Final, TypeVar, Unpack, overload
 
 import attrs
 import trio
@@ -25,7 +25,7 @@ from ..protocol.jsonrpc import RequestId
 from ..runtime.request import InboundRequest
 from ..transports.http.auth import Principal
 from . import client_requests
-from .client_requests import Question
+from .client_requests import Question, SamplingOptions
 from .elicitation import ElicitationResult
 
 if TYPE_CHECKING:
@@ -124,40 +124,29 @@ class Context:
         messages: str | Sequence[str | t.SamplingMessage],
         *,
         max_tokens: int,
-        system_prompt: str | None = None,
-        temperature: float | None = None,
-        stop_sequences: Sequence[str] | None = None,
-        model_preferences: t.ModelPreferences | None = None,
-        include_context: t.IncludeContext | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        tools: Sequence[t.Tool] | None = None,
-        tool_choice: t.ToolChoice | str | None = None,
         timeout: float | UnsetType | None = UNSET,
         key: str | None = None,
+        **options: Unpack[SamplingOptions],
     ) -> t.CreateMessageResult:
         """Ask the client's model for a message (``sampling/createMessage``).
 
-        ``messages`` are ``SamplingMessage``s or strings (user text). ``tools`` and
-        ``tool_choice`` need protocol revision 2025-11-25 and the client's
-        ``sampling.tools`` capability; without them a :class:`ProtocolViolation`
-        says so and nothing is sent. So does a client without ``sampling``.
-        ``key`` names the question in the modern era (default ``sampling-N``).
+        ``messages`` are ``SamplingMessage``s or strings (user text); the ``options``
+        are those of :class:`~.client_requests.SamplingOptions` (``system_prompt``,
+        ``temperature``, ``stop_sequences``, ``model_preferences``, ``include_context``,
+        ``metadata``, ``tools``, ``tool_choice``). ``tools`` and ``tool_choice`` need
+        protocol revision 2025-11-25 and the client's ``sampling.tools`` capability;
+        without them a :class:`ProtocolViolation` says so and nothing is sent. So does
+        a client without ``sampling``. ``key`` names the question in the modern era
+        (default ``sampling-N``).
         """
         return await client_requests.create_message(
             self._session,
             messages,
             max_tokens=max_tokens,
-            system_prompt=system_prompt,
-            temperature=temperature,
-            stop_sequences=stop_sequences,
-            model_preferences=model_preferences,
-            include_context=include_context,
-            metadata=metadata,
-            tools=tools,
-            tool_choice=tool_choice,
             related_request=self._request.id,
             timeout=timeout,
             key=key,
+            **options,
         )
 
     @overload
@@ -253,7 +242,7 @@ class Context:
         *,
         max_tokens: int,
         key: str | None = None,
-        **options: Any,
+        **options: Unpack[SamplingOptions],
     ) -> Question[t.CreateMessageResult]:
         """A sampling request to put with others in :meth:`ask` (options as :meth:`sample`)."""
         return client_requests.sampling(

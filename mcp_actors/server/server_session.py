@@ -11,8 +11,8 @@ whose state is that request's.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Hashable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Unpack
 
 import attrs
 from msgspec import UNSET, UnsetType
@@ -33,6 +33,7 @@ from ..runtime.session import Session, session_of
 from ..runtime.subscription import Subscription
 from ..transports.http.auth import Principal
 from . import authorization, client_requests
+from .client_requests import MessageLike, SamplingOptions
 from .content import unset
 from .context import LOG_SEVERITY, Context
 from .elicitation import ElicitationResult
@@ -436,11 +437,16 @@ class ServerSession:
         )
 
     async def sample(
-        self, messages: Any, *, max_tokens: int, **options: Any
+        self,
+        messages: str | Sequence[MessageLike],
+        *,
+        max_tokens: int,
+        timeout: float | UnsetType | None = UNSET,
+        **options: Unpack[SamplingOptions],
     ) -> t.CreateMessageResult:
         """``sampling/createMessage`` outside any request (see ``Context.sample``)."""
         return await client_requests.create_message(
-            self, messages, max_tokens=max_tokens, **options
+            self, messages, max_tokens=max_tokens, timeout=timeout, **options
         )
 
     async def elicit(
