@@ -33,6 +33,7 @@ TYPE_ONLY_EDGES: frozenset[tuple[str, str]] = frozenset(
     }
 )
 
+
 def short(name: str) -> str:
     """``mcp_actors.server.app`` -> ``app``."""
     return name.removeprefix("mcp_actors.server.")

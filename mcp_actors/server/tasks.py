@@ -95,6 +95,8 @@ if TYPE_CHECKING:
     from .context import Context
     from .server_session import ServerSession
 
+__all__ = ["TaskSettings", "TaskStatistics", "start_task"]
+
 log = logging.getLogger("mcp_actors.tasks")
 #: Seconds a stopping task gets to record that it stopped.
 _LAST_WORD_SECONDS = 2.0
