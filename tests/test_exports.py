@@ -71,7 +71,8 @@ PUBLIC: dict[str, str] = {
         SetLevelParams SubscribeParams SubscriptionsAcknowledgedParams SubscriptionsListenParams
         SubscriptionsListenResult TASKS_EXTENSION Task TaskIdParams TaskMetadata TaskStatus
         TaskStatusNotificationParams TextContent Tool ToolAnnotations ToolChoice
-        ToolResultContent ToolUseContent ToolsCapability UnsubscribeParams UpdateTaskParams
+        ToolResultContent ToolUseContent ToolsCapability UNSET UnsetType UnsubscribeParams
+        UpdateTaskParams
     """,
     "mcp_actors.protocol.errors": """
         HEADER_MISMATCH INTERNAL_ERROR INVALID_PARAMS INVALID_REQUEST METHOD_NOT_FOUND

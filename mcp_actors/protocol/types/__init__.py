@@ -28,8 +28,11 @@ Conventions (read these before using or extending the module):
 The types are split by concern into the modules of this package (:mod:`.base`,
 :mod:`.content`, :mod:`.session`, :mod:`.tasks`, :mod:`.tools`, :mod:`.resources`,
 :mod:`.prompts`, :mod:`.client_features`); import them from here,
-``from mcp_actors.protocol import types as t``, never from those modules.
+``from mcp_actors.protocol import types as t``, never from those modules. ``UNSET``
+(and its type) is here too: ``t.UNSET`` is what an absent field holds.
 """
+
+from msgspec import UNSET, UnsetType
 
 from .base import (
     Annotations,
@@ -152,6 +155,7 @@ from .tools import (
 
 __all__ = [
     "TASKS_EXTENSION",
+    "UNSET",
     "Annotations",
     "AudioContent",
     "CacheScope",
@@ -251,6 +255,7 @@ __all__ = [
     "ToolResultContent",
     "ToolUseContent",
     "ToolsCapability",
+    "UnsetType",
     "UnsubscribeParams",
     "UpdateTaskParams",
 ]
