@@ -26,14 +26,13 @@ from msgspec import UNSET, UnsetType
 
 from ..protocol import types as t
 from ..protocol.jsonrpc import RequestId
-from ..protocol.lifecycle import SessionState
 from ..runtime.request import InboundRequest
 from ..runtime.session import Session
 from ..transports.http.auth import Principal
 from . import client_requests
 from .client_requests import Question, SamplingOptions
 from .elicitation import ElicitationResult
-from .protocols import InputExchange
+from .protocols import Asks
 
 T = TypeVar("T")
 
@@ -50,26 +49,19 @@ LOG_LEVELS: Final[tuple[t.LoggingLevel, ...]] = (
 LOG_SEVERITY: Final[dict[str, int]] = {level: rank for rank, level in enumerate(LOG_LEVELS)}
 
 
-class SessionView(Protocol):
+class SessionView(Asks, Protocol):
     """The server's side of one client session, as a handler sees it (``ctx.session``) and
     the modules around handlers use it (:mod:`.tasks`, :mod:`.mount`, the gateway): a
-    :class:`~.server_session.ServerSession` is one.
+    :class:`~.server_session.ServerSession` is one. What it asks the client with (its
+    state, capabilities, ``send_request``) is :class:`~.protocols.Asks`.
 
     Typed against this Protocol rather than the class, those modules need not import
     the dispatcher, which imports them: the imports run one way (``tests/test_import_cycles.py``).
     """
 
-    #: Where the handler's questions go when they cannot be requests on its session.
-    input_exchange: InputExchange | None
-
     @property
     def session(self) -> Session:
         """The connection's session actor (runtime)."""
-        ...
-
-    @property
-    def state(self) -> SessionState:
-        """The negotiated state: revision, the client's capabilities and info."""
         ...
 
     @property
@@ -80,9 +72,6 @@ class SessionView(Protocol):
 
     @property
     def client_info(self) -> t.Implementation | None: ...
-
-    @property
-    def client_capabilities(self) -> t.ClientCapabilities | None: ...
 
     @property
     def protocol_version(self) -> str: ...
@@ -121,16 +110,6 @@ class SessionView(Protocol):
     def notify_soon(self, method: str, params: Any = None) -> None: ...
 
     async def request(
-        self,
-        method: str,
-        params: Any = None,
-        *,
-        result_type: Any = None,
-        timeout: float | UnsetType | None = UNSET,
-        related_request: RequestId | None = None,
-    ) -> Any: ...
-
-    async def send_request(
         self,
         method: str,
         params: Any = None,
