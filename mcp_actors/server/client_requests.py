@@ -160,12 +160,7 @@ def sampling(
     **options: Unpack[SamplingOptions],
 ) -> Question[t.CreateMessageResult]:
     """``sampling/createMessage``: the client's (model's) answer, as it is."""
-    unknown = options.keys() - SamplingOptions.__optional_keys__
-    if unknown:
-        raise TypeError(
-            f"sampling/createMessage has no option {', '.join(sorted(unknown))}; it takes"
-            f" {', '.join(sorted(SamplingOptions.__optional_keys__))}"
-        )
+    _check_sampling_options(options)
     tools, tool_choice = options.get("tools"), options.get("tool_choice")
     stop_sequences, metadata = options.get("stop_sequences"), options.get("metadata")
     may_ask(server_session, "sampling/createMessage", "sampling")
@@ -205,6 +200,17 @@ def sampling(
         tool_choice=unset(tool_choice),
     )
     return Question("sampling/createMessage", params, _same, key)
+
+
+def _check_sampling_options(options: Mapping[str, Any]) -> None:
+    """A :class:`TypeError` naming any keyword that is not one of :class:`SamplingOptions`
+    (a caller without a type checker misspelt one)."""
+    unknown = options.keys() - SamplingOptions.__optional_keys__
+    if unknown:
+        raise TypeError(
+            f"sampling/createMessage has no option {', '.join(sorted(unknown))}; it takes"
+            f" {', '.join(sorted(SamplingOptions.__optional_keys__))}"
+        )
 
 
 async def create_message(
