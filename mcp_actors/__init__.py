@@ -6,6 +6,19 @@ From asyncio or blocking code, use :mod:`mcp_actors.aio` or :mod:`mcp_actors.syn
 :mod:`mcp_actors.testing`.
 The network transports are exported lazily (``from mcp_actors import serve_http``
 imports hypercorn then, not ``import mcp_actors``).
+
+The public modules are this one, :mod:`mcp_actors.aio`, :mod:`mcp_actors.sync`,
+:mod:`mcp_actors.testing`, and those the README teaches for one feature each:
+:mod:`mcp_actors.plugins`, :mod:`mcp_actors.gateway`, :mod:`mcp_actors.middleware`,
+:mod:`mcp_actors.auth.server`, :mod:`mcp_actors.auth.client`,
+:mod:`mcp_actors.auth.client.loopback`, :mod:`mcp_actors.server.tasks`,
+:mod:`mcp_actors.server.apps`, :mod:`mcp_actors.server.content` (also ``content``
+here), :mod:`mcp_actors.protocol.types` (``types`` here) and
+:mod:`mcp_actors.protocol.errors`, plus the few names the bundled plugins build on
+(:mod:`mcp_actors.server.skills`, :mod:`mcp_actors.server.signature`,
+:mod:`mcp_actors.server.tools`). Each one's ``__all__`` is its public API, pinned
+by ``tests/test_exports.py``; every other module is internal and may change
+without notice.
 """
 
 from typing import Any

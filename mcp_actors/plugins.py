@@ -36,6 +36,8 @@ from attrs import AttrsInstance
 from .config import SettingsError, load_settings
 from .server.app import Server
 
+__all__ = ["GROUP", "InstalledPlugin", "Plugin", "PluginError", "installed"]
+
 GROUP = "mcp_actors.plugins"
 
 

@@ -12,6 +12,9 @@ that reading is done:
 - :func:`import_edges` / :func:`import_graph` give the imports among the modules
   of one package directory, and :func:`cycles` / :func:`import_cycles` the
   circles in them (Tarjan's strongly connected components, in a stable order);
+- :func:`tree_edges` gives the imports among every module of a package and its
+  subpackages (so a circle through several of them shows), and :func:`layer_edges`
+  the same folded to the package's layers (its subpackages and top-level modules);
 - :func:`private_access` finds reach-ins: ``x._name`` where ``x`` is not
   ``self``/``cls``, and ``from m import _name``.
 
@@ -191,6 +194,57 @@ def import_cycles(package_dir: Path) -> list[list[str]]:
     """The import cycles among the modules of the package at ``package_dir``, counting
     every import (see :func:`cycles`)."""
     return cycles(import_edges(package_dir))
+
+
+def tree_modules(package_dir: Path) -> dict[str, Path]:
+    """Every module of the package at ``package_dir`` and of its subpackages, by name."""
+    return {module_name(path, package_dir): path for path in sorted(package_dir.rglob("*.py"))}
+
+
+def tree_edges(package_dir: Path) -> dict[tuple[str, str], bool]:
+    """(importer, imported) among every module of the package and its subpackages ->
+    whether every such import is type-only.
+
+    Importing ``a.b.c`` runs the ``__init__`` of ``a.b`` first, so that counts as an
+    import of ``a.b`` too, unless the importer is inside ``a.b`` (its ``__init__`` has
+    run already by then).
+    """
+    modules = tree_modules(package_dir)
+    edges: dict[tuple[str, str], bool] = {}
+
+    def add(source: str, target: str, type_only: bool) -> None:
+        edges[source, target] = edges.get((source, target), True) and type_only
+
+    for name, path in modules.items():
+        for found in file_imports(path, package_dir):
+            for target in found.needs(modules.keys()) - {name}:
+                add(name, target, found.type_only)
+                parts = target.split(".")
+                for depth in range(1, len(parts)):
+                    parent = ".".join(parts[:depth])
+                    if parent in modules and not name.startswith(parent + "."):
+                        add(name, parent, found.type_only)
+    return {edge: type_only for edge, type_only in edges.items() if edge[0] != edge[1]}
+
+
+def layer_of(module: str, package: str) -> str:
+    """The layer of ``module`` in ``package``: the subpackage (or top-level module) directly
+    under it that holds it (``pkg.server.app`` -> ``pkg.server``); the package's own
+    ``__init__`` is a layer of its own."""
+    parts = module.split(".")
+    depth = len(package.split("."))
+    return ".".join(parts[: depth + 1])
+
+
+def layer_edges(package_dir: Path) -> set[tuple[str, str]]:
+    """Which layer of the package imports which (see :func:`layer_of`), from
+    :func:`tree_edges`; the layers run one way when this has no circle."""
+    package = module_name(package_dir / "__init__.py", package_dir)
+    return {
+        (layer_of(source, package), layer_of(target, package))
+        for source, target in tree_edges(package_dir)
+        if layer_of(source, package) != layer_of(target, package)
+    }
 
 
 def is_private(name: str) -> bool:

@@ -19,10 +19,9 @@ import httpx
 import pytest
 import trio
 
-from mcp_actors import ConnectionClosed, Context, Server, open_client
+from mcp_actors import ConnectionClosed, Context, Server, UrlTarget, open_client
 from mcp_actors.auth.challenge import Challenge, find_challenge
 from mcp_actors.auth.server import IntrospectionVerifier, JwtVerifier, ResourceServer
-from mcp_actors.client.targets import UrlTarget
 from mcp_actors.protocol.errors import McpError
 from mcp_actors.server.serve_http import serve_http
 from mcp_actors.server.serve_websocket import serve_websocket

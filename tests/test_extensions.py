@@ -23,7 +23,7 @@ from mcp import StdioServerParameters
 from mcp.client.extension import ClientExtension
 from msgspec import UNSET
 
-from mcp_actors import McpError, Server, open_client
+from mcp_actors import McpError, MessageStream, Outgoing, Server, memory_pair, open_client
 from mcp_actors.client.skills import SkillVerificationError, verify_skill_file
 from mcp_actors.protocol import errors
 from mcp_actors.protocol import skills as s
@@ -39,8 +39,6 @@ from mcp_actors.server.skills import (
     read_library,
     serve_skills,
 )
-from mcp_actors.transports.abc import MessageStream, Outgoing
-from mcp_actors.transports.memory import memory_pair
 from mcp_actors_everything.server import SKILLS_DIRECTORY
 
 from conftest import CONNECTORS, HYPERCORN, TESTS, connect

@@ -584,6 +584,7 @@ async def test_hub_coalesces_and_cleans_up() -> None:
         subscription.cancel()
     stats = hub.statistics()
     assert (stats.topics, stats.subscriptions, stats.published) == (0, 0, 5)
+    assert (stats.delivered, stats.coalesced) == (2, 3)  # still counted once it has gone
     assert hub.publish("t", 6) == 0
 
 

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_actors import open_client, types
-from mcp_actors.client.targets import StdioTarget
+from mcp_actors import StdioTarget, open_client, types
 from mcp_actors.gateway.config import GatewayConfigError, load_gateway, parse_gateway
 
 TESTS = Path(__file__).parent

@@ -19,8 +19,7 @@ from typing import Any
 import attrs
 import trio
 
-from mcp_actors import Server
-from mcp_actors.server.context import Context
+from mcp_actors import Context, Server
 from mcp_actors.server.serve_http import HttpServerHandle, serve_http
 from mcp_actors.transports.http.config import HttpConfig
 

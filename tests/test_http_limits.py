@@ -22,8 +22,8 @@ import httpx
 import pytest
 import trio
 
+from mcp_actors import LATEST
 from mcp_actors.client.targets import load_server
-from mcp_actors.protocol.versions import LATEST
 from mcp_actors.server.serve_http import HttpServerHandle, serve_http
 from mcp_actors.server.serve_websocket import serve_websocket
 from mcp_actors.transports.http.config import HttpConfig

@@ -30,9 +30,8 @@ from mcp.client.sse import sse_client
 from mcp.server.mcpserver import Context as SdkContext
 from mcp.server.mcpserver import MCPServer
 
-from mcp_actors import RequestTimeout, open_client, types
+from mcp_actors import LATEST, RequestTimeout, open_client, types
 from mcp_actors.client.targets import UrlTarget, load_server
-from mcp_actors.protocol.versions import LATEST
 from mcp_actors.server.serve_http import HttpServerHandle, serve_http
 
 from conftest import SAMPLE, wait_for_event

@@ -22,9 +22,8 @@ import trio
 import trio.testing
 import trio_websocket
 
-from mcp_actors import ConnectionClosed, McpError, open_client, types
+from mcp_actors import LATEST, ConnectionClosed, McpError, open_client, types
 from mcp_actors.client.targets import UrlTarget, load_server, parse_target
-from mcp_actors.protocol.versions import LATEST
 from mcp_actors.server.serve_http import HttpServerHandle, serve_http
 from mcp_actors.server.serve_websocket import serve_websocket
 from mcp_actors.transports.http.client import open_streamable_http

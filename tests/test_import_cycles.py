@@ -1,11 +1,18 @@
-"""No import cycle inside a package: modules build on one another, one way.
+"""No import circle anywhere in ``mcp_actors``: modules and layers build on one another, one way.
 
-A cycle — ``a`` imports ``b`` imports ``a`` — means neither module can be read,
+A circle — ``a`` imports ``b`` imports ``a`` — means neither module can be read,
 tested or replaced alone, and it often hides behind an import that only type
 checkers see (``if TYPE_CHECKING:``). So every import counts here: top-level,
-inside functions, and type-only. :func:`import_graph.import_cycles` reads a
-package's modules with :mod:`ast` (nothing is imported) and returns each cycle it
-finds; point it at any package directory.
+inside functions, and type-only, with no exceptions listed. Where a module needs
+the type of one that imports it, it types against a Protocol instead (the leaf
+:mod:`mcp_actors.server.protocols`, ``context.SessionView``,
+``server_session.SessionServer``, ``client.connection.Connection``).
+
+Three views of the same graph: inside each package; across the whole package tree
+(a circle ``server -> runtime -> server`` counts, and importing ``a.b.c`` counts as
+importing ``a.b``'s ``__init__``); and folded to layers (the subpackages and
+top-level modules), which must run one way too. :mod:`import_graph` reads the
+modules with :mod:`ast` (nothing is imported).
 """
 
 from __future__ import annotations
@@ -13,46 +20,61 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_server_layers import TYPE_ONLY_EDGES
 
 import mcp_actors
 
-from import_graph import cycles, import_cycles, import_edges, import_graph, imported_modules
+from import_graph import (
+    cycles,
+    import_cycles,
+    import_graph,
+    imported_modules,
+    layer_edges,
+    tree_edges,
+)
 
 PACKAGE = Path(mcp_actors.__file__).parent
 
 #: Every package of ``mcp_actors`` (each directory with an ``__init__.py``).
 PACKAGES = sorted(path.parent for path in PACKAGE.rglob("__init__.py"))
 
-#: Type-only imports (``if TYPE_CHECKING:``) that still close a circle, by package
-#: (relative to ``mcp_actors/``): a public attribute typed with the concrete class
-#: that makes its owner. Remove an entry when its import goes; never add.
-TYPE_ONLY_CYCLE_EDGES: dict[str, set[tuple[str, str]]] = {
-    # held (and explained) by test_server_layers
-    "server": {(f"mcp_actors.server.{a}", f"mcp_actors.server.{b}") for a, b in TYPE_ONLY_EDGES},
-    # ToolTask.client is public, typed Client (which starts ToolTasks).
-    "client": {("mcp_actors.client.tasks", "mcp_actors.client.client")},
-}
-
-
-def test_runtime_has_no_import_cycle() -> None:
-    assert import_cycles(PACKAGE / "runtime") == []
-
 
 @pytest.mark.parametrize(
     "package_dir", PACKAGES, ids=lambda path: path.relative_to(PACKAGE.parent).as_posix()
 )
-def test_no_package_has_an_import_cycle_but_the_listed_type_only_imports(
-    package_dir: Path,
-) -> None:
-    listed = TYPE_ONLY_CYCLE_EDGES.get(package_dir.relative_to(PACKAGE).as_posix(), set())
-    edges = import_edges(package_dir)
-    assert cycles(set(edges) - listed) == []
-    not_type_only = {edge for edge in listed if edges.get(edge) is not True}
-    assert not not_type_only, f"gone or imported at run time now: {sorted(not_type_only)}"
-    rest = set(edges) - listed
-    free = {edge for edge in listed if not cycles(rest | {edge})}
-    assert not free, f"close no circle any more: drop {sorted(free)}"
+def test_no_package_has_an_import_cycle(package_dir: Path) -> None:
+    assert import_cycles(package_dir) == []
+
+
+def test_no_circle_across_the_packages() -> None:
+    assert cycles(tree_edges(PACKAGE)) == []
+
+
+def test_the_layers_run_one_way() -> None:
+    layers = layer_edges(PACKAGE)
+    assert ("mcp_actors.server", "mcp_actors.runtime") in layers  # the graph sees them
+    assert cycles(layers) == []
+
+
+def test_a_circle_across_packages_is_found(tmp_path: Path) -> None:
+    """``pkg.server.a -> pkg.runtime.b -> pkg.server.c -> pkg.server.a`` is no circle inside
+    either package, but one across them; and ``pkg.runtime.b`` importing
+    ``pkg.server.c`` runs ``pkg.server``'s ``__init__``, which may close one too."""
+    package = tmp_path / "pkg"
+    for sub in ("server", "runtime"):
+        (package / sub).mkdir(parents=True)
+        (package / sub / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "server" / "a.py").write_text("from ..runtime import b\n")
+    (package / "runtime" / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.server.c import C\n"
+    )
+    (package / "server" / "c.py").write_text("from .a import x\n")
+    assert import_cycles(package / "server") == [] == import_cycles(package / "runtime")
+    assert cycles(tree_edges(package)) == [["pkg.runtime.b", "pkg.server.a", "pkg.server.c"]]
+    assert cycles(layer_edges(package)) == [["pkg.runtime", "pkg.server"]]
+    (package / "server" / "c.py").write_text("")
+    (package / "server" / "__init__.py").write_text("from .a import x\n")
+    assert cycles(tree_edges(package)) == [["pkg.runtime.b", "pkg.server", "pkg.server.a"]]
 
 
 def test_a_subpackage_s_modules_are_named_from_the_top_package() -> None:

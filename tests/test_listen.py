@@ -17,11 +17,10 @@ import pytest
 import trio
 from test_modern_server import error_of, raw_peer, result_of
 
-from mcp_actors import Client, McpError, Server, open_client
+from mcp_actors import Client, McpError, Server, memory_pair, open_client
 from mcp_actors.protocol.errors import ProtocolViolation
 from mcp_actors.runtime.bus import Change, Mailbox, MemoryBus
 from mcp_actors.testing.wire import WireRecorder, assert_all_valid, validate_message
-from mcp_actors.transports.memory import memory_pair
 from mcp_actors_everything.server import create as create_everything
 
 from conftest import connect

@@ -31,10 +31,13 @@ import trio
 from mcp.server.mcpserver import MCPServer
 
 from mcp_actors import (
+    MODERN,
+    SUPPORTED,
     ClientHandlers,
     Context,
     McpError,
     RequestTimeout,
+    Server,
     StdioTarget,
     open_client,
     types,
@@ -43,8 +46,6 @@ from mcp_actors.client.era import EraChoice
 from mcp_actors.client.targets import load_server
 from mcp_actors.protocol import inspect
 from mcp_actors.protocol.routing_headers import ToolHeaders, encode_header_value
-from mcp_actors.protocol.versions import MODERN, SUPPORTED
-from mcp_actors.server.app import Server
 from mcp_actors.testing.wire import WireRecorder, assert_all_valid, validate_message
 from mcp_actors.transports.http.client import open_streamable_http
 from mcp_actors.transports.stdio import open_stdio_process

@@ -26,13 +26,10 @@ import msgspec
 import pytest
 import trio
 
-from mcp_actors import open_client
-from mcp_actors.client.targets import UrlTarget
+from mcp_actors import Context, Server, UrlTarget, open_client
 from mcp_actors.protocol import errors
 from mcp_actors.protocol.versions import ALL, LATEST
 from mcp_actors.runtime.supervisor import SupervisorStatistics
-from mcp_actors.server.app import Server
-from mcp_actors.server.context import Context
 from mcp_actors.server.serve_http import HttpServerHandle, serve_http
 from mcp_actors.server.tools import RegisteredTool
 from mcp_actors.testing.wire import validate_message

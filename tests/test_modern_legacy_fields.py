@@ -20,8 +20,7 @@ import pytest
 import referencing
 from test_modern_server import raw_peer, result_of
 
-from mcp_actors import Server, types
-from mcp_actors.protocol.versions import SUPPORTED
+from mcp_actors import SUPPORTED, Server, types
 from mcp_actors.testing.wire import SCHEMA_DIR
 
 #: Definitions made strict (``additionalProperties: false``) where the revision has them.

@@ -19,12 +19,19 @@ from typing import Any
 import pytest
 import trio
 
-from mcp_actors import Context, McpError, Server, types
-from mcp_actors.protocol.versions import MODERN, SUPPORTED
-from mcp_actors.server.caching import CacheHint
+from mcp_actors import (
+    MODERN,
+    SUPPORTED,
+    CacheHint,
+    Context,
+    McpError,
+    MessageStream,
+    Outgoing,
+    Server,
+    memory_pair,
+    types,
+)
 from mcp_actors.testing.wire import WireRecorder, validate_message
-from mcp_actors.transports.abc import MessageStream, Outgoing
-from mcp_actors.transports.memory import memory_pair
 from mcp_actors.transports.stdio import open_stdio_process
 from mcp_actors_everything.server import JSON_SCHEMA_2020_12_INPUT
 from mcp_actors_everything.server import create as create_everything

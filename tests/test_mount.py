@@ -9,8 +9,7 @@ import pytest
 import trio
 from msgspec import UNSET
 
-from mcp_actors import ClientHandlers, Context, McpError, Server, open_client, types
-from mcp_actors.client.targets import StdioTarget
+from mcp_actors import ClientHandlers, Context, McpError, Server, StdioTarget, open_client, types
 from mcp_actors.gateway import Upstream
 
 

@@ -26,15 +26,21 @@ from mcp import Client as SdkClient
 from mcp import StdioServerParameters
 from mcp import types as sdk_types
 
-from mcp_actors import ClientHandlers, Context, Server, types
+from mcp_actors import (
+    ClientHandlers,
+    Context,
+    MessageStream,
+    MrtrSettings,
+    Outgoing,
+    Server,
+    memory_pair,
+    types,
+)
 from mcp_actors.auth.server import InvalidToken, Principal, ResourceServer
 from mcp_actors.protocol.request_state import StateKeys
-from mcp_actors.server.mrtr import MrtrSettings
 from mcp_actors.testing.wire import validate_message
-from mcp_actors.transports.abc import MessageStream, Outgoing
 from mcp_actors.transports.http.client import open_streamable_http
 from mcp_actors.transports.http.config import HttpConfig
-from mcp_actors.transports.memory import memory_pair
 from mcp_actors.transports.stdio import open_stdio_process
 from mcp_actors.transports.websocket import open_websocket_client
 from mcp_actors_everything.server import create as create_everything

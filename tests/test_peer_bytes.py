@@ -35,12 +35,10 @@ from test_http_transport import (
 )
 from test_stdio_bad_input import RawPeer, error_of
 
-from mcp_actors import McpError, open_client
+from mcp_actors import McpError, Outgoing, TransportClosed, memory_pair, open_client
 from mcp_actors.protocol import errors
 from mcp_actors.runtime.internal_errors import InternalErrorLog
 from mcp_actors.testing.wire import validate_message
-from mcp_actors.transports.abc import Outgoing, TransportClosed
-from mcp_actors.transports.memory import memory_pair
 from mcp_actors.transports.websocket import open_websocket
 
 from conftest import SAMPLE, TESTS

@@ -29,11 +29,9 @@ import pytest
 import trio
 import trio.testing
 
-from mcp_actors import Server
+from mcp_actors import Outgoing, Server, memory_pair
 from mcp_actors.server.serve_http import serve_http
-from mcp_actors.transports.abc import Outgoing
 from mcp_actors.transports.http.config import HttpConfig
-from mcp_actors.transports.memory import memory_pair
 
 from conftest import SAMPLE, TESTS, wait_for_event
 

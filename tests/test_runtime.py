@@ -25,12 +25,12 @@ from mcp_actors import (
     RequestTimeout,
     Server,
     SessionConfig,
+    TransportClosed,
     memory_pair,
     open_client,
     open_supervisor,
 )
 from mcp_actors.protocol import errors
-from mcp_actors.transports.abc import TransportClosed
 from mcp_actors.transports.memory import MemoryStream
 
 

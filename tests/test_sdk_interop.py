@@ -17,8 +17,7 @@ import trio
 from mcp import Client as SdkClient
 from mcp import StdioServerParameters
 
-from mcp_actors import RequestTimeout, StdioTarget, open_client, types
-from mcp_actors.protocol.versions import LATEST
+from mcp_actors import LATEST, RequestTimeout, StdioTarget, open_client, types
 
 from conftest import SAMPLE, TESTS, wait_for_event
 

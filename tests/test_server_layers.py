@@ -1,19 +1,18 @@
 """The server package's shape, held by tests that read its source (``ast``), not run it.
 
 - Imports among ``mcp_actors/server/`` modules run one way: no circle, counting every
-  import (at module level, inside functions, and under ``if TYPE_CHECKING:``).
-  Run-time imports have none at all; the type-only imports still closing one are
-  listed in :data:`TYPE_ONLY_EDGES`, which only shrinks.
-- No module of ``server/`` reaches into another object's private names (``x._name``
+  import (at module level, inside functions, and under ``if TYPE_CHECKING:``). The
+  hub's public attributes are typed against Protocols (:mod:`~mcp_actors.server.protocols`,
+  ``context.SessionView``, ``server_session.SessionServer``), not the classes that
+  import their helpers.
+- No module of ``mcp_actors/`` reaches into another object's private names (``x._name``
   where ``x`` is not ``self``/``cls``) or imports another module's: it asks for a
-  public method instead. The rest of ``mcp_actors/`` is held to the counts of
-  :data:`PRIVATE_ACCESS_ELSEWHERE`, which only shrink.
+  public method instead.
 - ``server/app.py`` stays a facade (at most 500 lines), no server module over 600.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 
 import mcp_actors
@@ -22,23 +21,6 @@ from import_graph import cycles, import_edges, private_access
 
 PACKAGE = Path(mcp_actors.__file__).parent
 SERVER = PACKAGE / "server"
-
-#: Type-only imports (``if TYPE_CHECKING:``) that still close a circle: the hub's
-#: public attributes typed with the concrete classes rather than a Protocol of
-#: :mod:`mcp_actors.server.protocols`. Remove an entry when its import goes; never add.
-TYPE_ONLY_EDGES: frozenset[tuple[str, str]] = frozenset(
-    {
-        # Context.session is public, typed ServerSession (which makes Contexts).
-        ("context", "server_session"),
-        # ServerSession.server is public, typed Server (which makes ServerSessions).
-        ("server_session", "app"),
-    }
-)
-
-#: Private reach-ins left outside ``server/``, by file (remove as they are fixed).
-PRIVATE_ACCESS_ELSEWHERE: dict[str, int] = {
-    "runtime/subscription.py": 4,  # Subscription into SubscriptionHub._*
-}
 
 
 def short(name: str) -> str:
@@ -63,26 +45,16 @@ def test_the_graph_sees_every_kind_of_import() -> None:
     edges = server_edges()
     assert edges["app", "registry"] is False  # module level
     assert edges["app", "hosting"] is False  # inside a function (Server.run)
-    assert edges["handlers", "server_session"] is True  # under TYPE_CHECKING only
+    assert edges["task_methods", "server_session"] is True  # under TYPE_CHECKING only
     assert cycles({("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")}) == [["a", "b", "c"]]
 
 
-def test_no_import_circle_at_run_time() -> None:
+def test_no_import_circle_not_even_through_type_only_imports() -> None:
     edges = server_edges()
-    run_time = {edge for edge, type_only in edges.items() if not type_only}
-    assert cycles(run_time) == []
-
-
-def test_no_import_circle_but_the_listed_type_only_imports() -> None:
-    edges = server_edges()
-    assert cycles(set(edges) - TYPE_ONLY_EDGES) == []
-    gone = {edge for edge in TYPE_ONLY_EDGES if edge not in edges}
-    assert not gone, f"no longer imported: drop {sorted(gone)} from TYPE_ONLY_EDGES"
-    not_type_only = {edge for edge in TYPE_ONLY_EDGES if not edges[edge]}
-    assert not not_type_only, f"imported at run time now: {sorted(not_type_only)}"
-    rest = set(edges) - TYPE_ONLY_EDGES
-    free = {edge for edge in TYPE_ONLY_EDGES if not cycles(rest | {edge})}
-    assert not free, f"close no circle any more: drop {sorted(free)} from TYPE_ONLY_EDGES"
+    assert cycles(set(edges)) == []
+    # the hub's own back-references are gone, not merely type-only
+    assert ("context", "server_session") not in edges
+    assert ("server_session", "app") not in edges
 
 
 def test_the_protocols_are_a_leaf() -> None:
@@ -111,20 +83,13 @@ def test_the_private_access_check_finds_reach_ins(tmp_path: Path) -> None:
     assert private_access(sample) == ["1: from x import _hidden", "3: other._theirs"]
 
 
-def test_no_private_reach_ins_in_the_server_package() -> None:
-    found = {path.name: access for path in SERVER.glob("*.py") if (access := private_access(path))}
+def test_no_private_reach_ins_anywhere_in_the_package() -> None:
+    found = {
+        path.relative_to(PACKAGE).as_posix(): access
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if (access := private_access(path))
+    }
     assert found == {}
-
-
-def test_private_reach_ins_elsewhere_only_shrink() -> None:
-    counts = Counter(
-        {
-            path.relative_to(PACKAGE).as_posix(): len(access)
-            for path in PACKAGE.rglob("*.py")
-            if path.parent != SERVER and (access := private_access(path))
-        }
-    )
-    assert dict(counts) == PRIVATE_ACCESS_ELSEWHERE
 
 
 def test_the_server_modules_stay_small() -> None:

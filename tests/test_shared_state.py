@@ -16,10 +16,8 @@ from typing import Any
 
 import trio
 
-from mcp_actors import open_client
-from mcp_actors.client.client import Client
+from mcp_actors import Client, Outgoing, open_client
 from mcp_actors.protocol import types as t
-from mcp_actors.transports.abc import Outgoing
 from mcp_actors.transports.http.client import open_streamable_http
 
 from deployment import SCALE_OUT_SERVER, STATE_KEYS, Running, mcp_actors_run, redis_server

@@ -20,6 +20,7 @@ from mcp_actors import (
     ClientHandlers,
     McpError,
     Supervisor,
+    memory_pair,
     open_client,
     open_supervisor,
 )
@@ -30,7 +31,6 @@ from mcp_actors.runtime.task_store import MemoryTaskStore, TaskRecord, TaskStore
 from mcp_actors.server.serve_http import serve_http
 from mcp_actors.testing.wire import WireRecorder, assert_all_valid
 from mcp_actors.transports.http.client import open_streamable_http
-from mcp_actors.transports.memory import memory_pair
 
 from conftest import connect
 

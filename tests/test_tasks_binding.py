@@ -21,7 +21,7 @@ import httpx
 import pytest
 import trio
 
-from mcp_actors import Client, McpError, Server, open_client
+from mcp_actors import Client, McpError, MessageStream, Server, open_client
 from mcp_actors.auth.server import InvalidToken, ResourceServer
 from mcp_actors.protocol import types as t
 from mcp_actors.server.serve_http import HttpServerHandle, serve_http
@@ -29,7 +29,6 @@ from mcp_actors.server.serve_websocket import serve_websocket
 from mcp_actors.server.tasks import TaskSettings
 from mcp_actors.shared.settings import SharedSettings
 from mcp_actors.testing.wire import WireRecorder, assert_all_valid
-from mcp_actors.transports.abc import MessageStream
 from mcp_actors.transports.http.auth import Principal
 from mcp_actors.transports.http.client import open_streamable_http
 from mcp_actors.transports.websocket import open_websocket_client

@@ -1231,15 +1231,30 @@ def test_protocol_types_do_no_io_and_do_not_import_trio() -> None:
     # Checked statically: importing the module at runtime goes through the mcp_actors
     # package, whose __init__ legitimately imports the trio runtime.
     assert t.__file__ is not None
-    tree = ast.parse(Path(t.__file__).read_text(encoding="utf-8"))
+    modules = sorted(Path(t.__file__).parent.glob("*.py"))
+    assert len(modules) > 1  # the package and its modules, one per concern
     imported: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            imported.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            assert node.level == 0 and node.module is not None
-            imported.add(node.module.split(".")[0])
+    for module in modules:
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                assert node.module is not None
+                imported.add(node.module.split(".")[0])
+            elif isinstance(node, ast.ImportFrom):  # only its own modules
+                assert node.level == 1 and (node.module or "") in {m.stem for m in modules}
     assert imported <= {"typing", "msgspec"}, imported
+
+
+def test_the_types_package_exports_every_type_of_its_modules() -> None:
+    """``t.X`` reaches every type, whichever module of the package defines it."""
+    assert t.__file__ is not None
+    for module in Path(t.__file__).parent.glob("*.py"):
+        tree = ast.parse(module.read_text(encoding="utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef):
+                assert node.name in t.__all__, (module.name, node.name)
+                assert getattr(t, node.name).__name__ == node.name
 
 
 # --------------------------------------------------------------------------- spec examples

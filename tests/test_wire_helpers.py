@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from mcp_actors import MessageStream, Outgoing, TransportClosed
 from mcp_actors.testing.wire import (
     REVISIONS,
     WireRecorder,
@@ -17,7 +18,6 @@ from mcp_actors.testing.wire import (
     methods,
     validate_message,
 )
-from mcp_actors.transports.abc import MessageStream, Outgoing, TransportClosed
 
 HANDSHAKE = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODERN = ("2026-07-28",)

@@ -18,6 +18,8 @@ A client that speaks both finds out which one its server speaks by probing
   fallback is never keyed on one error code: legacy servers answer an unknown
   method before ``initialize`` in many ways, or not at all.
 
+:func:`initialize` is the legacy era's handshake.
+
 :class:`EraChoice` is what the caller asked for (``era="auto"|"modern"|"legacy"``,
 or a pinned ``protocol_version``); :class:`ModernRequests` stamps the ``_meta`` on
 each request and decides the one retry a -32022 earns.
@@ -239,3 +241,18 @@ def _supported(error: McpError) -> list[str]:
 def _ours(offered: list[str], ours: tuple[str, ...]) -> str | None:
     """The first of ``ours`` (our preference order) that ``offered`` lists."""
     return next((version for version in ours if version in offered), None)
+
+
+async def initialize(
+    session: Session, protocol_version: str, client_info: t.Implementation, timeout: float | None
+) -> t.InitializeResult:
+    """The legacy era's handshake: ``initialize``, then ``notifications/initialized``; the
+    server's answer (which the engine records in the session's state as it decodes it)."""
+    params = t.InitializeParams(
+        protocol_version=protocol_version,
+        capabilities=session.state.local_capabilities,  # type: ignore[arg-type]  # a client's
+        client_info=client_info,
+    )
+    result: t.InitializeResult = await session.request("initialize", params, timeout=timeout)
+    await session.notify("notifications/initialized")
+    return result

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 import msgspec
@@ -31,12 +31,10 @@ from msgspec import UNSET
 from ..protocol import types as t
 from ..protocol.errors import INTERNAL_ERROR, McpError
 from ..protocol.methods import has_capability
+from .connection import Connection
 from .era import check_result_type
 from .handlers import ProgressHandler, maybe_await
 from .input_required import INPUT_REQUIRED_METHODS, Answer, call_with_input, fulfil
-
-if TYPE_CHECKING:
-    from .client import Client
 
 #: Poll interval when the server suggests none (ms), and the bounds put on what it suggests.
 DEFAULT_POLL_MS = 500
@@ -70,7 +68,8 @@ def declares_tasks(capabilities: object) -> bool:
 class ToolTask:
     """A task a ``tools/call`` started (or the result it gave at once: ``task_id`` None)."""
 
-    client: Client
+    #: The connection the task's requests go over (a :class:`~.client.Client`).
+    client: Connection
     task_id: str | None
     #: The answer when the server did not make a task (a complete result).
     immediate: t.CallToolResult | None = None
@@ -173,7 +172,7 @@ def _poll_seconds(task: t.DetailedTask) -> float:
 
 
 async def tasks_request(
-    client: Client,
+    client: Connection,
     method: str,
     params: Any,
     result: type[Any],
@@ -216,7 +215,7 @@ async def tasks_request(
 
 
 async def start_tool_task(
-    client: Client,
+    client: Connection,
     name: str,
     arguments: Mapping[str, Any] | None,
     meta: dict[str, Any] | None,

@@ -77,8 +77,7 @@ from ..runtime.request import InboundRequest
 from ..server.mount import LIST_FIELDS, kind_of, offered_kinds
 
 if TYPE_CHECKING:
-    from ..server.context import Context
-    from ..server.server_session import ServerSession
+    from ..server.context import Context, SessionView
 
 log = logging.getLogger("mcp_actors.gateway")
 #: An MCP log level as a Python logging level (for upstream logs no caller takes).
@@ -149,7 +148,7 @@ class Upstream:
             await self._connected(host)
 
     async def handle(
-        self, method: str, params: Any, view: ServerSession, request: InboundRequest
+        self, method: str, params: Any, view: SessionView, request: InboundRequest
     ) -> Any:
         try:
             client = await self._connected(request.session.host or request.session)

@@ -9,6 +9,28 @@ from __future__ import annotations
 
 from typing import Any
 
+__all__ = [
+    "HEADER_MISMATCH",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "MISSING_CLIENT_CAPABILITY",
+    "PARSE_ERROR",
+    "REQUEST_REJECTED",
+    "RESOURCE_NOT_FOUND",
+    "UNSUPPORTED_PROTOCOL_VERSION",
+    "URL_ELICITATION_REQUIRED",
+    "McpError",
+    "ProtocolViolation",
+    "header_mismatch",
+    "invalid_params",
+    "invalid_request",
+    "method_not_found",
+    "missing_client_capability",
+    "unsupported_protocol_version",
+]
+
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601

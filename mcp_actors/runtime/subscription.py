@@ -77,20 +77,22 @@ class Subscription(Generic[T]):
     #: Updates that replaced a pending one (the subscriber was behind).
     coalesced: int = attrs.field(init=False, default=0)
 
-    def offer(self, value: T) -> None:
-        """Put ``value`` in the mailbox, replacing a pending update (latest wins). Never blocks."""
-        if self._has_pending:
+    def offer(self, value: T) -> bool:
+        """Put ``value`` in the mailbox, replacing a pending update (latest wins). Never
+        blocks. Whether it replaced one (the subscriber is behind: counted in ``coalesced``)."""
+        replaced = self._has_pending
+        if replaced:
             self.coalesced += 1
-            self._hub._coalesced += 1
         self._pending = value
         self._has_pending = True
         self._wakeup.set()
+        return replaced
 
     def cancel(self) -> None:
         """End the subscription: the actor stops and leaves the hub."""
         self._scope.cancel()
         if not self._running:
-            self._hub._remove(self)
+            self._hub.remove(self)
 
     @property
     def active(self) -> bool:
@@ -108,7 +110,6 @@ class Subscription(Generic[T]):
                     self._pending = None
                     self._has_pending = False
                     self.delivered += 1
-                    self._hub._delivered += 1
                     try:
                         await self._deliver(value)  # type: ignore[arg-type]
                     except Exception:
@@ -116,7 +117,7 @@ class Subscription(Generic[T]):
                         return
         finally:
             self._running = False
-            self._hub._remove(self)
+            self._hub.remove(self)
 
 
 @attrs.define(eq=False)
@@ -125,7 +126,8 @@ class SubscriptionHub(Generic[T]):
 
     _topics: dict[str, dict[Subscription[T], None]] = attrs.field(init=False, factory=dict)
     _published: int = attrs.field(init=False, default=0)
-    _delivered: int = attrs.field(init=False, default=0)
+    #: Deliveries made by subscriptions that have left the hub (the live ones count their own).
+    _delivered_by_gone: int = attrs.field(init=False, default=0)
     _coalesced: int = attrs.field(init=False, default=0)
 
     def subscribe(self, topic: str, deliver: Deliver[T], start: Starter) -> Subscription[T]:
@@ -140,7 +142,7 @@ class SubscriptionHub(Generic[T]):
         try:
             start(subscription.run)
         except BaseException:
-            self._remove(subscription)
+            self.remove(subscription)
             raise
         return subscription
 
@@ -151,7 +153,7 @@ class SubscriptionHub(Generic[T]):
             return 0
         self._published += 1
         for subscription in subscribers:
-            subscription.offer(value)
+            self._coalesced += subscription.offer(value)
         return len(subscribers)
 
     def subscribers(self, topic: str) -> int:
@@ -159,18 +161,22 @@ class SubscriptionHub(Generic[T]):
         return len(self._topics.get(topic, ()))
 
     def statistics(self) -> HubStatistics:
+        live = [subscription for s in self._topics.values() for subscription in s]
         return HubStatistics(
             topics=len(self._topics),
-            subscriptions=sum(len(s) for s in self._topics.values()),
+            subscriptions=len(live),
             published=self._published,
-            delivered=self._delivered,
+            delivered=self._delivered_by_gone + sum(s.delivered for s in live),
             coalesced=self._coalesced,
         )
 
-    def _remove(self, subscription: Subscription[Any]) -> None:
+    def remove(self, subscription: Subscription[Any]) -> None:
+        """Take ``subscription`` out of the hub (idempotent); its actor ending or being
+        cancelled calls this, so a caller need not. Its deliveries stay counted."""
         subscribers = self._topics.get(subscription.topic)
-        if subscribers is None:
+        if subscribers is None or subscription not in subscribers:
             return
-        subscribers.pop(subscription, None)
+        del subscribers[subscription]
+        self._delivered_by_gone += subscription.delivered
         if not subscribers:
             del self._topics[subscription.topic]

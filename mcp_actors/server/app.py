@@ -53,6 +53,7 @@ from . import authorization
 from .caching import CacheHint, check_cacheable
 from .capabilities import DeclaredCapabilities
 from .content import unset
+from .context import SessionView
 from .listen import ListenOffer, ListenStatistics, ListenStreams
 from .log_bridge import McpLogHandler
 from .mount import Mountable, MountedServer, Mounts
@@ -224,9 +225,11 @@ class Server(Registry):
         """The handlers parked waiting for an MRTR retry (see :mod:`.mrtr`)."""
         return self._continuations
 
-    def view_of(self, view: ServerSession) -> ServerSession:
+    def view_of(self, view: SessionView) -> SessionView:
         """``view`` (a request's server side) answering from this server, mounted in the
         one ``view`` serves (see :class:`~.mount.MountedServer`)."""
+        if not isinstance(view, ServerSession):
+            raise TypeError(f"a server answers only for its ServerSessions, not {view!r}")
         return view.serving(self)
 
     def continuation_statistics(self) -> ContinuationStatistics:

@@ -41,6 +41,18 @@ if TYPE_CHECKING:
     from .app import Server
     from .context import Context
 
+__all__ = [
+    "APP_MIME_TYPE",
+    "UI_EXTENSION",
+    "Permission",
+    "UiCsp",
+    "Visibility",
+    "add_ui_resource",
+    "client_renders_apps",
+    "ui_resource_meta",
+    "ui_tool_meta",
+]
+
 #: The Apps extension's identifier.
 UI_EXTENSION: Final = "io.modelcontextprotocol/ui"
 #: The mime type of an HTML app view.

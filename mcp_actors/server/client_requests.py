@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, Unpack
 
 import attrs
 import trio
@@ -129,22 +129,40 @@ _CAPABILITY = {
 }
 
 
+class SamplingOptions(TypedDict, total=False):
+    """The optional fields of a ``sampling/createMessage``, as every way of asking for one
+    takes them as keywords (``Context.sample``, ``Context.sampling``,
+    ``ServerSession.sample``, :func:`sampling`): written here once. None (or leaving
+    one out) sends nothing for it. Any other keyword is a :class:`TypeError`."""
+
+    #: The system prompt the server would like used.
+    system_prompt: str | None
+    temperature: float | None
+    stop_sequences: Sequence[str] | None
+    #: Which model the server would prefer (hints, cost/speed/intelligence priorities).
+    model_preferences: t.ModelPreferences | None
+    #: Which servers' context to include (soft-deprecated by the spec).
+    include_context: t.IncludeContext | None
+    #: Passed to the model's provider as it is.
+    metadata: Mapping[str, Any] | None
+    #: Tools the model may use (2025-11-25, the client's ``sampling.tools``).
+    tools: Sequence[t.Tool] | None
+    #: ``"auto"``, ``"required"``, ``"none"`` or a :class:`~mcp_actors.protocol.types.ToolChoice`.
+    tool_choice: t.ToolChoice | str | None
+
+
 def sampling(
     server_session: Asks,
     messages: str | Sequence[MessageLike],
     *,
     max_tokens: int,
-    system_prompt: str | None = None,
-    temperature: float | None = None,
-    stop_sequences: Sequence[str] | None = None,
-    model_preferences: t.ModelPreferences | None = None,
-    include_context: t.IncludeContext | None = None,
-    metadata: Mapping[str, Any] | None = None,
-    tools: Sequence[t.Tool] | None = None,
-    tool_choice: t.ToolChoice | str | None = None,
     key: str | None = None,
+    **options: Unpack[SamplingOptions],
 ) -> Question[t.CreateMessageResult]:
     """``sampling/createMessage``: the client's (model's) answer, as it is."""
+    _check_sampling_options(options)
+    tools, tool_choice = options.get("tools"), options.get("tool_choice")
+    stop_sequences, metadata = options.get("stop_sequences"), options.get("metadata")
     may_ask(server_session, "sampling/createMessage", "sampling")
     _check_outbound(server_session, "sampling/createMessage")
     revision = server_session.state.revision
@@ -172,16 +190,27 @@ def sampling(
     params = t.CreateMessageParams(
         messages=sampling_messages,
         max_tokens=max_tokens,
-        system_prompt=unset(system_prompt),
-        temperature=unset(temperature),
+        system_prompt=unset(options.get("system_prompt")),
+        temperature=unset(options.get("temperature")),
         stop_sequences=list(stop_sequences) if stop_sequences is not None else UNSET,
-        model_preferences=unset(model_preferences),
-        include_context=unset(include_context),
+        model_preferences=unset(options.get("model_preferences")),
+        include_context=unset(options.get("include_context")),
         metadata=dict(metadata) if metadata is not None else UNSET,
         tools=list(tools) if tools is not None else UNSET,
         tool_choice=unset(tool_choice),
     )
     return Question("sampling/createMessage", params, _same, key)
+
+
+def _check_sampling_options(options: Mapping[str, Any]) -> None:
+    """A :class:`TypeError` naming any keyword that is not one of :class:`SamplingOptions`
+    (a caller without a type checker misspelt one)."""
+    unknown = options.keys() - SamplingOptions.__optional_keys__
+    if unknown:
+        raise TypeError(
+            f"sampling/createMessage has no option {', '.join(sorted(unknown))}; it takes"
+            f" {', '.join(sorted(SamplingOptions.__optional_keys__))}"
+        )
 
 
 async def create_message(
@@ -191,10 +220,11 @@ async def create_message(
     max_tokens: int,
     related_request: RequestId | None = None,
     timeout: Timeout = UNSET,
-    **options: Any,
+    key: str | None = None,
+    **options: Unpack[SamplingOptions],
 ) -> t.CreateMessageResult:
     """Send ``sampling/createMessage`` and return the client's (model's) answer."""
-    question = sampling(server_session, messages, max_tokens=max_tokens, **options)
+    question = sampling(server_session, messages, max_tokens=max_tokens, key=key, **options)
     (result,) = await ask(
         server_session, [question], related_request=related_request, timeout=timeout
     )

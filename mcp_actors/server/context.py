@@ -9,12 +9,16 @@ Asking the client (``elicit``, ``sample``, ``list_roots``, several at once with
 ``ask``) works in both eras: a request to the client in a legacy session, an
 ``input_required`` round in the modern era (see :mod:`.mrtr`; ``key=`` names the
 question there).
+
+``ctx.session`` is the server's side of the client session, typed as
+:class:`SessionView`: what handlers and the modules around them (tasks, mounts,
+the gateway) may use of a :class:`~.server_session.ServerSession`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, TypeVar, overload
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
+from typing import Any, Final, Protocol, TypeVar, Unpack, overload
 
 import attrs
 import trio
@@ -23,13 +27,12 @@ from msgspec import UNSET, UnsetType
 from ..protocol import types as t
 from ..protocol.jsonrpc import RequestId
 from ..runtime.request import InboundRequest
+from ..runtime.session import Session
 from ..transports.http.auth import Principal
 from . import client_requests
-from .client_requests import Question
+from .client_requests import Question, SamplingOptions
 from .elicitation import ElicitationResult
-
-if TYPE_CHECKING:
-    from .server_session import ServerSession
+from .protocols import Asks
 
 T = TypeVar("T")
 
@@ -46,19 +49,119 @@ LOG_LEVELS: Final[tuple[t.LoggingLevel, ...]] = (
 LOG_SEVERITY: Final[dict[str, int]] = {level: rank for rank, level in enumerate(LOG_LEVELS)}
 
 
+class SessionView(Asks, Protocol):
+    """The server's side of one client session, as a handler sees it (``ctx.session``) and
+    the modules around handlers use it (:mod:`.tasks`, :mod:`.mount`, the gateway): a
+    :class:`~.server_session.ServerSession` is one. What it asks the client with (its
+    state, capabilities, ``send_request``) is :class:`~.protocols.Asks`.
+
+    Typed against this Protocol rather than the class, those modules need not import
+    the dispatcher, which imports them: the imports run one way (``tests/test_import_cycles.py``).
+    """
+
+    @property
+    def session(self) -> Session:
+        """The connection's session actor (runtime)."""
+        ...
+
+    @property
+    def principal(self) -> Principal | None: ...
+
+    @property
+    def client_identity(self) -> Hashable: ...
+
+    @property
+    def client_info(self) -> t.Implementation | None: ...
+
+    @property
+    def protocol_version(self) -> str: ...
+
+    @property
+    def log_level(self) -> t.LoggingLevel | None:
+        """The level the client set (None: none set)."""
+        ...
+
+    @property
+    def log_threshold(self) -> t.LoggingLevel | None:
+        """The lowest level the client gets (None: it gets none)."""
+        ...
+
+    @property
+    def subscriptions(self) -> frozenset[str]: ...
+
+    @property
+    def trio_token(self) -> trio.lowlevel.TrioToken | None:
+        """How another thread hands work to the server's Trio run (None: not running)."""
+        ...
+
+    def client_extension(self, identifier: str) -> dict[str, Any] | None: ...
+
+    async def log(
+        self,
+        level: t.LoggingLevel,
+        data: Any,
+        *,
+        logger: str | None = None,
+        related_request: RequestId | None = None,
+    ) -> None: ...
+
+    def log_soon(self, level: t.LoggingLevel, data: Any, *, logger: str | None = None) -> None: ...
+
+    def notify_soon(self, method: str, params: Any = None) -> None: ...
+
+    async def request(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        result_type: Any = None,
+        timeout: float | UnsetType | None = UNSET,
+        related_request: RequestId | None = None,
+    ) -> Any: ...
+
+    async def sample(
+        self,
+        messages: str | Sequence[str | t.SamplingMessage],
+        *,
+        max_tokens: int,
+        timeout: float | UnsetType | None = UNSET,
+        **options: Unpack[SamplingOptions],
+    ) -> t.CreateMessageResult: ...
+
+    async def elicit(
+        self, message: str, form: Mapping[str, Any] | type, **options: Any
+    ) -> ElicitationResult[Any]: ...
+
+    async def list_roots(self, *, timeout: float | UnsetType | None = UNSET) -> list[t.Root]: ...
+
+    async def complete_elicitation(self, elicitation_id: str) -> None: ...
+
+    async def serve_method(self, method: str, params: Any, request: InboundRequest) -> Any:
+        """Answer ``method`` with the handler of the server this view answers from."""
+        ...
+
+    def context(self, request: InboundRequest) -> Context:
+        """A :class:`Context` for a handler serving ``request``."""
+        ...
+
+    async def start_task(self, work: Callable[[], Awaitable[Any]]) -> t.CreatedTask:
+        """Run ``work()`` as a task of the call this view serves (see :mod:`.tasks`)."""
+        ...
+
+
 @attrs.define(eq=False, slots=True)
 class Context:
     """The handler's line back to the client, for the request being served."""
 
     _request: InboundRequest
-    _session: ServerSession
+    _session: SessionView
 
     @property
     def request_id(self) -> RequestId:
         return self._request.id
 
     @property
-    def session(self) -> ServerSession:
+    def session(self) -> SessionView:
         """The server's view of this client session (client info, capabilities, revision)."""
         return self._session
 
@@ -124,40 +227,29 @@ class Context:
         messages: str | Sequence[str | t.SamplingMessage],
         *,
         max_tokens: int,
-        system_prompt: str | None = None,
-        temperature: float | None = None,
-        stop_sequences: Sequence[str] | None = None,
-        model_preferences: t.ModelPreferences | None = None,
-        include_context: t.IncludeContext | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        tools: Sequence[t.Tool] | None = None,
-        tool_choice: t.ToolChoice | str | None = None,
         timeout: float | UnsetType | None = UNSET,
         key: str | None = None,
+        **options: Unpack[SamplingOptions],
     ) -> t.CreateMessageResult:
         """Ask the client's model for a message (``sampling/createMessage``).
 
-        ``messages`` are ``SamplingMessage``s or strings (user text). ``tools`` and
-        ``tool_choice`` need protocol revision 2025-11-25 and the client's
-        ``sampling.tools`` capability; without them a :class:`ProtocolViolation`
-        says so and nothing is sent. So does a client without ``sampling``.
-        ``key`` names the question in the modern era (default ``sampling-N``).
+        ``messages`` are ``SamplingMessage``s or strings (user text); the ``options``
+        are those of :class:`~.client_requests.SamplingOptions` (``system_prompt``,
+        ``temperature``, ``stop_sequences``, ``model_preferences``, ``include_context``,
+        ``metadata``, ``tools``, ``tool_choice``). ``tools`` and ``tool_choice`` need
+        protocol revision 2025-11-25 and the client's ``sampling.tools`` capability;
+        without them a :class:`ProtocolViolation` says so and nothing is sent. So does
+        a client without ``sampling``. ``key`` names the question in the modern era
+        (default ``sampling-N``).
         """
         return await client_requests.create_message(
             self._session,
             messages,
             max_tokens=max_tokens,
-            system_prompt=system_prompt,
-            temperature=temperature,
-            stop_sequences=stop_sequences,
-            model_preferences=model_preferences,
-            include_context=include_context,
-            metadata=metadata,
-            tools=tools,
-            tool_choice=tool_choice,
             related_request=self._request.id,
             timeout=timeout,
             key=key,
+            **options,
         )
 
     @overload
@@ -253,7 +345,7 @@ class Context:
         *,
         max_tokens: int,
         key: str | None = None,
-        **options: Any,
+        **options: Unpack[SamplingOptions],
     ) -> Question[t.CreateMessageResult]:
         """A sampling request to put with others in :meth:`ask` (options as :meth:`sample`)."""
         return client_requests.sampling(

@@ -25,13 +25,12 @@ from ..runtime.request import InboundRequest
 from .authorization import require_scopes
 from .mrtr import host_of
 from .pagination import paginate
+from .server_session import Handler as Handler  # the table's type, named here too
 from .task_methods import TASK_HANDLERS, legacy_created, legacy_requested_ttl, runs_as_task
 
 if TYPE_CHECKING:
     from .server_session import ServerSession
     from .tools import RegisteredTool
-
-Handler = Callable[["ServerSession", InboundRequest, Any], Awaitable[Any]]
 
 
 # -- logging ------------------------------------------------------------------------

@@ -29,19 +29,21 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
 
 import trio
 
 from ..protocol import types as t
-from .server_session import ServerSession
+from .context import SessionView
 
 
+@runtime_checkable
 class LoggedServer(Protocol):
     """A server, as its log records reach its sessions (:class:`~.app.Server` is one)."""
 
     @property
-    def sessions(self) -> list[ServerSession]: ...
+    def sessions(self) -> Sequence[SessionView]: ...
 
     @property
     def trio_token(self) -> trio.lowlevel.TrioToken | None: ...
@@ -74,7 +76,7 @@ class McpLogHandler(logging.Handler):
     (set a Formatter to change it); the MCP ``logger`` is the record's logger name.
     """
 
-    def __init__(self, target: LoggedServer | ServerSession, level: int = logging.NOTSET) -> None:
+    def __init__(self, target: LoggedServer | SessionView, level: int = logging.NOTSET) -> None:
         super().__init__(level)
         self.target = target
         self._forwarding = threading.local()
@@ -100,10 +102,7 @@ class McpLogHandler(logging.Handler):
         self._forward(level, message, record.name)
 
     def _token(self) -> trio.lowlevel.TrioToken | None:
-        target: Any = self.target
-        server = getattr(target, "server", target)
-        token: trio.lowlevel.TrioToken | None = server.trio_token
-        return token
+        return self.target.trio_token
 
     def _forward(self, level: t.LoggingLevel, message: str, logger: str) -> None:
         self._forwarding.active = True
@@ -113,7 +112,7 @@ class McpLogHandler(logging.Handler):
         finally:
             self._forwarding.active = False
 
-    def _sessions(self) -> list[ServerSession]:
-        if isinstance(self.target, ServerSession):
-            return [self.target]
-        return self.target.sessions
+    def _sessions(self) -> Sequence[SessionView]:
+        if isinstance(self.target, LoggedServer):
+            return self.target.sessions
+        return [self.target]

@@ -50,7 +50,7 @@ from ..runtime.bus import Bus
 from ..runtime.request import InboundRequest
 
 if TYPE_CHECKING:
-    from .server_session import ServerSession
+    from .context import SessionView
 
 #: The methods a mounted server answers for its mounting server.
 MOUNTED_METHODS = (
@@ -87,7 +87,7 @@ class Mountable(Protocol):
     """What :meth:`~.app.Server.mount` accepts besides a Server."""
 
     async def handle(
-        self, method: str, params: Any, view: ServerSession, request: InboundRequest
+        self, method: str, params: Any, view: SessionView, request: InboundRequest
     ) -> Any:
         """Answer one of :data:`MOUNTED_METHODS` (names and URIs already un-prefixed) for
         ``request``, served by the mounting server's ``view``. A list method returns
@@ -125,7 +125,7 @@ class InProcess(Protocol):
         self, revision: Revision | None = None, *, stateless: bool = False
     ) -> t.ServerCapabilities: ...
 
-    def view_of(self, view: ServerSession) -> ServerSession:
+    def view_of(self, view: SessionView) -> SessionView:
         """``view`` (the mounting server's side of a request) answering from this server."""
         ...
 
@@ -137,7 +137,7 @@ class MountedServer:
     server: InProcess
 
     async def handle(
-        self, method: str, params: Any, view: ServerSession, request: InboundRequest
+        self, method: str, params: Any, view: SessionView, request: InboundRequest
     ) -> Any:
         inner = self.server.view_of(view)
         field = LIST_FIELDS.get(method)
@@ -254,7 +254,7 @@ class Mounts:
         self._mounts.append(mount)
         return mount
 
-    async def list(self, method: str, view: ServerSession, request: InboundRequest) -> list[Any]:
+    async def list(self, method: str, view: SessionView, request: InboundRequest) -> list[Any]:
         """Every mounted server's items of list ``method``, named in its namespace,
         leaving out a mount that fails unless all of them do (then the first failure is
         raised). Each is asked, even one offering nothing of the kind when last known: an
@@ -293,7 +293,7 @@ class Mounts:
         return None if routed is None else routed[0].target.passes_input_through()
 
     async def read(
-        self, mount: Mount, uri: str, view: ServerSession, request: InboundRequest
+        self, mount: Mount, uri: str, view: SessionView, request: InboundRequest
     ) -> t.ReadResourceResult:
         """Read ``uri`` of ``mount``; the contents carry their namespaced URIs."""
         result: t.ReadResourceResult = await mount.target.handle(

@@ -11,10 +11,11 @@ whose state is that request's.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Hashable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, Unpack
 
 import attrs
+import trio
 from msgspec import UNSET, UnsetType
 
 from ..protocol import errors
@@ -30,9 +31,10 @@ from ..protocol.versions import Revision
 from ..runtime.middleware import Call, Middleware, run_notification, run_request
 from ..runtime.request import InboundRequest
 from ..runtime.session import Session, session_of
-from ..runtime.subscription import Subscription
+from ..runtime.subscription import Deliver, Starter, Subscription
 from ..transports.http.auth import Principal
 from . import authorization, client_requests
+from .client_requests import MessageLike, SamplingOptions
 from .content import unset
 from .context import LOG_SEVERITY, Context
 from .elicitation import ElicitationResult
@@ -44,19 +46,98 @@ from .resources import RegisteredResource
 from .tools import RegisteredTool
 
 if TYPE_CHECKING:
-    from .app import Server
+    from .caching import CacheHint
+    from .completion import Completer
+    from .mount import Mounts
+    from .mrtr import Continuations
+    from .tasks import TaskManager
 
 log = logging.getLogger("mcp_actors.server")
 
 #: ``on_roots_changed(server_session)``; may be sync or async.
 RootsChangedHandler = Callable[["ServerSession"], Awaitable[None] | None]
+#: A method's handler: ``handler(server_session, request, params)`` -> its result.
+Handler = Callable[["ServerSession", InboundRequest, Any], Awaitable[Any]]
+
+
+class SessionServer(Protocol):
+    """The server a :class:`ServerSession` answers from, as the session and the method
+    handlers (:mod:`.handlers`, :mod:`.task_methods`) use it: a :class:`~.app.Server`
+    is one (mypy checks it where the server makes its sessions).
+
+    Typed against this Protocol rather than ``Server``, the dispatcher need not import
+    the facade that imports it: the imports run one way.
+    """
+
+    @property
+    def info(self) -> t.Implementation: ...
+
+    @property
+    def instructions(self) -> str | None: ...
+
+    @property
+    def supported_versions(self) -> tuple[str, ...]: ...
+
+    @property
+    def page_size(self) -> int | None: ...
+
+    @property
+    def mask_errors(self) -> bool: ...
+
+    @property
+    def middleware(self) -> tuple[Middleware, ...]: ...
+
+    @property
+    def mounts(self) -> Mounts: ...
+
+    @property
+    def task_manager(self) -> TaskManager: ...
+
+    @property
+    def continuations(self) -> Continuations: ...
+
+    @property
+    def roots_changed_handlers(self) -> tuple[RootsChangedHandler, ...]: ...
+
+    @property
+    def trio_token(self) -> trio.lowlevel.TrioToken | None: ...
+
+    def handler(self, method: str) -> Handler | None: ...
+
+    def find_tool(self, name: str) -> RegisteredTool | None: ...
+
+    def find_prompt(self, name: str) -> RegisteredPrompt | None: ...
+
+    def resolve_resource(self, uri: str) -> tuple[RegisteredResource, dict[str, str]]: ...
+
+    def knows_resource(self, uri: str) -> bool: ...
+
+    def definitions(self, method: str) -> list[Any]: ...
+
+    def completer(self, ref: t.Reference, argument: str) -> Completer | None: ...
+
+    def serves_inline(self, request: InboundRequest) -> bool: ...
+
+    def cache_hint(self, method: str) -> CacheHint: ...
+
+    def describe(self, revision: Revision, *, stateless: bool = False) -> ServerDescription: ...
+
+    def session_initialized(self, server_session: ServerSession) -> None: ...
+
+    def subscribe_updates(
+        self, uri: str, deliver: Deliver[t.ResourceUpdatedParams], start_actor: Starter
+    ) -> Subscription[t.ResourceUpdatedParams]: ...
+
+    async def serve_listen(
+        self, server_session: ServerSession, request: InboundRequest, params: Any
+    ) -> t.SubscriptionsListenResult: ...
 
 
 @attrs.define(eq=False)
 class ServerSession:
     """The server's side of one client session: the dispatcher of its requests."""
 
-    server: Server
+    server: SessionServer
     session: Session = attrs.field(init=False)
     log_level: t.LoggingLevel | None = attrs.field(init=False, default=None)
     _subscriptions: dict[str, Subscription[t.ResourceUpdatedParams]] = attrs.field(
@@ -93,7 +174,7 @@ class ServerSession:
         view.log_level = modern.meta.log_level
         return view
 
-    def serving(self, server: Server) -> ServerSession:
+    def serving(self, server: SessionServer) -> ServerSession:
         """This view, answering from ``server``'s registry (a server mounted in ours): same
         connection, state, log level and questions' destination."""
         view = ServerSession(server, own_state=self._own_state)
@@ -143,6 +224,15 @@ class ServerSession:
         """The settings the client declared for extension ``identifier`` (in
         ``initialize``, or in this modern request's ``_meta``), or None if it did not."""
         return declared_settings(self.client_capabilities, identifier)
+
+    @property
+    def trio_token(self) -> trio.lowlevel.TrioToken | None:
+        """How another thread hands work to the server's Trio run (None: not running yet)."""
+        return self.server.trio_token
+
+    async def start_task(self, work: Callable[[], Awaitable[Any]]) -> t.CreatedTask:
+        """Run ``work()`` as a task of the call this view serves (``tasks.start_task``)."""
+        return await self.server.task_manager.start_deferred(self, work)
 
     @property
     def subscriptions(self) -> frozenset[str]:
@@ -436,11 +526,16 @@ class ServerSession:
         )
 
     async def sample(
-        self, messages: Any, *, max_tokens: int, **options: Any
+        self,
+        messages: str | Sequence[MessageLike],
+        *,
+        max_tokens: int,
+        timeout: float | UnsetType | None = UNSET,
+        **options: Unpack[SamplingOptions],
     ) -> t.CreateMessageResult:
         """``sampling/createMessage`` outside any request (see ``Context.sample``)."""
         return await client_requests.create_message(
-            self, messages, max_tokens=max_tokens, **options
+            self, messages, max_tokens=max_tokens, timeout=timeout, **options
         )
 
     async def elicit(

@@ -39,6 +39,8 @@ import msgspec
 
 from ..protocol import types as t
 
+__all__ = ["ToolSignature", "inspect_tool"]
+
 _NO_OUTPUT = frozenset({str, type(None), inspect.Signature.empty})
 _CONTENT_TYPES = (
     t.TextContent,

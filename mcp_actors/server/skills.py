@@ -66,6 +66,8 @@ if TYPE_CHECKING:
     from .app import Server
     from .server_session import ServerSession
 
+__all__ = ["SkillError", "SkillLibrary", "serve_skills"]
+
 #: Per-skill limits every conforming host accepts (the extension's "Limits").
 MAX_FILES_PER_SKILL: Final = 512
 MAX_BYTES_PER_SKILL: Final = 16 * 1024 * 1024

@@ -92,8 +92,9 @@ from .tools import error_result, to_content
 
 if TYPE_CHECKING:
     from .client_requests import Question
-    from .context import Context
-    from .server_session import ServerSession
+    from .context import Context, SessionView
+
+__all__ = ["TaskSettings", "TaskStatistics", "start_task"]
 
 log = logging.getLogger("mcp_actors.tasks")
 #: Seconds a stopping task gets to record that it stopped.
@@ -273,7 +274,7 @@ class TaskManager:
     _started: int = attrs.field(init=False, default=0)
     _refused: int = attrs.field(init=False, default=0)
 
-    def requestor_of(self, view: ServerSession) -> str:
+    def requestor_of(self, view: SessionView) -> str:
         """Who is asking, as a key a task is bound to (module docstring): the caller's
         authenticated principal; else, in a legacy session, that session; else "" (a
         modern request nothing authenticates). Opaque: a digest, never the identity."""
@@ -287,6 +288,21 @@ class TaskManager:
         if key is None:
             key = self._session_keys[session] = _digest("session", secrets.token_hex(16))
         return key
+
+    async def start_deferred(
+        self, view: SessionView, work: Callable[[], Awaitable[Any]]
+    ) -> t.CreatedTask:
+        """Run ``work()`` as a task of the call ``view`` serves (:func:`start_task`): its
+        caller must have declared the extension; the task is bound to that caller."""
+        if not declares_extension(view.client_capabilities):
+            raise missing_extension("this tool hands its work to a task")
+        session = view.session
+        return await self.start(
+            "deferred",
+            lambda task: _tool_result(work),
+            session.host or session,
+            requestor=self.requestor_of(view),
+        )
 
     async def start(
         self,
@@ -471,16 +487,7 @@ async def start_task(ctx: Context, work: Callable[[], Awaitable[Any]]) -> t.Crea
     content blocks, a ``CallToolResult``); an exception is an ``isError`` result, an
     :class:`McpError` the task's failure.
     """
-    view = ctx.session
-    if not declares_extension(view.client_capabilities):
-        raise missing_extension("this tool hands its work to a task")
-    session = view.session
-    manager = view.server.task_manager
-    host = session.host or session
-    requestor = manager.requestor_of(view)
-    return await manager.start(
-        "deferred", lambda task: _tool_result(work), host, requestor=requestor
-    )
+    return await ctx.session.start_task(work)
 
 
 async def _tool_result(work: Callable[[], Awaitable[Any]]) -> t.CallToolResult:

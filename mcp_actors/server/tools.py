@@ -41,6 +41,8 @@ if TYPE_CHECKING:
     from ..runtime.request import InboundRequest
     from .context import Context
 
+__all__ = ["RegisteredTool", "error_result"]
+
 log = logging.getLogger("mcp_actors.tools")
 
 

@@ -27,6 +27,8 @@ import trio
 
 from .errors import AuthorizationNotCompleted
 
+__all__ = ["LoopbackUserAgent"]
+
 _PAGE = (
     b"<!doctype html><title>mcp-actors</title>"
     b"<p>Authorization received: you may close this window and go back to the terminal.</p>"
