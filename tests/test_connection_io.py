@@ -13,6 +13,7 @@ from typing import Any
 
 import trio
 
+from mcp_actors.transports.http.asgi import BodyTooLarge, Request, read_body
 from mcp_actors.transports.http.connection_gate import UNYIELDED_LIMIT, GuardedStream
 from mcp_actors.transports.http.lean import LeanHttpServer
 
@@ -124,3 +125,32 @@ async def test_a_closed_peer_breaks_the_stream_and_marks_it_gone() -> None:
         pass
     assert stream.gone.is_set()
     await stream.aclose()
+
+
+async def test_a_body_received_whole_is_handed_over_once_with_the_request() -> None:
+    """The lean front end hands a body it holds whole with the request (no wait, no timer);
+    the application takes it once, and ``receive()`` has no second copy to give; a body
+    over the limit is refused all the same."""
+    seen: list[Any] = []
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        request = Request.from_scope(scope)
+        seen.append(request.ready_body is not None)
+        try:
+            seen.append(await read_body(request, receive, limit=10))
+        except BodyTooLarge:
+            seen.append("too large")
+        seen.append(await receive())
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": REPLY})
+
+    async with trio.open_nursery() as nursery:
+        [(host, port), *_] = await nursery.start(LeanHttpServer(app).serve, "127.0.0.1", 0)
+        async with await trio.open_tcp_stream(host, port) as client:
+            await client.send_all(REQUEST)
+            await read_reply(client)
+            await client.send_all(REQUEST.replace(b"length: 2", b"length: 12") + b"0123456789")
+            await read_reply(client)
+        nursery.cancel_scope.cancel()
+    empty = {"type": "http.request", "body": b"", "more_body": False}
+    assert seen == [True, b"{}", empty, True, "too large", empty]

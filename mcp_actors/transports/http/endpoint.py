@@ -211,7 +211,7 @@ class StreamableHttpEndpoint:
             )
             return
         try:
-            body = await read_body(receive, config.max_body_size, config.body_timeout)
+            body = await read_body(request, receive, config.max_body_size, config.body_timeout)
         except BodyTooLarge:
             await respond_error(
                 send,

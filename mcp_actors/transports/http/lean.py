@@ -94,6 +94,8 @@ _RETRY_AFTER: Final = 5
 #: Statuses whose responses have no body, hence no framing header.
 _NO_BODY: Final = frozenset({204, 304})
 _CONTINUE: Final = b"HTTP/1.1 100 Continue\r\n\r\n"
+#: The scope extension holding a body received whole (see :mod:`.asgi`'s BODY_EXTENSION).
+_BODY_EXTENSION: Final = "mcp_actors.body"
 
 
 def _positive(instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -416,8 +418,12 @@ class _Exchange:
     _waiting: trio.CancelScope | None = attrs.field(init=False, default=None)
 
     def scope(self) -> Scope:
+        """The request's ASGI scope; a body already received whole goes with it
+        (the ``mcp_actors.body`` extension: a ``bytearray`` the application empties when
+        it takes it; ``receive()`` then has no more body to give)."""
         request = self.request
         path, _, query = request.target.partition(b"?")
+        extensions = {_BODY_EXTENSION: request.body} if request.complete else {}
         return {
             "type": "http",
             "asgi": _ASGI,
@@ -431,6 +437,7 @@ class _Exchange:
             "headers": request.headers,
             "client": self.client,
             "server": self.local,
+            "extensions": extensions,
         }
 
     async def run(self) -> None:

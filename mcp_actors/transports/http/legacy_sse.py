@@ -194,7 +194,9 @@ class LegacySseEndpoints:
             await respond_error(send, 415, "Unsupported Media Type: send application/json")
             return
         try:
-            body = await read_body(receive, self.config.max_body_size, self.config.body_timeout)
+            body = await read_body(
+                request, receive, self.config.max_body_size, self.config.body_timeout
+            )
         except BodyTooLarge:
             await respond_error(send, 413, "Payload Too Large")
             return
