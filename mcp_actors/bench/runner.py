@@ -37,7 +37,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
-from contextlib import AsyncExitStack
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import Any
 
 import trio
@@ -79,12 +79,23 @@ class _Bench:
         self.warmed: set[tuple[bytes, bytes]] = set()
 
     async def open(self) -> Peer:
-        return await self.stack.enter_async_context(
-            open_peer(
-                self.connect,
-                protocol_version=self.config.protocol_version,
-                timeout=self.config.open_timeout,
-            )
+        return await self.stack.enter_async_context(self.session())
+
+    def session(self) -> AbstractAsyncContextManager[Peer]:
+        """One new initialized session with the target, closed on leaving."""
+        config = self.config
+        return open_peer(
+            self.connect, protocol_version=config.protocol_version, timeout=config.open_timeout
+        )
+
+    def sessions(self, count: int) -> AbstractAsyncContextManager[tuple[list[Peer], list[str]]]:
+        """``count`` new sessions opened at once: those that opened, and why others did not."""
+        config = self.config
+        return open_peers(
+            self.connect,
+            count,
+            protocol_version=config.protocol_version,
+            timeout=config.open_timeout,
         )
 
     async def main_peer(self) -> Peer:
@@ -156,12 +167,7 @@ class _Bench:
         await self.require(config.tool)
         template = _call_template(config.tool, config.arguments)
         self.ticker.phase(f"opening {workload.n}")
-        async with open_peers(
-            self.connect,
-            workload.n,
-            protocol_version=config.protocol_version,
-            timeout=config.open_timeout,
-        ) as (peers, failures):
+        async with self.sessions(workload.n) as (peers, failures):
             if failures or len(peers) < workload.n:
                 raise BenchError(
                     f"opened {len(peers)} of {workload.n} sessions: {failures[:1] or 'timed out'}"
@@ -205,11 +211,7 @@ class _Bench:
         began = time.perf_counter()
         try:
             with trio.fail_after(config.open_timeout + 30):
-                async with open_peer(
-                    self.connect,
-                    protocol_version=config.protocol_version,
-                    timeout=config.open_timeout,
-                ) as peer:
+                async with self.session() as peer:
                     await peer.call_tool(config.tool, config.arguments)
                     if isinstance(peer.wire, StdioWire):
                         seconds = procstat.cpu_seconds(peer.wire.pid)
@@ -230,12 +232,7 @@ class _Bench:
         url_pids = [config.server_pid] if config.server_pid is not None else []
         before = usage(url_pids)
         start = time.perf_counter()
-        async with open_peers(
-            self.connect,
-            workload.n,
-            protocol_version=config.protocol_version,
-            timeout=config.open_timeout,
-        ) as (peers, failures):
+        async with self.sessions(workload.n) as (peers, failures):
             tally.done = len(peers)
             opened = time.perf_counter() - start
             self.ticker.phase(f"holding {workload.n}", tally)
