@@ -7,6 +7,7 @@ argument the function lacks, is a TypeError naming it when the function is regis
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 import pytest
@@ -67,7 +68,7 @@ def test_a_completer_for_a_missing_argument_is_named() -> None:
         def p(who: str) -> str:
             return who
 
-    with pytest.raises(TypeError, match="'res://{id}' has no variable 'key'"):
+    with pytest.raises(TypeError, match=re.escape("'res://{id}' has no variable 'key'")):
 
         @server.resource("res://{id}", complete={"key": ["x"]})
         def r(id: str) -> str:
