@@ -22,15 +22,13 @@ methods (``tasks/get``, ``tasks/update``, ``tasks/cancel``, ``notifications/task
 and a ``tools/call`` answered with ``resultType: "task"`` (``CreateTaskResult``) are
 checked against it.
 
-Validators are built once per (revision, definition) and cached.
+The schemas themselves are loaded and indexed by :mod:`.revision_schemas`.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any, Protocol
 
 import jsonschema
@@ -39,9 +37,21 @@ import jsonschema.validators
 
 from mcp_actors.transports.abc import MessageStream, Outgoing, RequestId
 
+from .revision_schemas import (
+    REVISIONS,
+    SCHEMA_DIR,
+    TASKS_SCHEMA,
+    RevisionSchema,
+    definition_for_method,
+    methods,
+    schema_of,
+    tasks_extension,
+)
+
 __all__ = [
     "REVISIONS",
     "SCHEMA_DIR",
+    "TASKS_SCHEMA",
     "PeerView",
     "Recorded",
     "WireRecorder",
@@ -52,111 +62,8 @@ __all__ = [
     "validate_message",
 ]
 
-SCHEMA_DIR = Path(__file__).parent / "schemas"
-REVISIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
-
-# Union definitions that happen to carry a ``method`` const in some revisions
-# (2026-07-28's ``ClientNotification`` is a single-member union): never "the"
-# definition of a method.
-_UNION_NAMES = frozenset(
-    {
-        "ClientRequest",
-        "ServerRequest",
-        "ClientNotification",
-        "ServerNotification",
-        "Request",
-        "Notification",
-    }
-)
 _MAX_ERRORS_SHOWN = 5
 _MAX_MESSAGE_SHOWN = 1500
-
-
-# --------------------------------------------------------------------------- schemas
-
-
-class _Revision:
-    """One revision's schema document and lazily built, cached validators."""
-
-    def __init__(self, revision: str) -> None:
-        path = SCHEMA_DIR / revision / "schema.json"
-        if not path.is_file():
-            raise AssertionError(f"no schema for revision {revision!r} at {path}")
-        self.revision = revision
-        self.root: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-        self.defs_key = "$defs" if "$defs" in self.root else "definitions"
-        self.defs: dict[str, Any] = self.root[self.defs_key]
-        self.cls = jsonschema.validators.validator_for(self.root)
-        self.cls.check_schema(self.root)
-        by_method: dict[str, list[str]] = {}
-        for name, definition in self.defs.items():
-            const = _method_const(definition)
-            if (
-                isinstance(const, str)
-                and name not in _UNION_NAMES
-                and not name.startswith("JSONRPC")
-            ):
-                by_method.setdefault(const, []).append(name)
-        self.by_method = {m: tuple(sorted(names)) for m, names in by_method.items()}
-        self._validators: dict[str, Any] = {}
-
-    def has(self, name: str) -> bool:
-        return name in self.defs
-
-    def first(self, *names: str) -> str:
-        for name in names:
-            if name in self.defs:
-                return name
-        raise AssertionError(f"[{self.revision}] schema defines none of {names}")
-
-    def validator(self, name: str) -> Any:
-        validator = self._validators.get(name)
-        if validator is None:
-            if name not in self.defs:
-                raise AssertionError(f"[{self.revision}] schema has no definition {name!r}")
-            # The root document carries only ``$schema`` and the definitions, so adding a
-            # ``$ref`` makes it "validate as <name>" in both draft-07 and 2020-12, with all
-            # local references resolving against the same document.
-            schema = {**self.root, "$ref": f"#/{self.defs_key}/{name}"}
-            validator = self._validators[name] = self.cls(schema)
-        return validator
-
-
-def _method_const(definition: Mapping[str, Any]) -> Any:
-    """The ``method`` a definition fixes: in its properties, or (the tasks extension's
-    style) in one of its ``allOf`` parts."""
-    parts = [definition, *definition.get("allOf", ())]
-    for part in parts:
-        const = part.get("properties", {}).get("method", {}).get("const")
-        if const is not None:
-            return const
-    return None
-
-
-@functools.cache
-def _schemas(revision: str) -> _Revision:
-    return _Revision(revision)
-
-
-#: Where the tasks extension's schema is (relative to :data:`SCHEMA_DIR`), and from which
-#: revision on it applies.
-TASKS_SCHEMA = "extensions/tasks"
-_TASKS_SINCE = "2026-07-28"
-
-
-def _tasks_extension(rev: _Revision) -> _Revision | None:
-    """The tasks extension's schema, for a revision that has the extension."""
-    return _schemas(TASKS_SCHEMA) if rev.revision >= _TASKS_SINCE else None
-
-
-def methods(revision: str) -> frozenset[str]:
-    """Every method name the revision defines a request or notification for."""
-    return frozenset(_schemas(revision).by_method)
-
-
-def definition_for_method(revision: str, method: str) -> tuple[str, ...]:
-    """Definition name(s) whose ``properties.method.const`` is ``method`` (empty if unknown)."""
-    return _schemas(revision).by_method.get(method, ())
 
 
 # --------------------------------------------------------------------------- validation
@@ -174,7 +81,7 @@ def _show(message: Any) -> str:
     return text if len(text) <= _MAX_MESSAGE_SHOWN else text[:_MAX_MESSAGE_SHOWN] + "...(truncated)"
 
 
-def _schema_errors(rev: _Revision, name: str, instance: Any, prefix: str = "$") -> list[str]:
+def _schema_errors(rev: RevisionSchema, name: str, instance: Any, prefix: str = "$") -> list[str]:
     """Readable errors (best match first) of ``instance`` against definition ``name``.
 
     ``prefix`` is the JSON path of ``instance`` inside the message, for the report.
@@ -209,7 +116,7 @@ def _decode(message: bytes | bytearray | memoryview | str | Mapping[str, Any] | 
     return message
 
 
-def _with_null_ids_named(rev: _Revision, decoded: Any) -> Any:
+def _with_null_ids_named(rev: RevisionSchema, decoded: Any) -> Any:
     """JSON-RPC 2.0's ``"id": null`` on an error that answers no identifiable request.
 
     Before 2025-11-25 the MCP schemas require a string or integer ``id`` on every
@@ -243,7 +150,9 @@ def _result_type(result: Any) -> Any:
     return result.get("resultType") if isinstance(result, Mapping) else None
 
 
-def _result_candidates(rev: _Revision, request: Mapping[str, Any] | str, result: Any) -> list[str]:
+def _result_candidates(
+    rev: RevisionSchema, request: Mapping[str, Any] | str, result: Any
+) -> list[str]:
     """Result definitions a success response to ``request`` may match (any one)."""
     method = request if isinstance(request, str) else request.get("method")
     if not isinstance(method, str):
@@ -277,7 +186,7 @@ def _task_augmented(request: Mapping[str, Any] | str) -> bool:
     return isinstance(params, Mapping) and "task" in params
 
 
-def _result_definition(rev: _Revision, stem: str, input_required: bool) -> str | None:
+def _result_definition(rev: RevisionSchema, stem: str, input_required: bool) -> str | None:
     """The result definition of request ``<stem>Request``, ``None`` if the revision has none.
 
     2026-07-28+: ``<Stem>ResultResponse`` says whether the method may answer with an
@@ -324,7 +233,7 @@ def _headed(header: str, errors: list[str]) -> list[str]:
     return [header, *("  " + e for e in errors)] if errors else []
 
 
-def _envelope_problems(rev: _Revision, message: Mapping[str, Any], kind: str) -> list[str]:
+def _envelope_problems(rev: RevisionSchema, message: Mapping[str, Any], kind: str) -> list[str]:
     """The message against its kind's envelope, then (if that fits) ``JSONRPCMessage``."""
     envelope = rev.first(*_ENVELOPES[kind])
     if errors := _schema_errors(rev, envelope, message):
@@ -343,11 +252,11 @@ def _none_fits(what: str, failures: list[tuple[str, list[str]]]) -> list[str]:
     ]
 
 
-def _definitions(rev: _Revision, method: Any) -> tuple[_Revision, tuple[str, ...]]:
+def _definitions(rev: RevisionSchema, method: Any) -> tuple[RevisionSchema, tuple[str, ...]]:
     """The schema that defines ``method`` (the revision's, else its tasks extension's) and
     the definitions there; the revision and none when neither defines it."""
     names = rev.by_method.get(method, ()) if isinstance(method, str) else ()
-    extension = _tasks_extension(rev)
+    extension = tasks_extension(rev)
     if names or extension is None or not isinstance(method, str):
         return rev, names
     in_extension = extension.by_method.get(method, ())
@@ -355,7 +264,7 @@ def _definitions(rev: _Revision, method: Any) -> tuple[_Revision, tuple[str, ...
 
 
 def _method_problems(
-    rev: _Revision, message: Mapping[str, Any], kind: str, allow_unknown_methods: bool
+    rev: RevisionSchema, message: Mapping[str, Any], kind: str, allow_unknown_methods: bool
 ) -> list[str]:
     """A request or notification against its method's own definition(s)."""
     method = message.get("method")
@@ -375,10 +284,10 @@ def _method_problems(
     return _none_fits(f"{method!r} {kind}", [(n, _schema_errors(rev, n, message)) for n in fitting])
 
 
-def _result_schema(rev: _Revision, result: Any, method: Any) -> _Revision:
+def _result_schema(rev: RevisionSchema, result: Any, method: Any) -> RevisionSchema:
     """Where a result's definition is: the tasks extension for a task or a ``tasks/*``
     answer (in a revision that has the extension), else the revision itself."""
-    extension = _tasks_extension(rev)
+    extension = tasks_extension(rev)
     replied_tasks = isinstance(method, str) and method.startswith("tasks/")
     if extension is not None and (_result_type(result) == "task" or replied_tasks):
         return extension
@@ -386,7 +295,7 @@ def _result_schema(rev: _Revision, result: Any, method: Any) -> _Revision:
 
 
 def _result_problems(
-    rev: _Revision, message: Mapping[str, Any], in_reply_to: Mapping[str, Any] | str
+    rev: RevisionSchema, message: Mapping[str, Any], in_reply_to: Mapping[str, Any] | str
 ) -> list[str]:
     """A success response's result against the result definition(s) of what it answers."""
     result = message.get("result")
@@ -405,7 +314,7 @@ def _result_problems(
 
 
 def _problems(
-    rev: _Revision,
+    rev: RevisionSchema,
     message: Any,
     in_reply_to: Mapping[str, Any] | str | None,
     allow_unknown_methods: bool,
@@ -436,7 +345,7 @@ def validate_message(
     methods (vendor extensions) pass unless ``allow_unknown_methods`` is false.
     Raises AssertionError explaining every problem found.
     """
-    rev = _schemas(revision)
+    rev = schema_of(revision)
     try:
         decoded = _with_null_ids_named(rev, _decode(message))
     except AssertionError as exc:
