@@ -30,14 +30,12 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import math
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-import attrs
 import msgspec
 import trio
 
@@ -48,12 +46,12 @@ from .cli_auth import add_auth_options, not_authorized, oauth_for
 from .cli_config import add_parser as add_config_parser
 from .cli_dev import add_parser as add_dev_parser
 from .cli_errors import EXIT_CODES, EXIT_FAILURE, EXIT_TOOL_ERROR, explain
-from .cli_targets import client_target, load_served
+from .cli_run import add_parser as add_run_parser
+from .cli_targets import client_target
 from .client.client import Client, open_client
 from .protocol.errors import McpError
 from .protocol.versions import MODERN, SUPPORTED
 from .runtime.outbound import ConnectionClosed, RequestTimeout
-from .server.serve import MAX_PORT, PORT_RANGE, run_stdio
 from .transports.abc import TransportClosed
 
 
@@ -108,98 +106,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"mcp-actors {__version__}")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
-    run = commands.add_parser("run", help="serve a module's, a file's or a plugin's server")
-    run.add_argument(
-        "server",
-        metavar="MODULE[:ATTR]|FILE.py[:ATTR]|PLUGIN|GATEWAY.toml",
-        help="a server, or a gateway file mounting upstreams (see mcp_actors.gateway.config)",
-    )
-    run.add_argument("--config", type=Path, default=None, help="TOML file with plugin settings")
-    run.add_argument("--transport", choices=["stdio", "http", "sse", "ws"], default="stdio")
-    run.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
-    run.add_argument("--port", type=_port, default=8000, help="port (default 8000; 0: any free)")
-    run.add_argument("--path", default="/mcp", help="Streamable HTTP endpoint (default /mcp)")
-    run.add_argument("--stateless", action="store_true", help="http: no sessions")
-    run.add_argument(
-        "--session-prefix",
-        default="",
-        metavar="TAG.",
-        help="http: start every session id with TAG. (which worker made it: see deploy/nginx.conf)",
-    )
-    run.add_argument(
-        "--redis-url",
-        default=None,
-        metavar="URL",
-        help="http: share tasks, listen notifications and stored events through this Redis"
-        " (overrides [shared] redis_url; see README 'Deployment')",
-    )
-    run.add_argument(
-        "--workers",
-        type=_count,
-        default=1,
-        metavar="N",
-        help="http: serve from N processes sharing the port (default 1)",
-    )
-    run.add_argument(
-        "--json-response", action="store_true", help="http: answer requests with JSON, not SSE"
-    )
-    limits = run.add_argument_group(
-        "network limits",
-        "When the session table is full, a new session replaces the least recently used idle"
-        " one; if every session is busy it is refused (503 with Retry-After).",
-    )
-    limits.add_argument(
-        "--max-sessions",
-        type=_count_or_none,
-        default=argparse.SUPPRESS,
-        metavar="N|none",
-        help="http, ws: sessions at once (default 1000)",
-    )
-    limits.add_argument(
-        "--max-sessions-per-client",
-        type=_count_or_none,
-        default=argparse.SUPPRESS,
-        metavar="N|none",
-        help="http, ws: sessions at once from one IP address (default 100)",
-    )
-    limits.add_argument(
-        "--max-connections",
-        type=_count_or_none,
-        default=argparse.SUPPRESS,
-        metavar="N|none",
-        help="http: connections at once (default 1000; past it 503, health checks served)",
-    )
-    limits.add_argument(
-        "--max-connections-per-client",
-        type=_count_or_none,
-        default=argparse.SUPPRESS,
-        metavar="N|none",
-        help="http: connections at once from one IP address (default 100)",
-    )
-    limits.add_argument(
-        "--send-timeout",
-        type=_seconds_or_none,
-        default=argparse.SUPPRESS,
-        metavar="SECONDS|none",
-        help="http: drop a client that reads no reply bytes this long (default 30)",
-    )
-    limits.add_argument(
-        "--session-idle-timeout",
-        type=_seconds_or_none,
-        default=argparse.SUPPRESS,
-        metavar="SECONDS|none",
-        help="http: close a session unused this long (default 1800)",
-    )
-    limits.add_argument(
-        "--allowed-host",
-        action="append",
-        dest="allowed_hosts",
-        default=argparse.SUPPRESS,
-        metavar="NAME[:PORT]",
-        help="http: a Host value to accept (repeatable; NAME:* any port, '*' any Host);"
-        " required when --host is not a loopback address",
-    )
-    run.set_defaults(action=_run)
+    add_run_parser(commands)  # `mcp-actors run`: mcp_actors/cli_run.py
 
     call = commands.add_parser("call", help="call a tool and print its result as JSON")
     call.add_argument("target", metavar="TARGET")
@@ -229,17 +136,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-_NETWORK_OPTIONS = {
-    "max_sessions": ("--max-sessions", {"http", "sse", "ws"}),
-    "max_sessions_per_client": ("--max-sessions-per-client", {"http", "sse", "ws"}),
-    "session_idle_timeout": ("--session-idle-timeout", {"http", "sse"}),
-    "max_connections": ("--max-connections", {"http", "sse"}),
-    "max_connections_per_client": ("--max-connections-per-client", {"http", "sse"}),
-    "send_timeout": ("--send-timeout", {"http", "sse"}),
-    "allowed_hosts": ("--allowed-host", {"http", "sse"}),
-}
-
-
 def _add_era_options(command: argparse.ArgumentParser) -> None:
     era = command.add_mutually_exclusive_group()
     era.add_argument(
@@ -256,105 +152,6 @@ def _add_era_options(command: argparse.ArgumentParser) -> None:
         metavar="VERSION",
         help=f"speak exactly this version (and its era): {', '.join((*MODERN, *SUPPORTED))}",
     )
-
-
-def _port(text: str) -> int:
-    """A TCP port number, 0 (any free port) to 65535 (nothing else)."""
-    if text.isdecimal() and int(text) <= MAX_PORT:
-        return int(text)
-    raise argparse.ArgumentTypeError(f"expected {PORT_RANGE}, got {text!r}")
-
-
-def _count(text: str) -> int:
-    """A positive integer (nothing else)."""
-    if text.strip().isdecimal() and int(text) > 0:
-        return int(text)
-    raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-
-
-def _count_or_none(text: str) -> int | None:
-    """A positive integer, or ``none`` for no limit (nothing else)."""
-    if text.strip().lower() == "none":
-        return None
-    if text.strip().isdecimal() and int(text) > 0:
-        return int(text)
-    raise argparse.ArgumentTypeError(f"expected a positive integer or 'none', got {text!r}")
-
-
-def _seconds_or_none(text: str) -> float | None:
-    """Positive, finite seconds, or ``none`` for no limit (nothing else)."""
-    if text.strip().lower() == "none":
-        return None
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = math.nan
-    if math.isfinite(seconds) and seconds > 0:
-        return seconds
-    raise argparse.ArgumentTypeError(f"expected positive seconds or 'none', got {text!r}")
-
-
-def _run(options: argparse.Namespace) -> int:
-    given = {name: getattr(options, name) for name in _NETWORK_OPTIONS if name in options}
-    for name in given:
-        flag, transports = _NETWORK_OPTIONS[name]
-        if options.transport not in transports:
-            message = f"{flag} does not apply to --transport {options.transport}"
-            print(f"mcp-actors: {message}", file=sys.stderr)
-            return EXIT_FAILURE
-    if options.redis_url is not None and options.transport not in ("http", "sse"):
-        print(
-            f"mcp-actors: --redis-url does not apply to --transport {options.transport}",
-            file=sys.stderr,
-        )
-        return EXIT_FAILURE
-    if options.workers != 1 and options.transport not in ("http", "sse"):
-        print(
-            f"mcp-actors: --workers does not apply to --transport {options.transport}",
-            file=sys.stderr,
-        )
-        return EXIT_FAILURE
-    server = load_served(options.server, config_file=options.config)
-    if options.transport == "stdio":
-        run_stdio(server)
-    elif options.transport == "ws":
-        from .server.serve_websocket import run_websocket  # imports trio_websocket
-
-        run_websocket(server, host=options.host, port=options.port, announce=True, **given)
-    else:
-        from .server.serve_http import run_http  # imports hypercorn
-        from .transports.http.config import HttpConfig
-        from .transports.http.security import AllowedHostsRequired, HostPolicy
-
-        if "allowed_hosts" in given:
-            given["allowed_hosts"] = tuple(given["allowed_hosts"])
-        config = HttpConfig(
-            path=options.path,
-            stateless=options.stateless,
-            json_response=options.json_response,
-            session_id_prefix=options.session_prefix,
-            **given,
-        )
-        try:  # serve_http would raise this from inside trio.run; say it plainly instead
-            HostPolicy.for_bind(options.host, allowed_hosts=config.allowed_hosts)
-        except AllowedHostsRequired as error:
-            print(f"mcp-actors: {error}", file=sys.stderr)
-            return EXIT_FAILURE
-        from .shared.settings import load_shared_settings
-
-        shared = load_shared_settings(options.config)
-        if options.redis_url is not None:
-            shared = attrs.evolve(shared, redis_url=options.redis_url)
-        run_http(
-            server,
-            shared=shared,
-            host=options.host,
-            port=options.port,
-            config=config,
-            announce="sse" if options.transport == "sse" else "http",
-            workers=options.workers,
-        )
-    return 0
 
 
 def _list(options: argparse.Namespace) -> int:

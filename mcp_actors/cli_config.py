@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .cli_targets import is_gateway_file, load_served
+from .cli_targets import SERVED_METAVAR, is_gateway_file, load_served
 from .plugins import installed
 
 CLIENTS = {
@@ -36,7 +36,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     config: argparse.ArgumentParser = commands.add_parser(
         "config", help="print the JSON entry that adds a server to Claude, Cursor or VS Code"
     )
-    config.add_argument("target", metavar="MODULE[:ATTR]|FILE.py[:ATTR]|PLUGIN|GATEWAY.toml")
+    config.add_argument("target", metavar=SERVED_METAVAR)
     config.add_argument("--client", choices=sorted(CLIENTS), default="claude")
     config.add_argument("--name", default=None, help="the entry's name (default: server name)")
     config.set_defaults(action=run)

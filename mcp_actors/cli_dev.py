@@ -18,7 +18,7 @@ from typing import Any
 
 from .cli_config import absolute_target
 from .cli_errors import EXIT_MISSING_EXTRA, CliFailure
-from .cli_targets import load_served
+from .cli_targets import SERVED_METAVAR, load_served
 
 INSPECTOR = "@modelcontextprotocol/inspector"
 NODE_MISSING = (
@@ -33,7 +33,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     dev: argparse.ArgumentParser = commands.add_parser(
         "dev", help="open a server in the MCP Inspector (needs Node.js)"
     )
-    dev.add_argument("target", metavar="MODULE[:ATTR]|FILE.py[:ATTR]|PLUGIN|GATEWAY.toml")
+    dev.add_argument("target", metavar=SERVED_METAVAR)
     dev.add_argument(
         "--inspector", default=INSPECTOR, help=f"npm package to run (default {INSPECTOR})"
     )

@@ -21,6 +21,9 @@ from .client.targets import StdioTarget, UrlTarget, parse_target
 from .plugins import load_server_or_plugin
 from .server.app import Server
 
+#: How the help of ``run``, ``config`` and ``dev`` names the server they load.
+SERVED_METAVAR = "MODULE[:ATTR]|FILE.py[:ATTR]|PLUGIN|GATEWAY.toml"
+
 #: Target prefixes naming a server to reach rather than one to load.
 _REMOTE = ("stdio:", "http://", "https://", "ws://", "wss://")
 

@@ -102,36 +102,58 @@ def load_settings(
     fields = {field.name: field for field in attrs.fields(attrs.resolve_types(settings_class))}
     values: dict[str, Any] = {}
     problems: list[str] = []
-
     if config_file is not None:
-        where = f"plugins.{plugin}" if table is None else table
-        for key, value in _file_table(config_file, plugin, table).items():
-            source = f"{config_file} [{where}] {key}"
-            if key not in fields or not fields[key].init:
-                known = ", ".join(name for name, field in fields.items() if field.init)
-                problems.append(f"unknown setting {key!r} (from {source}; known: {known})")
-                continue
-            _structure(fields[key], value, source, values, problems)
-
-    prefix = env_prefix(plugin)
+        _read_file(config_file, plugin, table, fields, values, problems)
     environ = os.environ if environ is None else environ
-    for field in fields.values():
-        variable = prefix + field.name.upper()
-        if field.init and variable in environ:
-            source = f"${variable}"
-            try:
-                value = from_environment(environ[variable], field.type)
-            except WrongType as error:
-                problems.append(f"{field.name}: {error} (from {source})")
-                continue
-            _structure(field, value, source, values, problems)
-
+    _read_environment(environ, env_prefix(plugin), fields, values, problems)
     if problems:
         raise SettingsError(plugin, problems)
     try:
         return settings_class(**{fields[name].alias: value for name, value in values.items()})
     except (TypeError, ValueError) as error:  # the class's own validators
         raise SettingsError(plugin, [str(error)]) from None
+
+
+def _read_file(
+    config_file: Path,
+    plugin: str,
+    table: str | None,
+    fields: Mapping[str, attrs.Attribute[Any]],
+    values: dict[str, Any],
+    problems: list[str],
+) -> None:
+    """The settings of the TOML file's table into ``values`` (a bad or unknown key: a
+    line in ``problems``)."""
+    where = f"plugins.{plugin}" if table is None else table
+    for key, value in _file_table(config_file, plugin, table).items():
+        source = f"{config_file} [{where}] {key}"
+        if key not in fields or not fields[key].init:
+            known = ", ".join(name for name, field in fields.items() if field.init)
+            problems.append(f"unknown setting {key!r} (from {source}; known: {known})")
+            continue
+        _structure(fields[key], value, source, values, problems)
+
+
+def _read_environment(
+    environ: Mapping[str, str],
+    prefix: str,
+    fields: Mapping[str, attrs.Attribute[Any]],
+    values: dict[str, Any],
+    problems: list[str],
+) -> None:
+    """The settings given as ``<prefix><FIELD>`` variables into ``values`` (over the
+    file's); a bad value is a line in ``problems``."""
+    for field in fields.values():
+        variable = prefix + field.name.upper()
+        if not field.init or variable not in environ:
+            continue
+        source = f"${variable}"
+        try:
+            value = from_environment(environ[variable], field.type)
+        except WrongType as error:
+            problems.append(f"{field.name}: {error} (from {source})")
+            continue
+        _structure(field, value, source, values, problems)
 
 
 def from_environment(text: str, field_type: Any) -> Any:

@@ -390,3 +390,11 @@ async def test_a_requestor_runs_a_bounded_number_of_tasks_at_once() -> None:
 def test_task_bounds_are_positive_integers(setting: str, value: object) -> None:
     with pytest.raises(ValueError, match=setting):
         TaskSettings(**{setting: value})
+
+
+@pytest.mark.parametrize("setting", ["ttl_ms", "poll_interval_ms"])
+@pytest.mark.parametrize("value", [0, True, 1.5, "500"])
+def test_task_times_are_positive_integers_not_booleans(setting: str, value: object) -> None:
+    with pytest.raises(ValueError, match=setting):
+        TaskSettings(**{setting: value})
+    assert TaskSettings(ttl_ms=None).ttl_ms is None  # None: kept until the process ends

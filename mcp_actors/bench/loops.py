@@ -76,6 +76,14 @@ class Tally:
             text = detail if isinstance(detail, str) else detail.decode(errors="replace")
             self.first_error = text[:300]
 
+    def unanswered(self, lost: int, drain_timeout: float) -> None:
+        """Count the calls still in flight when the drain ran out as failures."""
+        if not lost:
+            return
+        self.errors += lost
+        if self.first_error is None:
+            self.first_error = f"{lost} calls unanswered {drain_timeout:g} s after the end"
+
 
 class ClosedLoop:
     """``depth`` requests of one template in flight on ``peer``."""
@@ -135,17 +143,9 @@ class ClosedLoop:
         if not count:
             self._finish_if_done()
             return
-        peer = self.peer
-        first = peer.next_id + 1
-        peer.next_id += count
-        prefix, suffix = self.prefix, self.suffix
-        ids = range(first, first + count)
-        data = b"".join([prefix + str(i).encode() + suffix for i in ids])
-        now = time.perf_counter()
-        sent_at = self.sent_at
-        for i in ids:
-            sent_at[i] = now
-        await peer.send(data)
+        await self.peer.send(
+            stamp_batch(self.peer, (self.prefix, self.suffix), count, self.sent_at)
+        )
 
     async def _writer(self) -> None:
         while True:
@@ -175,17 +175,26 @@ class ClosedLoop:
         finally:
             peer.after_read = None
             peer.on_response = drop_response
-        if self.sent_at:
-            lost = len(self.sent_at)
-            self.tally.errors += lost
-            if self.tally.first_error is None:
-                self.tally.first_error = (
-                    f"{lost} calls unanswered {drain_timeout:g} s after the end"
-                )
+        self.tally.unanswered(len(self.sent_at), drain_timeout)
 
     async def _watch_peer(self) -> None:
         await self.peer.closed.wait()
         raise BenchError(f"{self.peer.close_reason or 'the server went away'} mid-run")
+
+
+def stamp_batch(
+    peer: Peer, template: tuple[bytes, bytes], count: int, sent_at: dict[Any, float]
+) -> bytes:
+    """``count`` requests of ``template`` under the peer's next ids, each noted in
+    ``sent_at`` as sent now; the bytes to write."""
+    first = peer.next_id + 1
+    peer.next_id += count
+    prefix, suffix = template
+    ids = range(first, first + count)
+    now = time.perf_counter()
+    for i in ids:
+        sent_at[i] = now
+    return b"".join([prefix + str(i).encode() + suffix for i in ids])
 
 
 def percentile(sorted_values: list[float], q: float) -> float:
@@ -216,18 +225,8 @@ class _PipeLoop:
         self.partial = b"".join(wire.take_partial())
 
     def issue(self, count: int) -> None:
-        if not count:
-            return
-        peer = self.peer
-        first = peer.next_id + 1
-        peer.next_id += count
-        prefix, suffix = self.prefix, self.suffix
-        ids = range(first, first + count)
-        self.out += b"".join([prefix + str(i).encode() + suffix for i in ids])
-        now = time.perf_counter()
-        sent_at = self.sent_at
-        for i in ids:
-            sent_at[i] = now
+        if count:
+            self.out += stamp_batch(self.peer, (self.prefix, self.suffix), count, self.sent_at)
 
     def flush(self) -> None:
         """Write what the pipe takes now; the rest waits for POLLOUT."""
@@ -260,30 +259,82 @@ class _PipeLoop:
             return 0
         lines = chunk.split(b"\n")
         self.partial = lines.pop()
-        completed = 0
-        sent_at, tally = self.sent_at, self.tally
-        latencies = tally.latencies
-        for line in lines:
-            if not line or line.isspace():
-                continue
-            message = decode_line(line)
-            if message.method is not UNSET:
-                if message.id is not UNSET and message.id is not None:
-                    self.out += answer_server_request(message)
-                continue
-            started = sent_at.pop(message.id, None)
-            if started is None:
-                continue
-            latencies.append(now - started)
-            completed += 1
-            if (detail := failure(message)) is not None:
-                tally.failed(detail)
-        tally.done += completed
+        completed = sum(self._on_line(line, now) for line in lines if line and not line.isspace())
+        self.tally.done += completed
         return completed
+
+    def _on_line(self, line: bytes, now: float) -> bool:
+        """Take one message the server sent; whether it completed one of our calls.
+
+        A request of the server's is answered (in the next write); a notification
+        or an answer to no call in flight is dropped.
+        """
+        message = decode_line(line)
+        if message.method is not UNSET:
+            if message.id is not UNSET and message.id is not None:
+                self.out += answer_server_request(message)
+            return False
+        started = self.sent_at.pop(message.id, None)
+        if started is None:
+            return False
+        self.tally.latencies.append(now - started)
+        if (detail := failure(message)) is not None:
+            self.tally.failed(detail)
+        return True
 
     def finish(self) -> None:
         if self.partial:
             self.wire.put_back_partial(self.partial)
+
+
+class _PipePoll:
+    """The pipes of several :class:`_PipeLoop` under one ``poll``: every read end always,
+    a write end only while bytes wait to go out on it."""
+
+    _READABLE = select.POLLIN | select.POLLHUP | select.POLLERR
+    _WRITABLE = select.POLLOUT | select.POLLERR
+
+    def __init__(self, loops: list[_PipeLoop]) -> None:
+        self.loops = loops
+        self._poller = select.poll()
+        self._by_fd: dict[int, _PipeLoop] = {}
+        self._watching_out: set[int] = set()
+        for loop in loops:
+            self._by_fd[loop.read_fd] = self._by_fd[loop.write_fd] = loop
+            self._poller.register(loop.read_fd, select.POLLIN)
+
+    def in_flight(self) -> int:
+        """The calls sent and not answered yet, over every loop."""
+        return sum(len(loop.sent_at) for loop in self.loops)
+
+    def flush(self) -> None:
+        """Write what each pipe takes now; watch a pipe for room while bytes remain."""
+        for loop in self.loops:
+            if loop.out:
+                loop.flush()
+            self._watch_out(loop.write_fd, bool(loop.out))
+
+    def _watch_out(self, fd: int, wanted: bool) -> None:
+        if wanted == (fd in self._watching_out):
+            return
+        if wanted:
+            self._poller.register(fd, select.POLLOUT)
+            self._watching_out.add(fd)
+        else:
+            self._poller.unregister(fd)
+            self._watching_out.discard(fd)
+
+    def serve(self, budget: Budget, *, timeout_ms: int) -> None:
+        """Wait up to ``timeout_ms`` for pipes to be ready, then read what came in
+        (each completed call starts the next one the budget grants) and write what
+        fits."""
+        for fd, events in self._poller.poll(timeout_ms):
+            loop = self._by_fd[fd]
+            if fd != loop.read_fd:
+                if events & self._WRITABLE:
+                    loop.flush()
+            elif events & self._READABLE and (completed := loop.read()):
+                loop.issue(budget.take(completed))
 
 
 def run_blocking(
@@ -301,55 +352,26 @@ def run_blocking(
     Blocking ``poll``/``read``/``write`` on the pipes cost the client a few
     microseconds per round trip where an event loop costs tens, so even one call
     at a time measures the server. It blocks the calling thread (the trio loop)
-    for the whole phase; the peers' reader tasks resume afterwards.
+    for the whole phase; the peers' reader tasks resume afterwards. ``tick`` is
+    called about every half second (progress output).
     """
     loops = [_PipeLoop(peer, template, depth, tally) for peer in peers]
-    by_fd = {}
-    poller = select.poll()
-    for loop in loops:
-        by_fd[loop.read_fd] = loop
-        by_fd[loop.write_fd] = loop
-        poller.register(loop.read_fd, select.POLLIN)
-    watching_out: set[int] = set()
+    pipes = _PipePoll(loops)
     for loop in loops:
         loop.issue(budget.take(depth))
     hard_deadline = budget.deadline + drain_timeout
     next_tick = time.perf_counter() + 0.5
     try:
         while True:
-            for loop in loops:
-                if loop.out:
-                    loop.flush()
-                wants_out = bool(loop.out)
-                if wants_out != (loop.write_fd in watching_out):
-                    if wants_out:
-                        poller.register(loop.write_fd, select.POLLOUT)
-                        watching_out.add(loop.write_fd)
-                    else:
-                        poller.unregister(loop.write_fd)
-                        watching_out.discard(loop.write_fd)
-            if all(not loop.sent_at for loop in loops) and budget.exhausted:
-                break
+            pipes.flush()
             now = time.perf_counter()
-            if now >= hard_deadline:
+            if (budget.exhausted and not pipes.in_flight()) or now >= hard_deadline:
                 break
             if tick is not None and now >= next_tick:
                 tick()
                 next_tick = now + 0.5
-            for fd, events in poller.poll(500):
-                loop = by_fd[fd]
-                if fd == loop.read_fd:
-                    if events & (select.POLLIN | select.POLLHUP | select.POLLERR):
-                        completed = loop.read()
-                        if completed:
-                            loop.issue(budget.take(completed))
-                elif events & (select.POLLOUT | select.POLLERR):
-                    loop.flush()
+            pipes.serve(budget, timeout_ms=500)
     finally:
         for loop in loops:
             loop.finish()
-    lost = sum(len(loop.sent_at) for loop in loops)
-    if lost:
-        tally.errors += lost
-        if tally.first_error is None:
-            tally.first_error = f"{lost} calls unanswered {drain_timeout:g} s after the end"
+    tally.unanswered(pipes.in_flight(), drain_timeout)

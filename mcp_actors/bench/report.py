@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 _COLUMNS = (
@@ -36,30 +37,45 @@ def _cell(value: Any, key: str, fmt: str) -> str:
         return str(value)
 
 
+def _idle_notes(row: dict[str, Any]) -> list[str]:
+    kb = row.get("rss_per_session_kb")
+    if kb is None:
+        return []
+    what = "per server process" if row.get("per_process") else "per session"
+    return [f"{kb / 1024:.1f} MB RSS {what}" if kb >= 1024 else f"{kb:.0f} KB RSS {what}"]
+
+
+def _cancel_notes(row: dict[str, Any]) -> list[str]:
+    notes = [
+        f"notification write -> handler saw it; max {row.get('max_ms')} ms;"
+        f" start signal {row.get('started_signal')}"
+    ]
+    if row.get("answered_after_cancel"):
+        notes.append(f"{row['answered_after_cancel']} answered after cancellation")
+    return notes
+
+
+#: What the report says under a workload of each kind, from its row.
+_KIND_NOTES: dict[str, Callable[[dict[str, Any]], list[str]]] = {
+    "churn": lambda row: ["sessions/s; latency = open+initialize+call+close; srv CPU per session"],
+    "idle": _idle_notes,
+    "cancel": _cancel_notes,
+    "large": lambda row: (
+        [f"{row['mb_per_s_each_way']} MB/s each way"] if "mb_per_s_each_way" in row else []
+    ),
+    "concurrent": lambda row: [f"{row.get('sessions')} sessions"],
+}
+
+
 def _notes(row: dict[str, Any]) -> str:
-    kind = row.get("kind")
-    notes = []
+    """The note under a workload's line: why it failed or was skipped, else what its
+    kind's figures mean, and its first error."""
     if "failed" in row:
         return f"failed: {row['failed']}"
     if "skipped" in row:
         return f"skipped: {row['skipped']}"
-    if kind == "churn":
-        notes.append("sessions/s; latency = open+initialize+call+close; srv CPU per session")
-    if kind == "idle" and row.get("rss_per_session_kb") is not None:
-        what = "per server process" if row.get("per_process") else "per session"
-        kb = row["rss_per_session_kb"]
-        notes.append(f"{kb / 1024:.1f} MB RSS {what}" if kb >= 1024 else f"{kb:.0f} KB RSS {what}")
-    if kind == "cancel":
-        notes.append(
-            f"notification write -> handler saw it; max {row.get('max_ms')} ms;"
-            f" start signal {row.get('started_signal')}"
-        )
-        if row.get("answered_after_cancel"):
-            notes.append(f"{row['answered_after_cancel']} answered after cancellation")
-    if kind == "large" and "mb_per_s_each_way" in row:
-        notes.append(f"{row['mb_per_s_each_way']} MB/s each way")
-    if kind == "concurrent":
-        notes.append(f"{row.get('sessions')} sessions")
+    kind_notes = _KIND_NOTES.get(row.get("kind", ""))
+    notes = kind_notes(row) if kind_notes is not None else []
     if row.get("first_error"):
         notes.append(f"first error: {row['first_error']}")
     return "; ".join(notes)

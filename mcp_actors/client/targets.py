@@ -122,38 +122,44 @@ def load_server(spec: str) -> Server:
             f"{spec!r}: expected MODULE[:ATTR], FILE.py[:ATTR], stdio:COMMAND or a URL"
         )
     module = _import_file(source) if _is_file(source) else _import_module(source)
-    if attribute:
-        try:
-            server = getattr(module, attribute)
-        except AttributeError:
-            raise TargetError(f"{source} has no attribute {attribute!r}") from None
-    else:
-        found = [name for name in DEFAULT_ATTRIBUTES if hasattr(module, name)]
-        if not found:
-            raise TargetError(
-                f"{source} has none of {', '.join(DEFAULT_ATTRIBUTES)}; name the server as"
-                f" {source}:ATTR"
-            )
-        attribute = found[0]
-        server = getattr(module, attribute)
-    if callable(server) and not isinstance(server, Server):
-        if inspect.iscoroutinefunction(server):
-            raise TargetError(
-                f"{source}:{attribute} is an async function, not a Server"
-                " (nor a function returning one)"
-            )
-        try:
-            server = server()
-        except Exception as error:
-            raise TargetError(
-                f"{source}:{attribute} is not a Server, and calling it to make one failed:"
-                f" {_one_line(error)}"
-            ) from error
+    attribute = attribute or _default_attribute(module, source)
+    try:
+        found = getattr(module, attribute)
+    except AttributeError:
+        raise TargetError(f"{source} has no attribute {attribute!r}") from None
+    server = _made(found, f"{source}:{attribute}")
     if not isinstance(server, Server):
         raise TargetError(
             f"{source}:{attribute} is a {type(server).__name__}, not an mcp_actors Server"
         )
     return server
+
+
+def _default_attribute(module: Any, source: str) -> str:
+    """The first of the module's ``server``, ``mcp`` and ``app``."""
+    found = [name for name in DEFAULT_ATTRIBUTES if hasattr(module, name)]
+    if not found:
+        raise TargetError(
+            f"{source} has none of {', '.join(DEFAULT_ATTRIBUTES)}; name the server as"
+            f" {source}:ATTR"
+        )
+    return found[0]
+
+
+def _made(found: Any, where: str) -> Any:
+    """``found`` itself, or what it returns when it is a function (a server factory)."""
+    if not callable(found) or isinstance(found, Server):
+        return found
+    if inspect.iscoroutinefunction(found):
+        raise TargetError(
+            f"{where} is an async function, not a Server (nor a function returning one)"
+        )
+    try:
+        return found()
+    except Exception as error:
+        raise TargetError(
+            f"{where} is not a Server, and calling it to make one failed: {_one_line(error)}"
+        ) from error
 
 
 def _split_spec(spec: str) -> tuple[str, str]:

@@ -173,30 +173,42 @@ class _Parser:
         return _scalar(rest, line.number)
 
     def block_scalar(self, header: str, indent: int, line: _Line, all_lines: list[_Line]) -> str:
-        style, chomping = header[0], header[1:].strip()
-        chomping = _strip_comment(chomping)
+        """A ``|`` (literal) or ``>`` (folded) block after ``line``, with its chomping
+        indicator (``-`` strip, ``+`` keep, none: clip); the lines it takes are consumed."""
+        style, chomping = header[0], _strip_comment(header[1:].strip())
         if chomping not in ("", "-", "+"):
             raise FrontmatterError(f"unsupported block scalar header {header!r}", line.number)
-        # The block's lines are every raw line after this one, blank ones included,
-        # until one at or under the key's indentation.
-        start = next(i for i, raw in enumerate(all_lines) if raw.number == line.number) + 1
-        body: list[_Line] = []
-        for raw in all_lines[start:]:
-            if raw.text.strip() and raw.indent <= indent:
-                break
-            body.append(raw)
+        body = _block_body(all_lines, line, indent)
         while self.position < len(self.lines) and self.lines[self.position] in body:
             self.position += 1
-        content_indent = min((raw.indent for raw in body if raw.text.strip()), default=indent + 1)
-        texts = [raw.text[content_indent:] if raw.text.strip() else "" for raw in body]
-        trailing = len(texts) - len(list(_rstrip_blank(texts)))
-        texts = texts[: len(texts) - trailing]
-        text = "\n".join(texts) if style == "|" else _fold(texts)
-        if chomping == "-":
-            return text
-        if chomping == "+":
-            return text + "\n" * (trailing + 1) if texts else "\n" * trailing
-        return text + "\n" if texts else ""
+        return _block_text(body, indent, style, chomping)
+
+
+def _block_body(all_lines: list[_Line], line: _Line, indent: int) -> list[_Line]:
+    """A block scalar's lines: every raw line after ``line``, blank ones included,
+    until one at or under the key's indentation."""
+    start = next(i for i, raw in enumerate(all_lines) if raw.number == line.number) + 1
+    body: list[_Line] = []
+    for raw in all_lines[start:]:
+        if raw.text.strip() and raw.indent <= indent:
+            break
+        body.append(raw)
+    return body
+
+
+def _block_text(body: list[_Line], indent: int, style: str, chomping: str) -> str:
+    """A block scalar's text: its lines less their common indentation, kept (``|``) or
+    folded (``>``), then its final line breaks as ``chomping`` says."""
+    content_indent = min((raw.indent for raw in body if raw.text.strip()), default=indent + 1)
+    texts = [raw.text[content_indent:] if raw.text.strip() else "" for raw in body]
+    trailing = len(texts) - len(list(_rstrip_blank(texts)))
+    texts = texts[: len(texts) - trailing]
+    text = "\n".join(texts) if style == "|" else _fold(texts)
+    if chomping == "-":
+        return text
+    if chomping == "+":
+        return text + "\n" * (trailing + 1) if texts else "\n" * trailing
+    return text + "\n" if texts else ""
 
 
 def _rstrip_blank(texts: list[str]) -> list[str]:

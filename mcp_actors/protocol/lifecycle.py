@@ -149,25 +149,23 @@ class SessionState:
                 INVALID_REQUEST,
                 f"{method} does not exist in protocol revision {self.revision.name}",
             )
-        if spec.is_request:
-            if not self.back_channel:
-                raise ProtocolViolation(
-                    INVALID_REQUEST,
-                    f"{method} cannot be sent: this session is stateless (such as stateless"
-                    f" HTTP) and has no channel for {self.role}-to-{self.peer_role} requests",
-                )
-            if not self._declared(self.peer_capabilities, spec):
-                path = ".".join(spec.capability)
-                raise ProtocolViolation(
-                    INVALID_REQUEST,
-                    f"{method} needs the {self.peer_role} capability {path!r},"
-                    f" which the {self.peer_role} did not declare",
-                )
-        elif not self._declared(self.local_capabilities, spec):
-            path = ".".join(spec.capability)
+        if spec.is_request and not self.back_channel:
             raise ProtocolViolation(
-                INVALID_REQUEST, f"{method} needs our own capability {path!r} to be declared"
+                INVALID_REQUEST,
+                f"{method} cannot be sent: this session is stateless (such as stateless"
+                f" HTTP) and has no channel for {self.role}-to-{self.peer_role} requests",
             )
+        # A request needs the peer to have declared the capability; a notification, us.
+        holder = self.peer_capabilities if spec.is_request else self.local_capabilities
+        if not self._declared(holder, spec):
+            path = ".".join(spec.capability)
+            peer = self.peer_role
+            needs = (
+                f"the {peer} capability {path!r}, which the {peer} did not declare"
+                if spec.is_request
+                else f"our own capability {path!r} to be declared"
+            )
+            raise ProtocolViolation(INVALID_REQUEST, f"{method} needs {needs}")
         return spec
 
     def _declared(self, capabilities: object, spec: MethodSpec) -> bool:

@@ -229,19 +229,24 @@ def check_param_headers(
         raw = headers.get(key)
         if raw is not None and key in repeated:
             raise header_mismatch(f"the {header} header appears more than once")
-        argument = ".".join(path)
         expected = mirrored_value(_value_at(arguments, path))
-        if expected is None:
-            if raw is not None:
-                raise header_mismatch(f"{header} is present but argument {argument!r} is not")
-            continue
-        if raw is None:
-            raise header_mismatch(f"{header} is missing for argument {argument!r}")
-        decoded = decode_header_value(raw)
-        if decoded is None:
-            raise header_mismatch(f"{header} is malformed")
-        if decoded != expected and not _same_integer(expected, decoded):
-            raise header_mismatch(f"{header} does not match argument {argument!r}")
+        _check_param_header(header, raw, expected, ".".join(path))
+
+
+def _check_param_header(header: str, raw: str | None, expected: str | None, argument: str) -> None:
+    """One ``Mcp-Param-*`` header (None: absent) against what the client mirrors of
+    ``argument`` (None: nothing): both absent, or equal once decoded."""
+    if expected is None:
+        if raw is not None:
+            raise header_mismatch(f"{header} is present but argument {argument!r} is not")
+        return
+    if raw is None:
+        raise header_mismatch(f"{header} is missing for argument {argument!r}")
+    decoded = decode_header_value(raw)
+    if decoded is None:
+        raise header_mismatch(f"{header} is malformed")
+    if decoded != expected and not _same_integer(expected, decoded):
+        raise header_mismatch(f"{header} does not match argument {argument!r}")
 
 
 def mirrored_value(value: object) -> str | None:
@@ -318,16 +323,23 @@ def _positions(root: Any) -> Iterator[tuple[tuple[str, ...] | None, dict[str, An
             continue
         yield path, node
         for keyword, value in node.items():
-            if keyword == "properties" and isinstance(value, dict):
-                stack.extend(
-                    (None if path is None else (*path, name), sub) for name, sub in value.items()
-                )
-            elif keyword in _ONE_SCHEMA:
-                stack.append((None, value))
-            elif keyword in _SCHEMA_LISTS and isinstance(value, list):
-                stack.extend((None, sub) for sub in value)
-            elif keyword in _SCHEMA_MAPS and isinstance(value, dict):
-                stack.extend((None, sub) for sub in value.values())
+            stack.extend(_subschemas(path, keyword, value))
+
+
+def _subschemas(
+    path: tuple[str, ...] | None, keyword: str, value: Any
+) -> Iterable[tuple[tuple[str, ...] | None, Any]]:
+    """The schemas one keyword of a schema at ``path`` holds, each with its path: a
+    property stays on the ``properties`` chain, every other subschema is off it."""
+    if keyword == "properties" and isinstance(value, dict):
+        return [(None if path is None else (*path, name), sub) for name, sub in value.items()]
+    if keyword in _ONE_SCHEMA:
+        return [(None, value)]
+    if keyword in _SCHEMA_LISTS and isinstance(value, list):
+        return [(None, sub) for sub in value]
+    if keyword in _SCHEMA_MAPS and isinstance(value, dict):
+        return [(None, sub) for sub in value.values()]
+    return []
 
 
 def _value_at(arguments: Mapping[str, Any], path: tuple[str, ...]) -> Any:

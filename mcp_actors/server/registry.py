@@ -12,7 +12,7 @@ handler answers from (see :mod:`.handlers`). Each change of a list calls
 from __future__ import annotations
 
 from collections.abc import Callable, Container, Iterable, Mapping
-from typing import Any, TypeVar, overload
+from typing import Any, Literal, TypedDict, TypeVar, Unpack, overload
 
 import attrs
 from msgspec import UNSET
@@ -30,7 +30,7 @@ from .extensions import Extension, ExtensionHandler, ExtensionRegistry
 from .handlers import HANDLERS, Handler
 from .prompts import RegisteredPrompt, argument_choices, prompt_arguments
 from .resources import RegisteredResource, ResourceRegistry
-from .signature import describe, inspect_tool
+from .signature import ToolSignature, describe, inspect_tool
 from .tools import RegisteredTool, TaskMode, serves_inline
 from .uri_template import UriTemplate
 
@@ -60,35 +60,13 @@ class Registry:
     def tool(self, function: F) -> F: ...
 
     @overload
-    def tool(
-        self,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: t.ToolAnnotations | None = None,
-        icons: list[t.Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        inline: bool = False,
-        task: TaskMode = "never",
-        scopes: Iterable[str] = (),
-    ) -> Callable[[F], F]: ...
+    def tool(self, **options: Unpack[ToolOptions]) -> Callable[[F], F]: ...
 
     def tool(
-        self,
-        function: F | None = None,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: t.ToolAnnotations | None = None,
-        icons: list[t.Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        inline: bool = False,
-        task: TaskMode = "never",
-        scopes: Iterable[str] = (),
+        self, function: F | None = None, **options: Unpack[ToolOptions]
     ) -> F | Callable[[F], F]:
-        """Register a function as a tool; usable bare (``@server.tool``) or with options.
+        """Register a function as a tool; usable bare (``@server.tool``) or with options
+        (:class:`ToolOptions`).
 
         The input schema comes from the parameters' type hints, the description
         from the docstring's first paragraph. A sync function runs in a worker
@@ -101,25 +79,10 @@ class Registry:
         ``scopes`` are the OAuth scopes a caller's token must carry to call it, on a
         server protected by a resource server (see :mod:`.authorization`).
         """
+        _check_options("tool", options, ToolOptions)
 
         def register(function: F) -> F:
-            signature = inspect_tool(function, Context, name=name)
-            definition = t.Tool(
-                name=name or function.__name__,
-                title=unset(title),
-                description=description or describe(function) or UNSET,
-                input_schema=signature.input_schema,
-                output_schema=signature.output_schema or UNSET,
-                annotations=unset(annotations),
-                icons=unset(icons),
-                execution=(
-                    {"taskSupport": _TASK_SUPPORT[task]} if task in _TASK_SUPPORT else UNSET
-                ),
-                meta=unset(meta),
-            )
-            self.add_tool(
-                RegisteredTool(definition, function, signature, inline, task, scopes=scopes)
-            )
+            self.add_tool(_tool_of(function, options))
             return function
 
         return register(function) if function is not None else register
@@ -200,14 +163,13 @@ class Registry:
             registered = RegisteredResource(
                 definition, template, function, signature, cache, scopes=scopes
             )
-            for variable in template.variables:
-                choices = argument_choices(signature, variable)
-                if choices is not None:
-                    self._completions.add(("resource", uri, variable), choices)
-            for variable, completer in (complete or {}).items():
-                if variable not in template.variables:
-                    raise TypeError(f"complete: {uri!r} has no variable {variable!r}")
-                self._completions.add(("resource", uri, variable), completer)
+            self._add_completers(
+                ("resource", uri),
+                template.variables,
+                signature,
+                complete,
+                f"{uri!r} has no variable",
+            )
             self.add_resource(registered)
             return function
 
@@ -242,60 +204,30 @@ class Registry:
     def prompt(self, function: F) -> F: ...
 
     @overload
-    def prompt(
-        self,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        icons: list[t.Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        complete: Mapping[str, CompleterLike] | None = None,
-        scopes: Iterable[str] = (),
-    ) -> Callable[[F], F]: ...
+    def prompt(self, **options: Unpack[PromptOptions]) -> Callable[[F], F]: ...
 
     def prompt(
-        self,
-        function: F | None = None,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        icons: list[t.Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        complete: Mapping[str, CompleterLike] | None = None,
-        scopes: Iterable[str] = (),
+        self, function: F | None = None, **options: Unpack[PromptOptions]
     ) -> F | Callable[[F], F]:
-        """Register a function as a prompt; usable bare (``@server.prompt``) or with options.
+        """Register a function as a prompt; usable bare (``@server.prompt``) or with
+        options (:class:`PromptOptions`).
 
         Its parameters are the prompt's arguments (see :mod:`.prompts`);
         ``complete`` maps argument names to completers; ``scopes``: the OAuth scopes
         needed to get it (see :mod:`.authorization`).
         """
+        _check_options("prompt", options, PromptOptions)
 
         def register(function: F) -> F:
-            signature = inspect_tool(function, Context, kind="prompt", name=name)
-            prompt_name = name or function.__name__
-            arguments = prompt_arguments(signature, function)
-            definition = t.Prompt(
-                name=prompt_name,
-                title=unset(title),
-                description=description or describe(function) or UNSET,
-                arguments=arguments or UNSET,
-                icons=unset(icons),
-                meta=unset(meta),
+            prompt = _prompt_of(function, options)
+            self._add_completers(
+                ("prompt", prompt.name),
+                prompt.signature.argument_names,
+                prompt.signature,
+                options.get("complete"),
+                f"prompt {prompt.name!r} has no argument",
             )
-            for argument in signature.argument_names:
-                choices = argument_choices(signature, argument)
-                if choices is not None:
-                    self._completions.add(("prompt", prompt_name, argument), choices)
-            for argument, completer in (complete or {}).items():
-                if argument not in signature.argument_names:
-                    raise TypeError(
-                        f"complete: prompt {prompt_name!r} has no argument {argument!r}"
-                    )
-                self._completions.add(("prompt", prompt_name, argument), completer)
-            self.add_prompt(RegisteredPrompt(definition, function, signature, scopes=scopes))
+            self.add_prompt(prompt)
             return function
 
         return register(function) if function is not None else register
@@ -324,6 +256,26 @@ class Registry:
         self._list_changed("notifications/prompts/list_changed")
 
     # -- completion ------------------------------------------------------------------
+
+    def _add_completers(
+        self,
+        target: tuple[Literal["prompt", "resource"], str],
+        names: tuple[str, ...],
+        signature: ToolSignature,
+        complete: Mapping[str, CompleterLike] | None,
+        lacking: str,
+    ) -> None:
+        """Completers of a prompt's arguments or a template's variables (``names``):
+        the choices of each ``Literal``/``Enum`` one, then those ``complete`` gives
+        (TypeError, "complete: <lacking> <name>", for a name ``target`` does not have)."""
+        kind, key = target
+        for name in names:
+            if (choices := argument_choices(signature, name)) is not None:
+                self._completions.add((kind, key, name), choices)
+        for name, completer in (complete or {}).items():
+            if name not in names:
+                raise TypeError(f"complete: {lacking} {name!r}")
+            self._completions.add((kind, key, name), completer)
 
     def completion(
         self, *, argument: str, prompt: str | None = None, resource: str | None = None
@@ -449,6 +401,75 @@ class Registry:
     def serves_inline(self, request: InboundRequest) -> bool:
         """Whether ``request`` calls a tool of this registry declared ``inline``."""
         return serves_inline(self._tools, request)
+
+
+class ToolOptions(TypedDict, total=False):
+    """The options of :meth:`Registry.tool`, each optional (see its docstring)."""
+
+    name: str | None
+    title: str | None
+    description: str | None
+    annotations: t.ToolAnnotations | None
+    icons: list[t.Icon] | None
+    meta: dict[str, Any] | None
+    inline: bool
+    task: TaskMode
+    scopes: Iterable[str]
+
+
+class PromptOptions(TypedDict, total=False):
+    """The options of :meth:`Registry.prompt`, each optional (see its docstring)."""
+
+    name: str | None
+    title: str | None
+    description: str | None
+    icons: list[t.Icon] | None
+    meta: dict[str, Any] | None
+    complete: Mapping[str, CompleterLike] | None
+    scopes: Iterable[str]
+
+
+def _check_options(decorator: str, given: Mapping[str, Any], options: type) -> None:
+    """TypeError naming every keyword ``given`` that ``options`` (a TypedDict) lacks."""
+    unknown = sorted(set(given) - set(options.__annotations__))
+    if unknown:
+        raise TypeError(f"{decorator}() got unexpected keyword argument(s): {', '.join(unknown)}")
+
+
+def _tool_of(function: Callable[..., Any], options: ToolOptions) -> RegisteredTool:
+    """``function`` as a tool: its definition from its signature, docstring and ``options``."""
+    name = options.get("name")
+    signature = inspect_tool(function, Context, name=name)
+    task = options.get("task", "never")
+    definition = t.Tool(
+        name=name or function.__name__,
+        title=unset(options.get("title")),
+        description=options.get("description") or describe(function) or UNSET,
+        input_schema=signature.input_schema,
+        output_schema=signature.output_schema or UNSET,
+        annotations=unset(options.get("annotations")),
+        icons=unset(options.get("icons")),
+        execution={"taskSupport": _TASK_SUPPORT[task]} if task in _TASK_SUPPORT else UNSET,
+        meta=unset(options.get("meta")),
+    )
+    inline = options.get("inline", False)
+    scopes = options.get("scopes", ())
+    return RegisteredTool(definition, function, signature, inline, task, scopes=scopes)
+
+
+def _prompt_of(function: Callable[..., Any], options: PromptOptions) -> RegisteredPrompt:
+    """``function`` as a prompt: its arguments from its parameters, and ``options``."""
+    name = options.get("name")
+    signature = inspect_tool(function, Context, kind="prompt", name=name)
+    definition = t.Prompt(
+        name=name or function.__name__,
+        title=unset(options.get("title")),
+        description=options.get("description") or describe(function) or UNSET,
+        arguments=prompt_arguments(signature, function) or UNSET,
+        icons=unset(options.get("icons")),
+        meta=unset(options.get("meta")),
+    )
+    return RegisteredPrompt(definition, function, signature, scopes=options.get("scopes", ()))
 
 
 def _may_run_as_task(tool: RegisteredTool | None) -> int:

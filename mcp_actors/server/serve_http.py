@@ -182,36 +182,10 @@ def _lean_server(app: McpHttpApp) -> LeanHttpServer:
     return LeanHttpServer(cast(Any, app), limits, health_path=http.health_path)
 
 
-async def _serve_lean(
-    app: McpHttpApp,
-    host: str,
-    port: int,
-    shutdown: trio.Event,
-    sock: socket.socket | None,
-    *,
-    task_status: trio.TaskStatus[list[tuple[str, int]]] = trio.TASK_STATUS_IGNORED,
-) -> None:
-    lean = _lean_server(app)
-    async with trio.open_nursery() as nursery:
-        task_status.started(await nursery.start(partial(lean.serve, host, port, sock=sock)))
-        await shutdown.wait()
-        await lean.shutdown()
-
-
-async def _serve_hypercorn(
-    app: McpHttpApp,
-    host: str,
-    port: int,
-    shutdown: trio.Event,
-    sock: socket.socket | None,
-    *,
-    task_status: trio.TaskStatus[list[tuple[str, int]]] = trio.TASK_STATUS_IGNORED,
-) -> None:
+def _hypercorn_config(http: HttpConfig) -> Any:
+    """hypercorn's settings for the limits of ``http`` (no access log, no Server header)."""
     import hypercorn.config
 
-    from ..transports.http.hypercorn_front import HYPERCORN_READ_SIZE, serve_hypercorn
-
-    http = app.config
     config = hypercorn.config.Config()
     config.keep_alive_timeout = http.keep_alive_timeout
     config.accesslog = None
@@ -219,19 +193,37 @@ async def _serve_hypercorn(
     config.graceful_timeout = http.graceful_timeout
     config.include_server_header = False
     config.h11_max_incomplete_size = http.max_header_size
-    lean = _lean_server(app)  # serves the connections restricted by a cap
-    serve = partial(
-        serve_hypercorn,
-        app,
-        config,
-        lean.limits.gate(read_size=HYPERCORN_READ_SIZE),
-        lean,
-        host,
-        port,
-        sock,
-        shutdown,
-    )
+    return config
+
+
+async def _serve_front_end(
+    front_end: str,
+    app: McpHttpApp,
+    host: str,
+    port: int,
+    shutdown: trio.Event,
+    sock: socket.socket | None,
+    *,
+    task_status: trio.TaskStatus[list[tuple[str, int]]] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve ``app`` on the ``front_end`` HTTP server until ``shutdown`` is set, then
+    shut down gracefully; reports the addresses it listens on.
+
+    The lean server is made either way: behind hypercorn it serves the connections a
+    connection cap restricts (to a 503) and holds the gate that counts them.
+    """
+    lean = _lean_server(app)
     async with trio.open_nursery() as nursery:
+        if front_end == "lean":
+            task_status.started(await nursery.start(partial(lean.serve, host, port, sock=sock)))
+            await shutdown.wait()
+            await lean.shutdown()
+            return
+        from ..transports.http.hypercorn_front import HYPERCORN_READ_SIZE, serve_hypercorn
+
+        gate = lean.limits.gate(read_size=HYPERCORN_READ_SIZE)
+        config = _hypercorn_config(app.config)
+        serve = partial(serve_hypercorn, app, config, gate, lean, host, port, sock, shutdown)
         task_status.started(await nursery.start(serve))
 
 
@@ -271,21 +263,15 @@ async def serve_http(
     token, and the scopes declared on tools, resources and prompts are enforced. Its
     ``resource`` defaults to the endpoint URL.
     """
-    config = config or HttpConfig(path=path)
-    overrides: dict[str, Any] = {}
-    if stateless is not None:
-        overrides["stateless"] = stateless
-    if json_response is not None:
-        overrides["json_response"] = json_response
-    if allowed_origins is not None:
-        overrides["allowed_origins"] = tuple(allowed_origins)
-    if allowed_hosts is not None:
-        overrides["allowed_hosts"] = tuple(allowed_hosts)
-    if path != "/mcp":
-        overrides["path"] = path
-    if config.supported_versions is ALL:  # the default: the server's own list
-        overrides["supported_versions"] = server.supported_versions
-    config = attrs.evolve(config, **overrides)
+    config = _with_overrides(
+        server,
+        config or HttpConfig(path=path),
+        stateless=stateless,
+        json_response=json_response,
+        allowed_origins=None if allowed_origins is None else tuple(allowed_origins),
+        allowed_hosts=None if allowed_hosts is None else tuple(allowed_hosts),
+        path=None if path == "/mcp" else path,
+    )
     policy = HostPolicy.for_bind(
         host, allowed_hosts=config.allowed_hosts, allowed_origins=config.allowed_origins
     )
@@ -296,6 +282,15 @@ async def serve_http(
             )
         health = None if state is None else state.unhealthy
         await _serve(server, host, port, config, policy, sock, health, auth, task_status)
+
+
+def _with_overrides(server: HostedServer, config: HttpConfig, **given: Any) -> HttpConfig:
+    """``config`` with the keyword options :func:`serve_http` was given (None: not
+    given), and the server's own protocol versions unless the config names some."""
+    overrides = {name: value for name, value in given.items() if value is not None}
+    if config.supported_versions is ALL:  # the default: the server's own list
+        overrides["supported_versions"] = server.supported_versions
+    return attrs.evolve(config, **overrides)
 
 
 async def _serve(
@@ -310,7 +305,7 @@ async def _serve(
     task_status: trio.TaskStatus[HttpServerHandle],
 ) -> None:
     front_end = front_end_of(config)
-    serve = _serve_lean if front_end == "lean" else _serve_hypercorn
+    serve = partial(_serve_front_end, front_end)
     shutdown = trio.Event()
     async with open_supervisor() as supervisor, trio.open_nursery() as nursery:
         await server.mounts.connect(supervisor)  # what they offer is declared: see .mount

@@ -117,30 +117,31 @@ def missing_extension(what: str) -> McpError:
     return errors.missing_client_capability(_NEEDS_EXTENSION, what)
 
 
+def _positive_integer(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{attribute.name} must be a positive integer, not {value!r}")
+
+
+def _positive_integer_or_none(
+    instance: object, attribute: attrs.Attribute[Any], value: Any
+) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ValueError(f"{attribute.name} must be a positive integer or None, not {value!r}")
+
+
 @attrs.frozen
 class TaskSettings:
     """How tasks are kept: ``ttl_ms`` from creation (None: until the process ends),
     the ``poll_interval_ms`` suggested to clients, at most ``max_tasks`` records, at
     most ``max_running_per_requestor`` unfinished tasks of one identified requestor
-    in this process, and ``list_page_size`` tasks per ``tasks/list`` page."""
+    in this process, and ``list_page_size`` tasks per ``tasks/list`` page. Each is a
+    positive integer (``True`` is not one); anything else is a ValueError naming it."""
 
-    ttl_ms: int | None = 3_600_000
-    poll_interval_ms: int = 500
-    max_tasks: int = 1000
-    max_running_per_requestor: int = 100
-    list_page_size: int = 100
-
-    def __attrs_post_init__(self) -> None:
-        if self.ttl_ms is not None and (not isinstance(self.ttl_ms, int) or self.ttl_ms < 1):
-            raise ValueError(f"ttl_ms must be a positive integer or None, not {self.ttl_ms!r}")
-        if not isinstance(self.poll_interval_ms, int) or self.poll_interval_ms < 1:
-            raise ValueError(
-                f"poll_interval_ms must be a positive integer, not {self.poll_interval_ms!r}"
-            )
-        for name in ("max_tasks", "max_running_per_requestor", "list_page_size"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, not {value!r}")
+    ttl_ms: int | None = attrs.field(default=3_600_000, validator=_positive_integer_or_none)
+    poll_interval_ms: int = attrs.field(default=500, validator=_positive_integer)
+    max_tasks: int = attrs.field(default=1000, validator=_positive_integer)
+    max_running_per_requestor: int = attrs.field(default=100, validator=_positive_integer)
+    list_page_size: int = attrs.field(default=100, validator=_positive_integer)
 
 
 @attrs.frozen

@@ -22,15 +22,13 @@ methods (``tasks/get``, ``tasks/update``, ``tasks/cancel``, ``notifications/task
 and a ``tools/call`` answered with ``resultType: "task"`` (``CreateTaskResult``) are
 checked against it.
 
-Validators are built once per (revision, definition) and cached.
+The schemas themselves are loaded and indexed by :mod:`.revision_schemas`.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any, Protocol
 
 import jsonschema
@@ -39,9 +37,21 @@ import jsonschema.validators
 
 from mcp_actors.transports.abc import MessageStream, Outgoing, RequestId
 
+from .revision_schemas import (
+    REVISIONS,
+    SCHEMA_DIR,
+    TASKS_SCHEMA,
+    RevisionSchema,
+    definition_for_method,
+    methods,
+    schema_of,
+    tasks_extension,
+)
+
 __all__ = [
     "REVISIONS",
     "SCHEMA_DIR",
+    "TASKS_SCHEMA",
     "PeerView",
     "Recorded",
     "WireRecorder",
@@ -52,111 +62,8 @@ __all__ = [
     "validate_message",
 ]
 
-SCHEMA_DIR = Path(__file__).parent / "schemas"
-REVISIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
-
-# Union definitions that happen to carry a ``method`` const in some revisions
-# (2026-07-28's ``ClientNotification`` is a single-member union): never "the"
-# definition of a method.
-_UNION_NAMES = frozenset(
-    {
-        "ClientRequest",
-        "ServerRequest",
-        "ClientNotification",
-        "ServerNotification",
-        "Request",
-        "Notification",
-    }
-)
 _MAX_ERRORS_SHOWN = 5
 _MAX_MESSAGE_SHOWN = 1500
-
-
-# --------------------------------------------------------------------------- schemas
-
-
-class _Revision:
-    """One revision's schema document and lazily built, cached validators."""
-
-    def __init__(self, revision: str) -> None:
-        path = SCHEMA_DIR / revision / "schema.json"
-        if not path.is_file():
-            raise AssertionError(f"no schema for revision {revision!r} at {path}")
-        self.revision = revision
-        self.root: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-        self.defs_key = "$defs" if "$defs" in self.root else "definitions"
-        self.defs: dict[str, Any] = self.root[self.defs_key]
-        self.cls = jsonschema.validators.validator_for(self.root)
-        self.cls.check_schema(self.root)
-        by_method: dict[str, list[str]] = {}
-        for name, definition in self.defs.items():
-            const = _method_const(definition)
-            if (
-                isinstance(const, str)
-                and name not in _UNION_NAMES
-                and not name.startswith("JSONRPC")
-            ):
-                by_method.setdefault(const, []).append(name)
-        self.by_method = {m: tuple(sorted(names)) for m, names in by_method.items()}
-        self._validators: dict[str, Any] = {}
-
-    def has(self, name: str) -> bool:
-        return name in self.defs
-
-    def first(self, *names: str) -> str:
-        for name in names:
-            if name in self.defs:
-                return name
-        raise AssertionError(f"[{self.revision}] schema defines none of {names}")
-
-    def validator(self, name: str) -> Any:
-        validator = self._validators.get(name)
-        if validator is None:
-            if name not in self.defs:
-                raise AssertionError(f"[{self.revision}] schema has no definition {name!r}")
-            # The root document carries only ``$schema`` and the definitions, so adding a
-            # ``$ref`` makes it "validate as <name>" in both draft-07 and 2020-12, with all
-            # local references resolving against the same document.
-            schema = {**self.root, "$ref": f"#/{self.defs_key}/{name}"}
-            validator = self._validators[name] = self.cls(schema)
-        return validator
-
-
-def _method_const(definition: Mapping[str, Any]) -> Any:
-    """The ``method`` a definition fixes: in its properties, or (the tasks extension's
-    style) in one of its ``allOf`` parts."""
-    parts = [definition, *definition.get("allOf", ())]
-    for part in parts:
-        const = part.get("properties", {}).get("method", {}).get("const")
-        if const is not None:
-            return const
-    return None
-
-
-@functools.cache
-def _schemas(revision: str) -> _Revision:
-    return _Revision(revision)
-
-
-#: Where the tasks extension's schema is (relative to :data:`SCHEMA_DIR`), and from which
-#: revision on it applies.
-TASKS_SCHEMA = "extensions/tasks"
-_TASKS_SINCE = "2026-07-28"
-
-
-def _tasks_extension(rev: _Revision) -> _Revision | None:
-    """The tasks extension's schema, for a revision that has the extension."""
-    return _schemas(TASKS_SCHEMA) if rev.revision >= _TASKS_SINCE else None
-
-
-def methods(revision: str) -> frozenset[str]:
-    """Every method name the revision defines a request or notification for."""
-    return frozenset(_schemas(revision).by_method)
-
-
-def definition_for_method(revision: str, method: str) -> tuple[str, ...]:
-    """Definition name(s) whose ``properties.method.const`` is ``method`` (empty if unknown)."""
-    return _schemas(revision).by_method.get(method, ())
 
 
 # --------------------------------------------------------------------------- validation
@@ -174,7 +81,7 @@ def _show(message: Any) -> str:
     return text if len(text) <= _MAX_MESSAGE_SHOWN else text[:_MAX_MESSAGE_SHOWN] + "...(truncated)"
 
 
-def _schema_errors(rev: _Revision, name: str, instance: Any, prefix: str = "$") -> list[str]:
+def _schema_errors(rev: RevisionSchema, name: str, instance: Any, prefix: str = "$") -> list[str]:
     """Readable errors (best match first) of ``instance`` against definition ``name``.
 
     ``prefix`` is the JSON path of ``instance`` inside the message, for the report.
@@ -209,7 +116,7 @@ def _decode(message: bytes | bytearray | memoryview | str | Mapping[str, Any] | 
     return message
 
 
-def _with_null_ids_named(rev: _Revision, decoded: Any) -> Any:
+def _with_null_ids_named(rev: RevisionSchema, decoded: Any) -> Any:
     """JSON-RPC 2.0's ``"id": null`` on an error that answers no identifiable request.
 
     Before 2025-11-25 the MCP schemas require a string or integer ``id`` on every
@@ -238,41 +145,176 @@ def _kind(message: Mapping[str, Any]) -> str:
     return "result"
 
 
-def _result_candidates(rev: _Revision, request: Mapping[str, Any] | str, result: Any) -> list[str]:
+def _result_type(result: Any) -> Any:
+    """A result's ``resultType`` (2026-07-28+), ``None`` when it has none."""
+    return result.get("resultType") if isinstance(result, Mapping) else None
+
+
+def _result_candidates(
+    rev: RevisionSchema, request: Mapping[str, Any] | str, result: Any
+) -> list[str]:
     """Result definitions a success response to ``request`` may match (any one)."""
     method = request if isinstance(request, str) else request.get("method")
     if not isinstance(method, str):
         return []
-    if rev.revision == TASKS_SCHEMA:  # the tasks extension: its own results
-        if method == "tools/call":
-            return ["CreateTaskResult"]
-        return [f"{name[: -len('Request')]}Result" for name in rev.by_method.get(method, ())]
-    input_required = isinstance(result, Mapping) and result.get("resultType") == "input_required"
-    out: list[str] = []
-    for request_def in rev.by_method.get(method, ()):
-        if not request_def.endswith("Request"):
-            continue
-        stem = request_def[: -len("Request")]
-        # 2026-07-28+: ``<Stem>ResultResponse`` says whether the method may answer with an
-        # InputRequiredResult; its anyOf is too loose to check directly (a bare
-        # ``{"resultType": "complete"}`` satisfies InputRequiredResult), so dispatch on
-        # ``resultType`` instead.
-        response = json.dumps(rev.defs.get(f"{stem}ResultResponse", {}))
-        if input_required and "InputRequiredResult" in response:
-            out.append("InputRequiredResult")
-        elif rev.has(f"{stem}Result"):
-            out.append(f"{stem}Result")
-        elif rev.has("EmptyResult"):  # ping, logging/setLevel, resources/subscribe, ...
-            out.append("EmptyResult")
-    # 2025-11-25 task-augmented requests answer with CreateTaskResult instead.
-    params = request.get("params") if isinstance(request, Mapping) else None
-    if isinstance(params, Mapping) and "task" in params and rev.has("CreateTaskResult"):
-        out.append("CreateTaskResult")
+    definitions = rev.by_method.get(method, ())
+    if rev.revision == TASKS_SCHEMA:
+        return _extension_results(method, definitions)
+    input_required = _result_type(result) == "input_required"
+    stems = [_stem(d) for d in definitions if d.endswith("Request")]
+    out = [name for stem in stems if (name := _result_definition(rev, stem, input_required))]
+    if _task_augmented(request) and rev.has("CreateTaskResult"):
+        out.append("CreateTaskResult")  # 2025-11-25: such a request answers with a task
     return out
 
 
+def _extension_results(method: str, definitions: Sequence[str]) -> list[str]:
+    """The tasks extension's own results: a task for ``tools/call``, else ``<Stem>Result``."""
+    if method == "tools/call":
+        return ["CreateTaskResult"]
+    return [_stem(d) + "Result" for d in definitions]
+
+
+def _stem(request_definition: str) -> str:
+    """``CallToolRequest`` -> ``CallTool``."""
+    return request_definition.removesuffix("Request")
+
+
+def _task_augmented(request: Mapping[str, Any] | str) -> bool:
+    """Whether a request asked to run as a task (``params.task``, 2025-11-25)."""
+    params = request.get("params") if isinstance(request, Mapping) else None
+    return isinstance(params, Mapping) and "task" in params
+
+
+def _result_definition(rev: RevisionSchema, stem: str, input_required: bool) -> str | None:
+    """The result definition of request ``<stem>Request``, ``None`` if the revision has none.
+
+    2026-07-28+: ``<Stem>ResultResponse`` says whether the method may answer with an
+    InputRequiredResult; its anyOf is too loose to check directly (a bare
+    ``{"resultType": "complete"}`` satisfies InputRequiredResult), so the choice follows
+    the result's ``resultType`` instead.
+    """
+    response = json.dumps(rev.defs.get(f"{stem}ResultResponse", {}))
+    if input_required and "InputRequiredResult" in response:
+        return "InputRequiredResult"
+    if rev.has(f"{stem}Result"):
+        return f"{stem}Result"
+    if rev.has("EmptyResult"):  # ping, logging/setLevel, resources/subscribe, ...
+        return "EmptyResult"
+    return None
+
+
+#: The envelope definition each kind of message must match (the first name the revision has).
+_ENVELOPES: Mapping[str, tuple[str, ...]] = {
+    "request": ("JSONRPCRequest",),
+    "notification": ("JSONRPCNotification",),
+    "result": ("JSONRPCResultResponse", "JSONRPCResponse"),
+    "error": ("JSONRPCErrorResponse", "JSONRPCError"),
+}
+_SENT = ("request", "notification")  # the kinds that carry a method
+
+
+def _jsonrpc_problems(message: Mapping[str, Any], kind: str) -> list[str]:
+    """The JSON-RPC 2.0 rules the MCP schemas do not spell out, as (broken, says) rows."""
+    answers = "result" in message or "error" in message
+    rules = (
+        (
+            "result" in message and "error" in message,
+            "a response must not carry both 'result' and 'error'",
+        ),
+        (kind in _SENT and answers, f"a {kind} must not carry 'result'/'error'"),
+        (kind == "request" and message.get("id") is None, "a request id must not be null"),
+    )
+    return [says for broken, says in rules if broken]
+
+
+def _headed(header: str, errors: list[str]) -> list[str]:
+    """``errors`` indented under ``header``; nothing when there are none."""
+    return [header, *("  " + e for e in errors)] if errors else []
+
+
+def _envelope_problems(rev: RevisionSchema, message: Mapping[str, Any], kind: str) -> list[str]:
+    """The message against its kind's envelope, then (if that fits) ``JSONRPCMessage``."""
+    envelope = rev.first(*_ENVELOPES[kind])
+    if errors := _schema_errors(rev, envelope, message):
+        return _headed(f"not a valid {envelope}:", errors)
+    return _headed("not a valid JSONRPCMessage:", _schema_errors(rev, "JSONRPCMessage", message))
+
+
+def _none_fits(what: str, failures: list[tuple[str, list[str]]]) -> list[str]:
+    """Each candidate definition's errors when every one of them fails; else nothing."""
+    if not failures or not all(errors for _, errors in failures):
+        return []
+    return [
+        line
+        for name, errors in failures
+        for line in _headed(f"{what} does not match {name}:", errors)
+    ]
+
+
+def _definitions(rev: RevisionSchema, method: Any) -> tuple[RevisionSchema, tuple[str, ...]]:
+    """The schema that defines ``method`` (the revision's, else its tasks extension's) and
+    the definitions there; the revision and none when neither defines it."""
+    names = rev.by_method.get(method, ()) if isinstance(method, str) else ()
+    extension = tasks_extension(rev)
+    if names or extension is None or not isinstance(method, str):
+        return rev, names
+    in_extension = extension.by_method.get(method, ())
+    return (extension, in_extension) if in_extension else (rev, ())
+
+
+def _method_problems(
+    rev: RevisionSchema, message: Mapping[str, Any], kind: str, allow_unknown_methods: bool
+) -> list[str]:
+    """A request or notification against its method's own definition(s)."""
+    method = message.get("method")
+    rev, names = _definitions(rev, method)
+    if not names:
+        if allow_unknown_methods:
+            return []
+        return [f"method {method!r} is not defined in revision {rev.revision}"]
+    wanted = "Request" if kind == "request" else "Notification"
+    fitting = [n for n in names if n.endswith(wanted)]
+    if not fitting:
+        other = "notification" if kind == "request" else "request"
+        return [
+            f"{method!r} is a {other} in {rev.revision} ({', '.join(names)})"
+            f" but was sent as a {kind}"
+        ]
+    return _none_fits(f"{method!r} {kind}", [(n, _schema_errors(rev, n, message)) for n in fitting])
+
+
+def _result_schema(rev: RevisionSchema, result: Any, method: Any) -> RevisionSchema:
+    """Where a result's definition is: the tasks extension for a task or a ``tasks/*``
+    answer (in a revision that has the extension), else the revision itself."""
+    extension = tasks_extension(rev)
+    replied_tasks = isinstance(method, str) and method.startswith("tasks/")
+    if extension is not None and (_result_type(result) == "task" or replied_tasks):
+        return extension
+    return rev
+
+
+def _result_problems(
+    rev: RevisionSchema, message: Mapping[str, Any], in_reply_to: Mapping[str, Any] | str
+) -> list[str]:
+    """A success response's result against the result definition(s) of what it answers."""
+    result = message.get("result")
+    method = in_reply_to if isinstance(in_reply_to, str) else in_reply_to.get("method")
+    rev = _result_schema(rev, result, method)
+    failures = [
+        (name, _schema_errors(rev, name, result, "$.result"))
+        for name in _result_candidates(rev, in_reply_to, result)
+    ]
+    if problems := _none_fits(f"result for {method!r}", failures):
+        return problems
+    asks = isinstance(result, Mapping) and ("inputRequests" in result or "requestState" in result)
+    if [name for name, _ in failures] == ["InputRequiredResult"] and not asks:
+        return ["an InputRequiredResult needs at least one of 'inputRequests' or 'requestState'"]
+    return []
+
+
 def _problems(
-    rev: _Revision,
+    rev: RevisionSchema,
     message: Any,
     in_reply_to: Mapping[str, Any] | str | None,
     allow_unknown_methods: bool,
@@ -281,79 +323,11 @@ def _problems(
     if not isinstance(message, Mapping):
         return [f"a JSON-RPC message must be an object, got {type(message).__name__}"]
     kind = _kind(message)
-    problems: list[str] = []
-
-    # JSON-RPC 2.0 rules the MCP schemas do not spell out.
-    if "result" in message and "error" in message:
-        problems.append("a response must not carry both 'result' and 'error'")
-    if kind in ("request", "notification") and ("result" in message or "error" in message):
-        problems.append(f"a {kind} must not carry 'result'/'error'")
-    if kind == "request" and message.get("id") is None:
-        problems.append("a request id must not be null")
-
-    envelope = {
-        "request": rev.first("JSONRPCRequest"),
-        "notification": rev.first("JSONRPCNotification"),
-        "result": rev.first("JSONRPCResultResponse", "JSONRPCResponse"),
-        "error": rev.first("JSONRPCErrorResponse", "JSONRPCError"),
-    }[kind]
-    if errors := _schema_errors(rev, envelope, message):
-        problems.append(f"not a valid {envelope}:")
-        problems.extend("  " + e for e in errors)
-    elif errors := _schema_errors(rev, "JSONRPCMessage", message):
-        problems.append("not a valid JSONRPCMessage:")
-        problems.extend("  " + e for e in errors)
-
-    if kind in ("request", "notification"):
-        method = message.get("method")
-        names = rev.by_method.get(method, ()) if isinstance(method, str) else ()
-        extension = _tasks_extension(rev)
-        if not names and extension is not None and isinstance(method, str):
-            names = extension.by_method.get(method, ())
-            rev = extension if names else rev
-        if not names:
-            if not allow_unknown_methods:
-                problems.append(f"method {method!r} is not defined in revision {rev.revision}")
-        else:
-            wanted = "Request" if kind == "request" else "Notification"
-            if not any(n.endswith(wanted) for n in names):
-                other = "notification" if kind == "request" else "request"
-                defined_as = ", ".join(names)
-                problems.append(
-                    f"{method!r} is a {other} in {rev.revision} ({defined_as})"
-                    f" but was sent as a {kind}"
-                )
-            else:
-                fitting = [n for n in names if n.endswith(wanted)]
-                failures = [(n, _schema_errors(rev, n, message)) for n in fitting]
-                if all(errs for _, errs in failures):
-                    for name, errs in failures:
-                        problems.append(f"{method!r} {kind} does not match {name}:")
-                        problems.extend("  " + e for e in errs)
+    problems = _jsonrpc_problems(message, kind) + _envelope_problems(rev, message, kind)
+    if kind in _SENT:
+        problems += _method_problems(rev, message, kind, allow_unknown_methods)
     elif kind == "result" and in_reply_to is not None:
-        result = message.get("result")
-        replied = in_reply_to if isinstance(in_reply_to, str) else in_reply_to.get("method")
-        extension = _tasks_extension(rev)
-        if extension is not None and (
-            (isinstance(result, Mapping) and result.get("resultType") == "task")
-            or (isinstance(replied, str) and replied.startswith("tasks/"))
-        ):
-            rev = extension
-        failures = [
-            (name, _schema_errors(rev, name, result, "$.result"))
-            for name in _result_candidates(rev, in_reply_to, result)
-        ]
-        method = in_reply_to if isinstance(in_reply_to, str) else in_reply_to.get("method")
-        if failures and all(errs for _, errs in failures):
-            for name, errs in failures:
-                problems.append(f"result for {method!r} does not match {name}:")
-                problems.extend("  " + e for e in errs)
-        elif [name for name, _ in failures] == ["InputRequiredResult"] and not (
-            isinstance(result, Mapping) and ("inputRequests" in result or "requestState" in result)
-        ):
-            problems.append(
-                "an InputRequiredResult needs at least one of 'inputRequests' or 'requestState'"
-            )
+        problems += _result_problems(rev, message, in_reply_to)
     return problems
 
 
@@ -371,7 +345,7 @@ def validate_message(
     methods (vendor extensions) pass unless ``allow_unknown_methods`` is false.
     Raises AssertionError explaining every problem found.
     """
-    rev = _schemas(revision)
+    rev = schema_of(revision)
     try:
         decoded = _with_null_ids_named(rev, _decode(message))
     except AssertionError as exc:
@@ -491,6 +465,61 @@ def _id_key(value: Any) -> tuple[str, Any]:
     return (type(value).__name__, value)
 
 
+def _inbound_requests(received: Sequence[bytes]) -> dict[tuple[str, Any], Mapping[str, Any]]:
+    """The requests among the received payloads, by id (garbage a test fed on purpose skipped)."""
+    requests: dict[tuple[str, Any], Mapping[str, Any]] = {}
+    for raw in received:
+        try:
+            decoded = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            continue
+        for item in _flatten(decoded):
+            if isinstance(item, Mapping) and "method" in item and item.get("id") is not None:
+                requests[_id_key(item["id"])] = item
+    return requests
+
+
+def _reply_to(
+    items: list[Any], inbound: Mapping[tuple[str, Any], Mapping[str, Any]]
+) -> Mapping[str, Any] | None:
+    """The inbound request a lone outgoing response answers, if known."""
+    if len(items) == 1 and isinstance(items[0], Mapping) and "method" not in items[0]:
+        return inbound.get(_id_key(items[0].get("id")))
+    return None
+
+
+class _IdLedger:
+    """Id hygiene across everything one side sent: outgoing request ids are never reused,
+    and each response answers a distinct inbound request that was received."""
+
+    def __init__(
+        self, inbound: Mapping[tuple[str, Any], Mapping[str, Any]], received_any: bool
+    ) -> None:
+        self._inbound = inbound
+        self._received_any = received_any  # with nothing received, any response id goes
+        self._request_ids: set[tuple[str, Any]] = set()
+        self._answered: set[tuple[str, Any]] = set()
+
+    def problems(self, item: Any) -> list[str]:
+        """What is wrong with one sent message's id (and note the id)."""
+        if not isinstance(item, Mapping) or item.get("id") is None:
+            return []
+        key, shown = _id_key(item["id"]), item["id"]
+        if "method" in item:
+            reused = key in self._request_ids
+            self._request_ids.add(key)
+            return [f"request id {shown!r} reused"] if reused else []
+        rules = (
+            (key in self._answered, f"second response for request id {shown!r}"),
+            (
+                self._received_any and key not in self._inbound,
+                f"response for id {shown!r}, which no inbound request had",
+            ),
+        )
+        self._answered.add(key)
+        return [says for broken, says in rules if broken]
+
+
 def assert_all_valid(
     recorder: Recorded,
     revision: str,
@@ -506,24 +535,9 @@ def assert_all_valid(
     answer. With ``check_ids``: outgoing request ids are never reused, and no inbound
     request is answered twice or a response sent for an id never received.
     """
-    inbound_requests: dict[tuple[str, Any], Mapping[str, Any]] = {}
-    for raw in recorder.received:
-        try:
-            decoded = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
-            continue  # garbage a test fed us on purpose
-        for item in _flatten(decoded):
-            if (
-                isinstance(item, Mapping)
-                and "method" in item
-                and "id" in item
-                and item["id"] is not None
-            ):
-                inbound_requests[_id_key(item["id"])] = item
-
+    inbound = _inbound_requests(recorder.received)
+    ledger = _IdLedger(inbound, bool(recorder.received))
     failures: list[str] = []
-    request_ids: set[tuple[str, Any]] = set()
-    answered: set[tuple[str, Any]] = set()
     for index, out in enumerate(recorder.sent):
         try:
             decoded = _decode(out.payload)
@@ -531,33 +545,17 @@ def assert_all_valid(
             failures.append(f"#{index}: {exc}")
             continue
         items = _flatten(decoded)
-        reply_to = None
-        if len(items) == 1 and isinstance(items[0], Mapping) and "method" not in items[0]:
-            reply_to = inbound_requests.get(_id_key(items[0].get("id")))
         try:
             validate_message(
-                revision, decoded, in_reply_to=reply_to, allow_unknown_methods=allow_unknown_methods
+                revision,
+                decoded,
+                in_reply_to=_reply_to(items, inbound),
+                allow_unknown_methods=allow_unknown_methods,
             )
         except AssertionError as exc:
             failures.append(f"#{index}: {exc}")
-        if not check_ids:
-            continue
-        for item in items:
-            if not isinstance(item, Mapping) or item.get("id") is None:
-                continue
-            key = _id_key(item["id"])
-            if "method" in item:
-                if key in request_ids:
-                    failures.append(f"#{index}: request id {item['id']!r} reused")
-                request_ids.add(key)
-            else:
-                if key in answered:
-                    failures.append(f"#{index}: second response for request id {item['id']!r}")
-                answered.add(key)
-                if recorder.received and key not in inbound_requests:
-                    failures.append(
-                        f"#{index}: response for id {item['id']!r}, which no inbound request had"
-                    )
+        if check_ids:
+            failures.extend(f"#{index}: {p}" for item in items for p in ledger.problems(item))
     if failures:
         raise AssertionError(
             f"{len(failures)} invalid outgoing message(s) of {len(recorder.sent)} at {revision}:\n"

@@ -107,6 +107,11 @@ class Grant(Protocol):
     async def obtain(self, flow: TokenRequests, scope: str | None) -> Tokens: ...
 
 
+def _expired(record: Authorization | None) -> bool:
+    """Whether ``record`` holds tokens whose access token has expired."""
+    return record is not None and record.tokens is not None and record.tokens.expired()
+
+
 class OAuthClient(httpx.Auth):
     """OAuth 2.1 authorization for the requests of an MCP client (module docstring).
 
@@ -252,33 +257,40 @@ class OAuthClient(httpx.Auth):
         return None if record is None else record.tokens
 
     async def _usable_tokens(self, server_url: str) -> Tokens | None:
-        """The stored access token; refreshed first when it has expired."""
+        """The stored access token; refreshed first when it has expired (one refresh at
+        a time: a caller that waited for the lock finds the token another refreshed)."""
         record = await self._load(server_url)
-        if record is None or record.tokens is None or not record.tokens.expired():
+        if not _expired(record):
             return None if record is None else record.tokens
         async with self._lock:
             record = await self._load(server_url)
-            if record is None or record.tokens is None or not record.tokens.expired():
+            if record is None or not _expired(record):
                 return None if record is None else record.tokens
-            if record.tokens.refresh_token and record.client and record.token_endpoint:
-                async with self._http() as http:
-                    flow = TokenRequests(
-                        http,
-                        record.client,
-                        record.token_endpoint,
-                        record.resource or server_url,
-                        record.issuer,
-                        signer=self.assertion_signer,
-                        dpop=self.dpop if record.tokens.token_type.lower() == "dpop" else None,
-                    )
-                    try:
-                        tokens = await flow.refresh(record.tokens)
-                    except AuthorizationFailed as error:
-                        log.info("refreshing the expired token failed: %s", error)
-                    else:
-                        await self._save(server_url, msgspec.structs.replace(record, tokens=tokens))
-                        return tokens
+            return await self._refresh(server_url, record)
+
+    async def _refresh(self, server_url: str, record: Authorization) -> Tokens | None:
+        """New tokens for the expired ones of ``record``, saved; None when there is no
+        refresh token (or nowhere to use it) or the refresh fails."""
+        tokens = record.tokens
+        if tokens is None or not (tokens.refresh_token and record.client and record.token_endpoint):
             return None
+        async with self._http() as http:
+            flow = TokenRequests(
+                http,
+                record.client,
+                record.token_endpoint,
+                record.resource or server_url,
+                record.issuer,
+                signer=self.assertion_signer,
+                dpop=self.dpop if tokens.token_type.lower() == "dpop" else None,
+            )
+            try:
+                refreshed = await flow.refresh(tokens)
+            except AuthorizationFailed as error:
+                log.info("refreshing the expired token failed: %s", error)
+                return None
+        await self._save(server_url, msgspec.structs.replace(record, tokens=refreshed))
+        return refreshed
 
     async def _authorize_once(
         self, server_url: str, challenge: Challenge | None, step_up: bool

@@ -1,0 +1,135 @@
+"""What one measured phase of the bench reports, and the closed loops it measures.
+
+:func:`closed_loops` runs one :class:`~.loops.ClosedLoop` per peer (or, for stdio
+peers, :func:`~.loops.run_blocking`) under one budget, reading the server's CPU and
+memory from ``/proc`` before and after (:mod:`.procstat`) and this process's CPU.
+:func:`outcome` is the shape every workload's figures share: calls, errors,
+seconds, calls per second, latency percentiles, CPU per call and server memory
+(``None`` where a workload cannot tell).
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from typing import Any
+
+import trio
+
+from . import procstat
+from .loops import Budget, ClosedLoop, Tally, percentile, run_blocking
+from .ticker import Ticker
+from .wire import BenchError, Peer, StdioWire
+from .workloads import BenchConfig
+
+
+def server_pids(peers: list[Peer], config: BenchConfig) -> list[int]:
+    """The server processes behind ``peers`` (stdio children), else ``config.server_pid``."""
+    pids = {peer.wire.pid for peer in peers if peer.wire.pid is not None}
+    if not pids and config.server_pid is not None:
+        pids = {config.server_pid}
+    return sorted(pids)
+
+
+def usage(pids: list[int]) -> procstat.Usage | None:
+    """The processes' CPU and memory now (None: no process known)."""
+    return procstat.usage(pids) if pids else None
+
+
+def latency_fields(latencies: list[float]) -> dict[str, float | None]:
+    """p50 and p99 in milliseconds (None without samples); sorts ``latencies``."""
+    latencies.sort()
+    if not latencies:
+        return {"p50_ms": None, "p99_ms": None}
+    return {
+        "p50_ms": round(percentile(latencies, 0.50) * 1000, 3),
+        "p99_ms": round(percentile(latencies, 0.99) * 1000, 3),
+    }
+
+
+def per_call_us(seconds: float, calls: int) -> float | None:
+    """``seconds`` of CPU spread over ``calls``, in microseconds (None without calls)."""
+    return round(1e6 * seconds / calls, 1) if calls else None
+
+
+def outcome(tally: Tally, elapsed: float | None, *, rate_digits: int = 1) -> dict[str, Any]:
+    """The figures every workload reports, from its tally and how long it ran (None: a
+    workload whose rate means nothing); CPU and memory start unknown (None)."""
+    rate = (
+        round(tally.done / elapsed, rate_digits) if elapsed else (None if elapsed is None else 0.0)
+    )
+    result: dict[str, Any] = {
+        "calls": tally.done,
+        "errors": tally.errors,
+        "seconds": None if elapsed is None else round(elapsed, 3),
+        "calls_per_s": rate,
+        **latency_fields(tally.latencies),
+        "server_cpu_us_per_call": None,
+        "client_cpu_us_per_call": None,
+        "server_rss_kb": None,
+    }
+    if tally.first_error is not None:
+        result["first_error"] = tally.first_error
+    return result
+
+
+async def _drive(
+    peers: list[Peer],
+    template: tuple[bytes, bytes],
+    depth: int,
+    budget: Budget,
+    tally: Tally,
+    config: BenchConfig,
+    ticker: Ticker,
+) -> None:
+    """The loops themselves: the blocking engine for stdio peers (unless the config
+    says not to), trio's closed loops otherwise."""
+    if not (config.blocking and all(isinstance(peer.wire, StdioWire) for peer in peers)):
+        async with trio.open_nursery() as nursery:
+            for peer in peers:
+                loop = ClosedLoop(peer, template, depth, budget, tally)
+                nursery.start_soon(loop.run, config.drain_timeout)
+        return
+    await trio.lowlevel.checkpoint()
+    run_blocking(
+        peers, template, depth, budget, tally, drain_timeout=config.drain_timeout, tick=ticker.show
+    )
+    await trio.lowlevel.checkpoint()
+    if (closed := next((p for p in peers if p.closed.is_set()), None)) is not None:
+        raise BenchError(f"{closed.close_reason or 'the server went away'} mid-run")
+
+
+async def closed_loops(
+    peers: list[Peer],
+    template: tuple[bytes, bytes],
+    depth: int,
+    config: BenchConfig,
+    ticker: Ticker,
+    label: str,
+    *,
+    measure: bool = True,
+    duration: float | None = None,
+) -> dict[str, Any]:
+    """Run one closed loop per peer with a shared budget; the measured figures
+    (``measure=False``: no /proc readings, for a warm-up)."""
+    duration = config.duration if duration is None else duration
+    tally = Tally()
+    ticker.phase(label, tally, duration)
+    pids = server_pids(peers, config) if measure else []
+    gc.collect()
+    before = usage(pids)
+    cpu_before = time.process_time()
+    start = time.perf_counter()
+    await _drive(peers, template, depth, Budget(duration, config.max_calls), tally, config, ticker)
+    elapsed = time.perf_counter() - start
+    client_cpu = time.process_time() - cpu_before
+    after = usage(pids)
+    result = outcome(tally, elapsed)
+    result["client_cpu_us_per_call"] = per_call_us(client_cpu, tally.done)
+    if before is not None and after is not None and tally.done:
+        server_cpu = after.cpu_seconds - before.cpu_seconds
+        result["server_cpu_us_per_call"] = per_call_us(server_cpu, tally.done)
+        result["server_cpu_pct"] = round(100 * server_cpu / elapsed)
+        result["server_rss_kb"] = after.rss_kb
+    result["client_cpu_pct"] = round(100 * client_cpu / elapsed) if elapsed > 0 else None
+    return result

@@ -1,0 +1,93 @@
+"""What ``mcp-actors bench`` runs: the workloads by name, and the run's settings.
+
+A workload is ``kind[:N]`` (the kinds and what N means: :mod:`.runner`); a list of
+them is comma-separated, and a bad one is a :class:`~.wire.BenchError` naming it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from .wire import BenchError
+
+DEFAULTS: dict[str, int] = {
+    "sequential": 1,
+    "pipelined": 100,
+    "concurrent": 8,
+    "ping": 1,
+    "large": 1,
+    "churn": 20,
+    "idle": 10,
+    "cancel": 20,
+}
+DEFAULT_WORKLOADS = "sequential,pipelined:100,concurrent:8,ping,large,churn,idle,cancel"
+
+
+@attrs.frozen
+class Workload:
+    """One workload: its kind and its N (see :mod:`.runner`)."""
+
+    kind: str
+    n: int
+
+    @property
+    def name(self) -> str:
+        return self.kind if self.kind == "sequential" else f"{self.kind}:{self.n}"
+
+
+def parse_workloads(spec: str) -> list[Workload]:
+    """``"sequential,pipelined:100,idle:5"`` -> workloads (raises BenchError if unknown)."""
+    workloads = []
+    for item in spec.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        kind, _, count = item.partition(":")
+        if kind not in DEFAULTS:
+            raise BenchError(f"unknown workload {kind!r}; known: {', '.join(DEFAULTS)}")
+        try:
+            n = int(count) if count else DEFAULTS[kind]
+        except ValueError:
+            raise BenchError(f"{item!r}: the count after ':' must be an integer") from None
+        if n < 1 or (kind == "sequential" and n != 1):
+            raise BenchError(f"{item!r}: the count must be positive (sequential takes none)")
+        workloads.append(Workload(kind, n))
+    if not workloads:
+        raise BenchError("no workloads given")
+    return workloads
+
+
+@attrs.define
+class BenchConfig:
+    """What to run and how long. Every loop stops at ``duration`` or ``max_calls``."""
+
+    workloads: list[Workload] = attrs.field(factory=lambda: parse_workloads(DEFAULT_WORKLOADS))
+    duration: float = 2.0
+    max_calls: int = 1_000_000
+    warmup: float = 0.3
+    tool: str = "add"
+    arguments: dict[str, Any] = attrs.field(factory=lambda: {"a": 1, "b": 2})
+    large_tool: str = "echo"
+    #: Arguments of the large call; by default ``{large_arg: "x" * large_bytes}``.
+    large_arguments: dict[str, Any] | None = None
+    large_arg: str = "text"
+    large_bytes: int = 100_000
+    cancel_tool: str = "cancellation_probe"
+    cancel_result_tool: str = "last_cancellation"
+    protocol_version: str = "2025-11-25"
+    #: The server process of a URL target, for /proc readings (a stdio server's is known).
+    server_pid: int | None = None
+    #: Seconds to wait for a phase's last answers after its deadline.
+    drain_timeout: float = 30.0
+    #: Seconds allowed to open one session (a server process's start-up included).
+    open_timeout: float = 60.0
+    #: Drive stdio servers with the blocking engine (``loops.run_blocking``): a few µs of
+    #: client CPU per round trip instead of tens. False: the trio client, as for URLs.
+    blocking: bool = True
+
+    def large_call_arguments(self) -> dict[str, Any]:
+        if self.large_arguments is not None:
+            return self.large_arguments
+        return {self.large_arg: "x" * self.large_bytes}
