@@ -12,6 +12,8 @@ import socket
 from typing import Any
 
 import trio
+import trio.testing
+from test_gc_policy import cyclic_garbage
 
 from mcp_actors.transports.http.asgi import BodyTooLarge, Request, read_body
 from mcp_actors.transports.http.connection_gate import UNYIELDED_LIMIT, GuardedStream
@@ -154,3 +156,21 @@ async def test_a_body_received_whole_is_handed_over_once_with_the_request() -> N
         nursery.cancel_scope.cancel()
     empty = {"type": "http.request", "body": b"", "more_body": False}
     assert seen == [True, b"{}", empty, True, "too large", empty]
+
+
+async def test_a_lean_connection_leaves_no_cyclic_garbage() -> None:
+    """llhttp's parser holds the connection's callbacks object; the connection's end
+    drops it, so connections are freed by reference counting (the serving GC policy runs
+    the cycle collector's full pass rarely)."""
+    server = LeanHttpServer(answer)
+    async with trio.open_nursery() as nursery:
+        [(host, port), *_] = await nursery.start(server.serve, "127.0.0.1", 0)
+        with cyclic_garbage() as found:
+            for _ in range(5):
+                async with await trio.open_tcp_stream(host, port) as client:
+                    await client.send_all(REQUEST)
+                    await read_reply(client)
+                await trio.testing.wait_all_tasks_blocked()
+            assert server.connections == 0
+        nursery.cancel_scope.cancel()
+    assert found == [0]

@@ -249,6 +249,7 @@ class LeanHttpServer:
         try:
             await connection.run()
         finally:
+            connection.parser.close()
             self._connections.discard(connection)
             if self._closing and not self._connections:
                 self._drained.set()

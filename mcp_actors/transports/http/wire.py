@@ -109,13 +109,26 @@ class RequestParser:
     fed: int = attrs.field(init=False, default=0)
     #: Bytes handed to llhttp so far.
     parsed: int = attrs.field(init=False, default=0)
-    _parser: HttpRequestParser = attrs.field(init=False)
+    #: llhttp's parser (None once :meth:`close` dropped it).
+    _parser: HttpRequestParser | None = attrs.field(init=False)
     _current: Request | None = attrs.field(init=False, default=None)
     #: Bytes received and not parsed yet (they follow a request that waits whole).
     _unparsed: bytearray = attrs.field(init=False, factory=bytearray)
 
     def __attrs_post_init__(self) -> None:
         self._parser = HttpRequestParser(self)
+
+    def close(self) -> None:
+        """The connection is over: drop llhttp's parser and what is queued. The parser
+        holds this object for its callbacks, a reference cycle that the serving GC
+        policy (:mod:`mcp_actors.runtime.gc_policy`) would leave for its rare full
+        collection after every connection; later input is ignored."""
+        self._parser = None
+        self.requests.clear()
+        self._unparsed.clear()
+        self._current = None
+        if self.refusal is None:
+            self.refusal = Refusal(400, "the connection is closed")
 
     def feed(self, data: bytes | bytearray) -> None:
         """Take ``data`` as received; parse it unless a complete request is waiting
@@ -153,8 +166,11 @@ class RequestParser:
         before = self._current
         counting = before is not None and _in_head(before)
         size_before = before.head_size if before is not None else 0
+        parser = self._parser
+        if parser is None:
+            return
         try:
-            self._parser.feed_data(data)
+            parser.feed_data(data)
         except HttpParserUpgrade:
             self._refuse(501, "upgrades are not served here (the hypercorn front end serves them)")
         except HttpParserError as error:
@@ -221,6 +237,7 @@ class RequestParser:
 
     def on_headers_complete(self) -> None:
         request, parser = self._request(), self._parser
+        assert parser is not None, "llhttp calls back only while it parses"
         if parser.should_upgrade():
             return  # feed_data raises HttpParserUpgrade once the head is parsed
         headers = dict(request.headers)
