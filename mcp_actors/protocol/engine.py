@@ -73,6 +73,7 @@ from .jsonrpc import (
     Envelope,
     InvalidMessage,
     InvalidPayload,
+    Message,
     NotificationMessage,
     RequestId,
     RequestMessage,
@@ -172,9 +173,16 @@ class Engine(Generic[In, Out]):
         it, if the transport can tell (a log message then goes to that call).
         """
         try:
-            envelope = decode(data)
+            message = decode(data)
         except InvalidMessage as invalid:
             return self._refuse(invalid.request_id, invalid)
+        return self.receive_message(message, related_to)
+
+    def receive_message(
+        self, envelope: Message, related_to: RequestId | None = None
+    ) -> Event[In, Out] | None:
+        """:meth:`receive` for a message a transport has decoded already (to route it: see
+        :mod:`.received`); what follows the decode is the same code."""
         if isinstance(envelope, list):
             return self._receive_batch(envelope)
         # One message (this is every message's path: no call of its own).
@@ -345,7 +353,7 @@ class Engine(Generic[In, Out]):
         )
         if revision.name in LACKING_REVISIONS:  # what an older revision lacks is left out
             result = fit(result, revision)
-        return Reply(self.respond(request_id, result), request_id)
+        return Reply(self.respond(request_id, result), request_id, version=revision.name)
 
     def _receive_response(self, envelope: Envelope) -> ResponseReceived[Out] | None:
         request_id = envelope.id
@@ -440,7 +448,7 @@ class Engine(Generic[In, Out]):
         return Reply(self.respond(request_id, _EMPTY_RESULT), request_id)
 
     def _refuse(self, request_id: RequestId | None, error: McpError) -> Reply:
-        return Reply(self.respond_error(request_id, error), request_id)
+        return Reply(self.respond_error(request_id, error), request_id, error.code)
 
     # -- answering the peer's requests -------------------------------------------------
 

@@ -19,7 +19,6 @@ Every function is total: malformed bytes raise :class:`~.jsonrpc.InvalidMessage`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, Final
 
 import attrs
@@ -27,23 +26,8 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from . import errors
-from .jsonrpc import UNDECODABLE, Envelope, ErrorObject, InvalidMessage, RequestId, decode, peek
-from .modern import PROTOCOL_VERSION_KEY, is_modern_request
-from .versions import REVISIONS
-
-
-class _CancelledParams(msgspec.Struct, rename="camel"):
-    request_id: RequestId | None = None
-
-
-class _RoutedParams(msgspec.Struct):
-    """The parameters a modern HTTP request mirrors in headers (arguments left encoded)."""
-
-    meta: Any = msgspec.field(default=None, name="_meta")
-    name: Any = None
-    uri: Any = None
-    task_id: Any = msgspec.field(default=None, name="taskId")
-    arguments: msgspec.Raw | UnsetType = UNSET
+from .jsonrpc import UNDECODABLE, ErrorObject, RequestId, peek
+from .modern import PROTOCOL_VERSION_KEY
 
 
 class _Reply(msgspec.Struct):
@@ -64,149 +48,9 @@ class _InitializeReply(msgspec.Struct):
     result: _InitializeResult | None = None
 
 
-_cancelled_params: Final = msgspec.json.Decoder(_CancelledParams)
-_routed_params: Final = msgspec.json.Decoder(_RoutedParams)
-_any: Final = msgspec.json.Decoder()
 _reply: Final = msgspec.json.Decoder(_Reply)
 _batch_reply: Final = msgspec.json.Decoder(list[_Reply])
 _initialize_reply: Final = msgspec.json.Decoder(_InitializeReply)
-
-
-# -- inbound ---------------------------------------------------------------------------
-
-
-@attrs.frozen
-class PostBody:
-    """What a legacy Streamable HTTP endpoint needs to know about one POST body."""
-
-    #: The body is a JSON-RPC batch.
-    batch: bool
-    #: The ids of the requests it carries (their answers make its reply).
-    request_ids: tuple[RequestId, ...]
-    #: The requests its ``notifications/cancelled`` cancel.
-    cancelled: tuple[RequestId, ...]
-    #: It is one ``initialize`` request (which opens a session).
-    initialize: bool
-    #: It is one request whose ``_meta`` carries the 2026-07-28 per-request fields.
-    modern: bool
-
-
-def inspect_post(body: bytes) -> PostBody:
-    """Classify a POST body; raises :class:`InvalidMessage` for anything malformed
-    (duplicate request ids in a batch included)."""
-    parsed = decode(body)
-    items: Sequence[Envelope | InvalidMessage] = parsed if isinstance(parsed, list) else [parsed]
-    request_ids: list[RequestId] = []
-    cancelled: list[RequestId] = []
-    methods: list[str] = []
-    for item in items:
-        if isinstance(item, InvalidMessage):
-            raise item
-        method = item.method
-        if method is UNSET:
-            continue
-        if item.id is UNSET or item.id is None:
-            if method == "notifications/cancelled" and item.params is not UNSET:
-                params = peek(_cancelled_params, item.params)
-                if params is not None and params.request_id is not None:
-                    cancelled.append(params.request_id)
-            continue
-        request_ids.append(item.id)
-        methods.append(method)
-    if len(set(request_ids)) != len(request_ids):
-        raise InvalidMessage(errors.INVALID_REQUEST, "Invalid request: duplicate request ids")
-    single = not isinstance(parsed, list)
-    modern = single and len(request_ids) == 1 and _carries_modern_meta(items[0])
-    return PostBody(
-        not single,
-        tuple(request_ids),
-        tuple(cancelled),
-        single and methods == ["initialize"],
-        modern,
-    )
-
-
-def _carries_modern_meta(envelope: Envelope | InvalidMessage) -> bool:
-    return not isinstance(envelope, InvalidMessage) and is_modern_request(envelope.params)
-
-
-def check_message(body: bytes) -> None:
-    """Raise :class:`InvalidMessage` unless ``body`` is a JSON-RPC message or batch."""
-    decode(body)
-
-
-def is_handshake_version(version: str) -> bool:
-    """Whether ``version`` names a revision opened by ``initialize`` (2024-11-05 …
-    2025-11-25). Any other value — 2026-07-28, or one we have never heard of — asks
-    for the per-request era, whose ladder then accepts it or says which versions it
-    serves."""
-    revision = REVISIONS.get(version)
-    return revision is not None and revision.handshake
-
-
-@attrs.frozen
-class ModernPost:
-    """One JSON-RPC request or notification POSTed in the 2026-07-28 era."""
-
-    #: None for a notification.
-    request_id: RequestId | None
-    method: str
-    #: ``params`` as sent (``UNSET``: none), for the session to decode.
-    raw_params: msgspec.Raw | UnsetType
-    #: ``params._meta`` decoded (None if absent or not an object).
-    meta: dict[str, Any] | None
-    #: The parameters the routing headers mirror: ``{"name": …}`` or ``{"uri": …}``, or None
-    #: when ``params`` is not an object.
-    routed: dict[str, Any] | None
-    _arguments: msgspec.Raw | UnsetType = UNSET
-
-    def arguments(self) -> Any:
-        """``params.arguments`` decoded (None if absent or not JSON): decoded only when asked,
-        for a tool whose input schema mirrors arguments into headers."""
-        if self._arguments is UNSET:
-            return None
-        try:
-            return _any.decode(self._arguments)
-        except UNDECODABLE:
-            return None
-
-
-def read_modern_post(body: bytes) -> ModernPost:
-    """Read a modern-era POST body: one request or one notification, nothing else.
-
-    Raises :class:`InvalidMessage`: -32700 for bytes that are not JSON, -32600 for
-    a batch, a response, or a malformed envelope (with the request's id when
-    there is one to echo).
-    """
-    parsed = decode(body)
-    if isinstance(parsed, list):
-        raise InvalidMessage(
-            errors.INVALID_REQUEST,
-            "Invalid request: the body must be one JSON-RPC request or notification, not a batch",
-        )
-    method = parsed.method
-    if method is UNSET:
-        raise InvalidMessage(
-            errors.INVALID_REQUEST,
-            "Invalid request: a client must not POST a response in this protocol revision",
-        )
-    request_id = None if parsed.id is UNSET else parsed.id
-    raw_params = parsed.params
-    if raw_params is UNSET:
-        return ModernPost(request_id, method, raw_params, None, None)
-    try:
-        routed = _routed_params.decode(raw_params)
-    except UNDECODABLE:  # params is not an object: rung 1 reports the missing _meta
-        return ModernPost(request_id, method, raw_params, None, None)
-    meta = routed.meta if isinstance(routed.meta, dict) else None
-    return ModernPost(
-        request_id,
-        method,
-        raw_params,
-        meta,
-        {"name": routed.name, "uri": routed.uri, "taskId": routed.task_id},
-        routed.arguments,
-    )
 
 
 # -- outbound (what we encoded ourselves) ----------------------------------------------
@@ -231,32 +75,6 @@ def negotiated_version(payload: bytes) -> str | None:
     except UNDECODABLE:
         return None
     return None if result is None else result.protocol_version
-
-
-def outgoing_request(payload: bytes) -> tuple[RequestId, str] | None:
-    """The id and method of a request we send (None for a response or notification)."""
-    try:
-        reply = _reply.decode(payload)
-    except UNDECODABLE:
-        return None
-    if reply.method is None or reply.id is None:
-        return None
-    return reply.id, reply.method
-
-
-def error_code(payload: bytes) -> int | None:
-    """The code of an error response (None for a result or anything else).
-
-    What we encode never escapes a key, so a payload without the bytes ``"error"`` has
-    no ``error`` member: most answers are told apart without being decoded.
-    """
-    if b'"error"' not in payload:
-        return None
-    try:
-        reply = _reply.decode(payload)
-    except UNDECODABLE:
-        return None
-    return None if reply.error is None else reply.error.code
 
 
 # -- client side --

@@ -45,9 +45,10 @@ from typing import Any, Final
 import msgspec
 
 from .errors import header_mismatch
-from .inspect import ModernPost, Outgoing
+from .inspect import Outgoing
 from .jsonrpc import peek
 from .modern import RequestMeta, check_version, read_request_meta
+from .received import ModernPost
 
 VERSION_HEADER: Final = "mcp-protocol-version"
 METHOD_HEADER: Final = "mcp-method"

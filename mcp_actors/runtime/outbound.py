@@ -245,7 +245,8 @@ class Outbound:
         seconds = config.request_timeout if timeout is UNSET else timeout
         clock = Deadlines(request_id, seconds, config.max_request_timeout, trio.current_time())
         try:
-            await self.writer.send_then_wait(Outgoing(payload, related_request))
+            sent = Outgoing(payload, related_request, request=(request_id, method))
+            await self.writer.send_then_wait(sent)
             response = await call.outcome(
                 clock,
                 on_progress=on_progress,

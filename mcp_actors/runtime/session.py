@@ -314,7 +314,10 @@ class Session:
                 await self._reply(engine.receive_oversized(str(too_large), too_large.limit))
                 continue
             self._received += 1
-            event = engine.receive(data, related)
+            if type(data) is bytes:
+                event = engine.receive(data, related)
+            else:  # decoded by the transport to route it (see transports.abc.Inbound)
+                event = engine.receive_message(data, related)  # type: ignore[arg-type]
             if event is None:
                 continue
             if type(event) is RequestReceived:
@@ -348,7 +351,13 @@ class Session:
 
     async def _reply(self, reply: Reply) -> None:
         request_id = reply.request_id
-        message = Outgoing(reply.payload, request_id, request_id is not None)
+        message = Outgoing(
+            reply.payload,
+            request_id,
+            request_id is not None,
+            error_code=reply.error_code,
+            version=reply.version,
+        )
         await self._writer.send_from_reader(message)
 
     # -- outbound --------------------------------------------------------------------

@@ -56,8 +56,8 @@ from functools import partial
 import attrs
 import trio
 
-from ...protocol.inspect import PostBody, inspect_post, is_handshake_version
-from ...protocol.jsonrpc import InvalidMessage, RequestId
+from ...protocol.jsonrpc import InvalidMessage
+from ...protocol.received import Post, read_post
 from ...protocol.versions import HTTP_DEFAULT, REVISIONS
 from ..abc import TransportClosed
 from .asgi import (
@@ -89,6 +89,7 @@ from .config import HttpConfig
 from .event_store import EventMemory, EventStore, InMemoryEventStore
 from .exchange import HttpExchange
 from .modern import InputSchemaOf, ModernPostHandler
+from .routing import is_handshake_version
 from .session_stream import HttpSessionStream, ResponseStream
 from .sessions import ServeExchange, SessionRegistry, StartSession, mint_session_id
 from .sse import encode_event
@@ -97,40 +98,6 @@ log = logging.getLogger("mcp_actors.http")
 
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
-
-
-@attrs.define
-class _Post:
-    """A POST body until delivered, and what :func:`~..protocol.inspect.inspect_post` says of it."""
-
-    body: bytes
-    inspected: PostBody
-
-    @property
-    def batch(self) -> bool:
-        return self.inspected.batch
-
-    @property
-    def request_ids(self) -> tuple[RequestId, ...]:
-        return self.inspected.request_ids
-
-    @property
-    def initialize(self) -> bool:
-        return self.inspected.initialize
-
-    def modern_without_header(self, request: Request) -> bool:
-        """A 2026-07-28 request (other than ``initialize``) that lacks its required
-        ``MCP-Protocol-Version`` header: that era's ladder says so (-32020)."""
-        inspected = self.inspected
-        return (
-            inspected.modern and not inspected.initialize and VERSION_HEADER not in request.headers
-        )
-
-    def take_body(self) -> bytes:
-        """The body, forgotten here: once the session has it, a POST waiting on a long
-        reply (or a client that does not read it) must not keep it alive."""
-        body, self.body = self.body, b""
-        return body
 
 
 @attrs.define(eq=False)
@@ -234,7 +201,7 @@ class StreamableHttpEndpoint:
         post = None
         if not _modern_header(request):
             try:
-                post = _Post(body, inspect_post(body))
+                post = read_post(body)
             except InvalidMessage as invalid:
                 await respond_error(
                     send,
@@ -245,17 +212,17 @@ class StreamableHttpEndpoint:
                     version=request.header(VERSION_HEADER),
                 )
                 return
-        if post is None or post.modern_without_header(request):
+        if post is None or _modern_without_header(post, request):
             await self._modern.post(
                 request,
-                body,
+                body if post is None else post.take_message(),
                 json_only=json_mode,
                 stream_only=not json_ok,
                 receive=receive,
                 send=send,
             )
             return
-        del body  # post holds it until delivered (see _Post.take_body)
+        del body  # decoded: post holds the message until delivered (see Post.take_message)
         if config.stateless:
             await self._post_stateless(request, post, json_mode, receive, send)
             return
@@ -308,7 +275,7 @@ class StreamableHttpEndpoint:
             failed.end()
 
     async def _post_stateless(
-        self, request: Request, post: _Post, json_mode: bool, receive: Receive, send: Send
+        self, request: Request, post: Post, json_mode: bool, receive: Receive, send: Send
     ) -> None:
         version = None
         if not post.initialize:
@@ -356,7 +323,7 @@ class StreamableHttpEndpoint:
     async def _exchange(
         self,
         request: Request,
-        post: _Post,
+        post: Post,
         version: str | None,
         json_mode: bool,
         receive: Receive,
@@ -365,7 +332,7 @@ class StreamableHttpEndpoint:
         """A stateless POST of one request: its session runs in this task and writes the
         reply itself (see :mod:`.exchange`), an event stream unless ``json_mode``."""
         exchange = HttpExchange(
-            post.take_body(),
+            post.take_message(),
             post.request_ids[0],
             (receive, send),
             streaming=not json_mode,
@@ -400,7 +367,7 @@ class StreamableHttpEndpoint:
         return session_id, transport
 
     async def _admissible(
-        self, transport: HttpSessionStream, request: Request, post: _Post, send: Send
+        self, transport: HttpSessionStream, request: Request, post: Post, send: Send
     ) -> bool:
         """Refuse (400) what the session must not see: a batch its revision forbids, an id
         already in flight."""
@@ -427,15 +394,15 @@ class StreamableHttpEndpoint:
             return False
         return True
 
-    async def _deliver(self, transport: HttpSessionStream, post: _Post, send: Send) -> bool:
+    async def _deliver(self, transport: HttpSessionStream, post: Post, send: Send) -> bool:
         try:
-            await transport.deliver(post.take_body())
+            await transport.deliver(post.take_message())
         except TransportClosed:
             await respond_error(
                 send, 404, "Not Found: the session has ended", version=transport.version
             )
             return False
-        for request_id in post.inspected.cancelled:
+        for request_id in post.cancelled:
             transport.cancelled(request_id)
         return True
 
@@ -443,7 +410,7 @@ class StreamableHttpEndpoint:
         self,
         transport: HttpSessionStream,
         stream: ResponseStream,
-        post: _Post,
+        post: Post,
         json_mode: bool,
         receive: Receive,
         send: Send,
@@ -751,6 +718,12 @@ def _modern_header(request: Request) -> bool:
     return version is not None and not is_handshake_version(version)
 
 
+def _modern_without_header(post: Post, request: Request) -> bool:
+    """A 2026-07-28 request (other than ``initialize``) that lacks its required
+    ``MCP-Protocol-Version`` header: that era's ladder says so (-32020)."""
+    return post.modern and not post.initialize and VERSION_HEADER not in request.headers
+
+
 def _event_id_shape(event_id: str) -> bool:
     """Whether a ``Last-Event-ID`` may be an event id at all (short, visible ASCII), so
     that the event store only ever parses ids of a sane shape; anything else is unknown."""
@@ -770,7 +743,7 @@ async def _send_last_shielded(send: Send, data: bytes) -> None:
         await send_last(send, data)
 
 
-def _ok(answer: bytes) -> int:
+def _ok(error_code: int | None) -> int:
     """The HTTP status of a legacy-era JSON reply: 200, whatever it says."""
     return 200
 
