@@ -208,6 +208,64 @@ def modern_post(envelope: Message) -> ModernPost:
     )
 
 
+# -- a client's side --------------------------------------------------------------------
+
+
+class _InitializeResult(msgspec.Struct, rename="camel"):
+    protocol_version: str | None = None
+
+
+class _ErrorResponse(msgspec.Struct):
+    error: ErrorObject
+
+
+_initialize_result: Final = msgspec.json.Decoder(_InitializeResult)
+_error_response: Final = msgspec.json.Decoder(_ErrorResponse)
+
+
+@attrs.frozen
+class Answer:
+    """A message an HTTP client got on one of its requests' replies, decoded once."""
+
+    #: The message as decoded, for the session's engine; the bytes as they came if they
+    #: do not decode (the engine then says what is wrong with them).
+    message: bytes | Message
+    #: The ids of the requests its responses answer.
+    answers: tuple[RequestId, ...]
+
+    def negotiated_version(self) -> str | None:
+        """The protocol version an ``initialize`` result in it settles (None: none)."""
+        message = self.message
+        if isinstance(message, (bytes, list)) or message.result is UNSET:
+            return None
+        result = peek(_initialize_result, message.result)
+        return None if result is None else result.protocol_version
+
+
+def read_answer(data: bytes) -> Answer:
+    """Decode a message a client received on a request's reply (see :class:`Answer`)."""
+    try:
+        message = decode(data)
+    except InvalidMessage:
+        return Answer(data, ())
+    items = message if isinstance(message, list) else (message,)
+    answers = tuple(
+        item.id
+        for item in items
+        if not isinstance(item, InvalidMessage) and item.method is UNSET and item.id is not None
+    )
+    return Answer(message, answers)  # type: ignore[arg-type]
+
+
+def error_in_body(body: bytes) -> errors.McpError | None:
+    """The JSON-RPC error an HTTP error response carries as its body, if it carries one."""
+    response = peek(_error_response, body)
+    if response is None:
+        return None
+    error = response.error
+    return errors.McpError(error.code, error.message, error.data)
+
+
 def refusal_in_peers_stead(request_id: RequestId, method: str, reason: str) -> Envelope:
     """The error response to our request ``request_id``, as the peer would send it, when
     the transport knows no answer can come (a stateless HTTP exchange has no back

@@ -11,7 +11,8 @@ encoded and what routing needs of them, so that no transport decodes them again.
 ``related_request`` names the inbound request a message belongs to, so that a
 transport like Streamable HTTP can put it on that request's response stream, and
 ``closes_request`` marks the response that ends that stream; ``answers``,
-``error_code``, ``version`` and ``request`` say what else the engine knew.
+``error_code``, ``version``, ``method``, ``request_id`` and ``params`` say what
+else the runtime knew.
 
 The same hint exists inbound, for a client: :meth:`MessageStream.receive_related`
 also says on whose response stream a message arrived (Streamable HTTP: the POST of
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -43,7 +44,8 @@ class Outgoing(msgspec.Struct, frozen=True, gc=False):
 
     A Struct, not an attrs class: one is made per message sent, and a Struct's
     constructor (in C) costs a fraction of a frozen attrs ``__init__``. It holds only
-    bytes, ids and codes, so it cannot be part of a reference cycle (``gc=False``).
+    bytes, ids, codes and the params of a message of ours, never anything that refers
+    back to it, so it cannot close a reference cycle (``gc=False``).
     """
 
     payload: bytes
@@ -57,8 +59,12 @@ class Outgoing(msgspec.Struct, frozen=True, gc=False):
     error_code: int | None = None
     #: The protocol version an ``initialize`` answer settles.
     version: str | None = None
-    #: A request of ours: its id and method.
-    request: tuple[RequestId, str] | None = None
+    #: A request or notification of ours: its method; a request's id; and its params as
+    #: the runtime handed them to the engine, not encoded (for a transport that mirrors
+    #: some in headers: see ``protocol.routing_headers.sent``).
+    method: str | None = None
+    request_id: RequestId | None = None
+    params: Any = None
 
 
 class TransportClosed(Exception):

@@ -69,9 +69,9 @@ _ERRORS: Final = REVISIONS[LATEST]
 def refusal_of(message: Outgoing) -> Envelope | None:
     """If ``message`` is a request to the client, the error answering it in the client's
     stead (as received, for the session): a stateless exchange has no back channel."""
-    if message.request is None:
+    request_id, method = message.request_id, message.method
+    if request_id is None or method is None:
         return None
-    request_id, method = message.request
     reason = "server-to-client requests are not available over stateless HTTP"
     return refusal_in_peers_stead(request_id, method, reason)
 
@@ -209,7 +209,7 @@ class HttpExchange(MessageStream):
     def _refused(self, message: Outgoing) -> bool:
         """Whether ``message`` is a request to the client, refused or dropped here."""
         if not self._refuse_requests:
-            if message.request is None:
+            if message.request_id is None:
                 return False
             log.warning("stateless HTTP: dropped a server-to-client request")
             return True
