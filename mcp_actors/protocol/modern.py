@@ -151,7 +151,12 @@ def read_request_meta(raw_params: msgspec.Raw | bytes | Any) -> RequestMeta:
     string, capabilities that are not a ClientCapabilities object, an unknown log
     level). ``clientInfo`` is optional and never required.
     """
-    meta = _meta_of(raw_params)
+    return request_meta_of(_meta_of(raw_params))
+
+
+def request_meta_of(meta: dict[str, Any] | None) -> RequestMeta:
+    """:func:`read_request_meta` for a ``_meta`` decoded already (None: absent or not an
+    object), as the one decode of a modern HTTP POST gives it."""
     if meta is None:
         raise McpError(
             INVALID_PARAMS,

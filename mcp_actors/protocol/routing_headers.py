@@ -48,7 +48,7 @@ from msgspec import UNSET
 
 from .errors import McpError, header_mismatch
 from .jsonrpc import RequestId, decode, peek
-from .modern import PROTOCOL_VERSION_KEY, RequestMeta, check_version, read_request_meta
+from .modern import PROTOCOL_VERSION_KEY, RequestMeta, check_version, request_meta_of
 from .received import ModernPost
 
 VERSION_HEADER: Final = "mcp-protocol-version"
@@ -123,7 +123,7 @@ def admit_http_request(
     Dispatch (an unknown method: -32601) comes after, in the session. Returns the
     request's ``_meta``; raises the :class:`~.errors.McpError` to answer.
     """
-    meta = read_request_meta(post.raw_params)
+    meta = request_meta_of(post.meta)  # decoded with the body: not read again
     check_standard_headers(headers, post.method, post.routed, meta.version, repeated)
     check_version(meta, supported)
     if post.method == "tools/call" and input_schema_of is not None and post.routed is not None:
