@@ -4,7 +4,8 @@ The engine is the only decoder (issue 24): a transport routes on the facts that 
 decode gives, and on the facts the engine returns with what it encoded, never on a
 decode of its own. This test holds it on every transport that carries one
 ``tools/call`` of each era: stdio, Streamable HTTP on both front ends (the legacy era
-in a session, the 2026-07-28 era per request), legacy HTTP+SSE and WebSocket.
+in a session, the 2026-07-28 era per request; a stateless server too), legacy HTTP+SSE,
+WebSocket and the in-memory pair.
 
 It counts by wrapping every module-level msgspec decoder of ``mcp_actors`` (and every
 bound ``decode`` of one): a decode of the request's exact bytes is a decode of the
@@ -34,6 +35,7 @@ from mcp_actors.transports.abc import Outgoing
 from mcp_actors.transports.http.client_base import ResponseChunks, read_events
 from mcp_actors.transports.http.config import HttpConfig
 from mcp_actors.transports.http.sse import SSEDecoder
+from mcp_actors.transports.memory import memory_pair
 from mcp_actors.transports.stdio import StdioStream
 from mcp_actors.transports.websocket import open_websocket_client
 
@@ -159,14 +161,32 @@ def _answer_of(reply: httpx.Response) -> dict[str, Any]:
     return reply.json()  # type: ignore[no-any-return]
 
 
-def over_streamable_http(front_end: str) -> Exchange:
+async def over_memory(era: str, start_counting: Callable[[], None]) -> dict[str, Any]:
+    client_end, server_end = memory_pair()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(make_server().serve_session, server_end)
+        if era == "legacy":
+            await client_end.send(Outgoing(initialize(LEGACY)))
+            await client_end.receive()
+            await client_end.send(Outgoing(INITIALIZED))
+        start_counting()
+        await client_end.send(Outgoing(tools_call(era)))
+        answer = json.loads(await client_end.receive())
+        nursery.cancel_scope.cancel()
+    return answer  # type: ignore[no-any-return]
+
+
+def over_streamable_http(front_end: str, *, stateless: bool = False) -> Exchange:
     async def exchange(era: str, start_counting: Callable[[], None]) -> dict[str, Any]:
         config = HttpConfig(front_end="hypercorn" if front_end == "hypercorn" else None)
+        serve = partial(serve_http, make_server(), port=0, config=config, stateless=stateless)
         async with trio.open_nursery() as nursery:
-            handle = await nursery.start(partial(serve_http, make_server(), port=0, config=config))
+            handle = await nursery.start(serve)
             async with httpx.AsyncClient(timeout=10) as http:
                 headers = {"accept": ACCEPT_BOTH, "content-type": "application/json"}
-                if era == "legacy":
+                if era == "legacy" and stateless:
+                    headers["mcp-protocol-version"] = LEGACY
+                elif era == "legacy":
                     opened = await http.post(
                         handle.url, content=initialize(LEGACY), headers=headers
                     )
@@ -238,6 +258,8 @@ TRANSPORTS: dict[str, Exchange] = {
     "stdio": over_stdio,
     "http-lean": over_streamable_http("lean"),
     "http-hypercorn": over_streamable_http("hypercorn"),
+    "http-stateless": over_streamable_http("lean", stateless=True),
+    "memory": over_memory,
     "sse": over_legacy_sse,
     "ws": over_websocket,
 }
