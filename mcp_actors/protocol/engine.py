@@ -1,11 +1,13 @@
 """The protocol engine: one MCP connection as a state machine, bytes in, events out, no I/O.
 
 Modelled on h11's ``Connection``: the engine never reads or writes anything. The
-runtime hands it each message it receives (:meth:`Engine.receive`) and gets back an
-event saying what happened (see :mod:`.events`); whatever the runtime sends, the
-engine encodes (:meth:`Engine.send_request`, :meth:`Engine.respond`, ...), checking
-first that the protocol allows it. So everything that is protocol lives here, in
-one place a test can drive with plain bytes:
+runtime hands it each message it receives (:meth:`Engine.receive`, or
+:meth:`Engine.receive_message` for one a transport decoded to route it: either way
+the message is decoded once) and gets back an event saying what happened (see
+:mod:`.events`); whatever the runtime sends, the engine encodes
+(:meth:`Engine.send_request`, :meth:`Engine.respond`, ...), checking first that the
+protocol allows it. So everything that is protocol lives here, in one place a test
+can drive with plain bytes:
 
 - **the lifecycle of both eras** — the :class:`~.lifecycle.SessionState` and its
   legacy handshake on both sides: a server answers ``initialize`` itself (the
@@ -180,7 +182,7 @@ class Engine(Generic[In, Out]):
 
     def receive_message(
         self, envelope: Message, related_to: RequestId | None = None
-    ) -> Event[In, Out] | None:
+    ) -> Event[In, Out] | None:  # (``envelope``: one, or a batch)
         """:meth:`receive` for a message a transport has decoded already (to route it: see
         :mod:`.received`); what follows the decode is the same code."""
         if isinstance(envelope, list):

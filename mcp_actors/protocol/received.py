@@ -252,9 +252,11 @@ def read_answer(data: bytes) -> Answer:
     answers = tuple(
         item.id
         for item in items
-        if not isinstance(item, InvalidMessage) and item.method is UNSET and item.id is not None
+        if not isinstance(item, InvalidMessage)
+        and item.method is UNSET
+        and isinstance(item.id, (int, str))
     )
-    return Answer(message, answers)  # type: ignore[arg-type]
+    return Answer(message, answers)
 
 
 def error_in_body(body: bytes) -> errors.McpError | None:

@@ -314,10 +314,10 @@ class Session:
                 await self._reply(engine.receive_oversized(str(too_large), too_large.limit))
                 continue
             self._received += 1
-            if type(data) is bytes:
+            if isinstance(data, bytes):
                 event = engine.receive(data, related)
             else:  # decoded by the transport to route it (see transports.abc.Inbound)
-                event = engine.receive_message(data, related)  # type: ignore[arg-type]
+                event = engine.receive_message(data, related)
             if event is None:
                 continue
             if type(event) is RequestReceived:
