@@ -1,10 +1,11 @@
 """Transports move messages; they never decode or encode one themselves (they ask ``protocol/``).
 
 What a transport needs to know about a message — is it a request, which ids does a
-reply answer, which era and version, the error code of a reply — comes from
-:mod:`mcp_actors.protocol.inspect` (and :mod:`~mcp_actors.protocol.jsonrpc` for the
-envelope). A transport module that builds a msgspec decoder or a Struct of its own,
-or parses JSON with the standard library, is decoding messages behind protocol/'s back.
+reply answer, which era and version, the error code of a reply — comes from the one
+decode :mod:`mcp_actors.protocol.received` does for it, or with the message the engine
+encoded (``transports.abc.Outgoing``). A transport module that builds a msgspec decoder
+or a Struct of its own, or parses JSON with the standard library, is decoding messages
+behind protocol/'s back.
 """
 
 from __future__ import annotations

@@ -44,8 +44,7 @@ from mcp_actors import (
 )
 from mcp_actors.client.era import EraChoice
 from mcp_actors.client.targets import load_server
-from mcp_actors.protocol import inspect
-from mcp_actors.protocol.routing_headers import ToolHeaders, encode_header_value
+from mcp_actors.protocol.routing_headers import ToolHeaders, encode_header_value, sent
 from mcp_actors.testing.wire import WireRecorder, assert_all_valid, validate_message
 from mcp_actors.transports.http.client import open_streamable_http
 from mcp_actors.transports.stdio import open_stdio_process
@@ -150,27 +149,22 @@ def test_tools_with_invalid_annotations_are_dropped_with_the_reason_logged(
 
 
 def test_the_transport_learns_what_an_outgoing_message_is() -> None:
-    request = {
-        "jsonrpc": "2.0",
-        "id": 4,
-        "method": "tools/call",
-        "params": {"name": "run", "arguments": {"a": 1}, "_meta": {META_VERSION: "2026-07-28"}},
-    }
-    seen = inspect.outgoing(json.dumps(request).encode())
+    """From what the runtime handed the engine (method, id, params), not from the bytes."""
+    params = types.CallToolParams(name="run", arguments={"a": 1}, meta={META_VERSION: "2026-07-28"})
+    seen = sent("tools/call", 4, params)
     assert (seen.request_ids, seen.method, seen.protocol_version, seen.name) == (
-        [4],
+        (4,),
         "tools/call",
         "2026-07-28",
         "run",
     )
-    assert seen.arguments is not None and json.loads(bytes(seen.arguments)) == {"a": 1}
-    read = {"jsonrpc": "2.0", "id": "r", "method": "resources/read", "params": {"uri": "f:/x"}}
-    assert inspect.outgoing(json.dumps(read).encode()).uri == "f:/x"
-    cancel = b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4}}'
-    assert inspect.outgoing(cancel).cancels == 4
-    odd = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5,"_meta":[]}}'
-    assert (inspect.outgoing(odd).request_ids, inspect.outgoing(odd).name) == ([1], None)
-    assert inspect.outgoing(b"not json").request_ids == []
+    assert seen.arguments == {"a": 1}
+    assert sent("resources/read", "r", {"uri": "f:/x"}).uri == "f:/x"
+    cancel = {"requestId": 4, "reason": "gave up"}
+    assert sent("notifications/cancelled", None, cancel).cancels == 4
+    odd = sent("tools/call", 1, {"name": 5, "_meta": []})
+    assert (odd.request_ids, odd.name, odd.protocol_version) == ((1,), None, None)
+    assert sent(None, None, None).request_ids == ()  # a response of ours
 
 
 # -- choosing the era ------------------------------------------------------------------

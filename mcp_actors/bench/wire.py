@@ -52,6 +52,7 @@ from ..protocol.jsonrpc import (
     ErrorObject,
     NotificationMessage,
     ResultMessage,
+    encode_received,
     peek,
 )
 from ..protocol.types import (
@@ -217,7 +218,7 @@ class StreamWire(Wire):
 
     async def receive(self) -> list[bytes]:
         try:
-            return [await self.stream.receive()]
+            return [encode_received(await self.stream.receive())]
         except TransportClosed as error:
             raise WireClosed(f"the server closed the connection ({error})") from None
 

@@ -40,8 +40,7 @@ from ..protocol.errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
 )
-from ..protocol.inspect import MODERN_ERRORS
-from ..protocol.modern import SERVER_INFO_KEY, request_meta
+from ..protocol.modern import MODERN_ERRORS, SERVER_INFO_KEY, request_meta
 from ..protocol.versions import MODERN, REVISIONS, SUPPORTED, is_modern
 from ..runtime.outbound import ConnectionClosed, RequestTimeout
 from ..runtime.session import Session

@@ -1,11 +1,13 @@
 """The protocol engine: one MCP connection as a state machine, bytes in, events out, no I/O.
 
 Modelled on h11's ``Connection``: the engine never reads or writes anything. The
-runtime hands it each message it receives (:meth:`Engine.receive`) and gets back an
-event saying what happened (see :mod:`.events`); whatever the runtime sends, the
-engine encodes (:meth:`Engine.send_request`, :meth:`Engine.respond`, ...), checking
-first that the protocol allows it. So everything that is protocol lives here, in
-one place a test can drive with plain bytes:
+runtime hands it each message it receives (:meth:`Engine.receive`, or
+:meth:`Engine.receive_message` for one a transport decoded to route it: either way
+the message is decoded once) and gets back an event saying what happened (see
+:mod:`.events`); whatever the runtime sends, the engine encodes
+(:meth:`Engine.send_request`, :meth:`Engine.respond`, ...), checking first that the
+protocol allows it. So everything that is protocol lives here, in one place a test
+can drive with plain bytes:
 
 - **the lifecycle of both eras** — the :class:`~.lifecycle.SessionState` and its
   legacy handshake on both sides: a server answers ``initialize`` itself (the
@@ -73,6 +75,7 @@ from .jsonrpc import (
     Envelope,
     InvalidMessage,
     InvalidPayload,
+    Message,
     NotificationMessage,
     RequestId,
     RequestMessage,
@@ -172,9 +175,16 @@ class Engine(Generic[In, Out]):
         it, if the transport can tell (a log message then goes to that call).
         """
         try:
-            envelope = decode(data)
+            message = decode(data)
         except InvalidMessage as invalid:
             return self._refuse(invalid.request_id, invalid)
+        return self.receive_message(message, related_to)
+
+    def receive_message(
+        self, envelope: Message, related_to: RequestId | None = None
+    ) -> Event[In, Out] | None:  # (``envelope``: one, or a batch)
+        """:meth:`receive` for a message a transport has decoded already (to route it: see
+        :mod:`.received`); what follows the decode is the same code."""
         if isinstance(envelope, list):
             return self._receive_batch(envelope)
         # One message (this is every message's path: no call of its own).
@@ -345,7 +355,7 @@ class Engine(Generic[In, Out]):
         )
         if revision.name in LACKING_REVISIONS:  # what an older revision lacks is left out
             result = fit(result, revision)
-        return Reply(self.respond(request_id, result), request_id)
+        return Reply(self.respond(request_id, result), request_id, version=revision.name)
 
     def _receive_response(self, envelope: Envelope) -> ResponseReceived[Out] | None:
         request_id = envelope.id
@@ -440,7 +450,7 @@ class Engine(Generic[In, Out]):
         return Reply(self.respond(request_id, _EMPTY_RESULT), request_id)
 
     def _refuse(self, request_id: RequestId | None, error: McpError) -> Reply:
-        return Reply(self.respond_error(request_id, error), request_id)
+        return Reply(self.respond_error(request_id, error), request_id, error.code)
 
     # -- answering the peer's requests -------------------------------------------------
 

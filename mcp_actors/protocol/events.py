@@ -75,10 +75,17 @@ class CancelRequested(msgspec.Struct, Generic[In]):
 class Reply(msgspec.Struct):
     """An answer the engine wrote itself, to send at once: an error for a message that
     cannot run, the answer to ``ping`` or to ``initialize``. ``request_id`` is the
-    request it answers (None when none could be identified)."""
+    request it answers (None when none could be identified).
+
+    It carries what a transport routes on, so that nothing decodes it again: the
+    ``error_code`` of an error (an HTTP status follows from it), and the ``version``
+    an ``initialize`` answer settles.
+    """
 
     payload: bytes
     request_id: RequestId | None
+    error_code: int | None = None
+    version: str | None = None
 
 
 class BatchReceived(msgspec.Struct, Generic[In, Out]):

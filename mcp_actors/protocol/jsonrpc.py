@@ -118,6 +118,8 @@ class InvalidPayload(McpError):
 
 #: One element of a decoded batch: a valid envelope or the error to answer for it.
 BatchItem = Envelope | InvalidMessage
+#: One message as decoded: an envelope, or a batch of them.
+Message = Envelope | list[BatchItem]
 
 _envelope_decoder: Final = msgspec.json.Decoder(Envelope)
 _batch_decoder: Final = msgspec.json.Decoder(list[Envelope])
@@ -138,7 +140,7 @@ _LONE_SURROGATE: Final = re.compile(
 )
 
 
-def decode(data: bytes) -> Envelope | list[BatchItem]:
+def decode(data: bytes) -> Message:
     """Decode one wire message: an :class:`Envelope`, or a batch (a list).
 
     Raises :class:`InvalidMessage` with the JSON-RPC code to answer when the bytes
@@ -208,6 +210,24 @@ def encode_error(request_id: RequestId | None, error: McpError, revision: Revisi
     return _encode_message(ErrorMessage(JSONRPC_VERSION, request_id, body))
 
 
+def encode_received(message: bytes | Message) -> bytes:
+    """A received message's bytes: as they came, or, for one a transport decoded to route
+    it, encoded again. For what records the wire (a test's recorder, a bench); the
+    runtime never needs it. An invalid element of a batch is written as ``null``."""
+    if isinstance(message, bytes):
+        return message
+    if isinstance(message, list):
+        return (
+            b"["
+            + b",".join(
+                b"null" if isinstance(item, InvalidMessage) else _encode_message(item)
+                for item in message
+            )
+            + b"]"
+        )
+    return _encode_message(message)
+
+
 def _checked(envelope: Envelope) -> Envelope:
     if envelope.jsonrpc != JSONRPC_VERSION:
         raise InvalidMessage(
@@ -246,7 +266,7 @@ def _usable_id(value: object) -> RequestId | None:
     return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
 
 
-def _diagnose(data: bytes) -> Envelope | list[BatchItem]:
+def _diagnose(data: bytes) -> Message:
     """Slow path: find the exact reason a message failed the fast decode."""
     try:
         value = _any_decoder.decode(data)

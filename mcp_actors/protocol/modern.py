@@ -37,6 +37,7 @@ import attrs
 import msgspec
 from msgspec import UNSET
 
+from . import errors
 from . import types as t
 from .errors import INVALID_PARAMS, McpError, method_not_found, unsupported_protocol_version
 from .jsonrpc import UNDECODABLE
@@ -59,6 +60,24 @@ SERVER_INFO_KEY: Final = "io.modelcontextprotocol/serverInfo"
 SUBSCRIPTION_ID_KEY: Final = "io.modelcontextprotocol/subscriptionId"
 
 _REQUIRED_KEYS: Final = (PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY)
+
+#: The errors only a modern (2026-07-28) server answers with: header mismatch,
+#: missing client capability, unsupported protocol version.
+MODERN_ERRORS: Final = frozenset(
+    {errors.HEADER_MISMATCH, errors.MISSING_CLIENT_CAPABILITY, errors.UNSUPPORTED_PROTOCOL_VERSION}
+)
+
+
+def is_modern_refusal(status: int, error: McpError) -> bool:
+    """Whether an HTTP error carrying ``error`` can only come from a modern server.
+
+    Besides its own error codes, a modern server answers an unknown method with
+    ``404`` and -32601; a legacy server on the same URL would have served the POST
+    (Streamable HTTP) or refused it without a JSON-RPC error (HTTP+SSE).
+    """
+    return error.code in MODERN_ERRORS or (status == 404 and error.code == errors.METHOD_NOT_FOUND)
+
+
 #: ``find_modern_marker(raw)``: a match if the raw bytes hold what every modern ``_meta``
 #: key begins with (the part before a ``/`` a JSON encoder may escape), else None. A
 #: pre-check for hot paths: it searches the buffer in C, without copying it.
@@ -132,7 +151,12 @@ def read_request_meta(raw_params: msgspec.Raw | bytes | Any) -> RequestMeta:
     string, capabilities that are not a ClientCapabilities object, an unknown log
     level). ``clientInfo`` is optional and never required.
     """
-    meta = _meta_of(raw_params)
+    return request_meta_of(_meta_of(raw_params))
+
+
+def request_meta_of(meta: dict[str, Any] | None) -> RequestMeta:
+    """:func:`read_request_meta` for a ``_meta`` decoded already (None: absent or not an
+    object), as the one decode of a modern HTTP POST gives it."""
     if meta is None:
         raise McpError(
             INVALID_PARAMS,

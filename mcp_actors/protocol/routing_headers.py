@@ -42,12 +42,14 @@ import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import Any, Final
 
+import attrs
 import msgspec
+from msgspec import UNSET
 
-from .errors import header_mismatch
-from .inspect import ModernPost, Outgoing
-from .jsonrpc import peek
-from .modern import RequestMeta, check_version, read_request_meta
+from .errors import McpError, header_mismatch
+from .jsonrpc import RequestId, decode, peek
+from .modern import PROTOCOL_VERSION_KEY, RequestMeta, check_version, request_meta_of
+from .received import ModernPost
 
 VERSION_HEADER: Final = "mcp-protocol-version"
 METHOD_HEADER: Final = "mcp-method"
@@ -121,7 +123,7 @@ def admit_http_request(
     Dispatch (an unknown method: -32601) comes after, in the session. Returns the
     request's ``_meta``; raises the :class:`~.errors.McpError` to answer.
     """
-    meta = read_request_meta(post.raw_params)
+    meta = request_meta_of(post.meta)  # decoded with the body: not read again
     check_standard_headers(headers, post.method, post.routed, meta.version, repeated)
     check_version(meta, supported)
     if post.method == "tools/call" and input_schema_of is not None and post.routed is not None:
@@ -410,13 +412,17 @@ class ToolHeaders:
         self._by_tool = by_tool
         return invalid
 
-    def for_call(self, tool: str, arguments: bytes | msgspec.Raw | None) -> dict[str, str]:
-        """The ``Mcp-Param-*`` headers of a call of ``tool`` with these encoded arguments:
-        one per annotated argument present and not null, its value encoded."""
+    def for_call(self, tool: str, arguments: Any) -> dict[str, str]:
+        """The ``Mcp-Param-*`` headers of a call of ``tool`` with these arguments (as the
+        caller passed them, or encoded): one per annotated argument present and not
+        null, its value encoded."""
         annotated = self._by_tool.get(tool)
         if not annotated or arguments is None:
             return {}
-        decoded = peek(_any_json, arguments)
+        if isinstance(arguments, (bytes, msgspec.Raw)):
+            decoded = peek(_any_json, arguments)
+        else:  # what will be encoded, as JSON values: no decode needed
+            decoded = msgspec.to_builtins(arguments)
         if not isinstance(decoded, dict):
             return {}
         headers: dict[str, str] = {}
@@ -427,7 +433,78 @@ class ToolHeaders:
         return headers
 
 
-def client_headers(sent: Outgoing, version: str, tools: ToolHeaders | None) -> dict[str, str]:
+@attrs.frozen
+class Sent:
+    """What a message a client sends is, as far as an HTTP transport routes on it."""
+
+    #: The ids of the requests it carries.
+    request_ids: tuple[RequestId, ...] = ()
+    #: Its method (None: a response of ours).
+    method: str | None = None
+    #: For ``notifications/cancelled``: the request it cancels.
+    cancels: RequestId | None = None
+    #: The modern protocol version its ``params._meta`` declares (None: legacy).
+    protocol_version: str | None = None
+    #: ``params.name``, ``params.uri`` and ``params.taskId``, when strings (``Mcp-Name``
+    #: mirrors one).
+    name: str | None = None
+    uri: str | None = None
+    task_id: str | None = None
+    #: ``params.arguments`` of a ``tools/call``, as the caller passed them.
+    arguments: Any = None
+
+
+def sent(method: str | None, request_id: RequestId | None, params: Any) -> Sent:
+    """What a message we send is, read from what the runtime handed the engine (its
+    method, a request's id, its params: a Struct or a dict), so that nothing we encoded
+    is decoded again to route it."""
+    if method is None:
+        return Sent()
+    meta = _param(params, "meta", "_meta")
+    version = meta.get(PROTOCOL_VERSION_KEY) if isinstance(meta, dict) else None
+    cancels = (
+        _param(params, "request_id", "requestId") if method == "notifications/cancelled" else None
+    )
+    return Sent(
+        () if request_id is None else (request_id,),
+        method,
+        cancels=cancels if isinstance(cancels, (int, str)) else None,
+        protocol_version=version if isinstance(version, str) else None,
+        name=_text(_param(params, "name", "name")),
+        uri=_text(_param(params, "uri", "uri")),
+        task_id=_text(_param(params, "task_id", "taskId")),
+        arguments=_param(params, "arguments", "arguments") if method == "tools/call" else None,
+    )
+
+
+def sent_as_written(payload: bytes) -> Sent:
+    """:func:`sent` for a message handed to a transport as bytes alone (written by its
+    caller, not encoded by our engine, which says what it sends): read from the bytes."""
+    try:
+        message = decode(payload)
+    except McpError:
+        return Sent()
+    if isinstance(message, list):  # a batch: its requests, nothing to mirror
+        ids = (m.id for m in message if not isinstance(m, McpError) and m.method is not UNSET)
+        return Sent(tuple(i for i in ids if isinstance(i, (int, str))))
+    if message.method is UNSET:
+        return Sent()
+    params = None if message.params is UNSET else peek(_any_json, message.params)
+    request_id = message.id if isinstance(message.id, (int, str)) else None
+    return sent(message.method, request_id, params)
+
+
+def _param(params: Any, attribute: str, key: str) -> Any:
+    """``params``' field: a dict's ``key``, a Struct's ``attribute`` (None if unset)."""
+    value = params.get(key) if isinstance(params, dict) else getattr(params, attribute, None)
+    return None if value is UNSET else value
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def client_headers(sent: Sent, version: str, tools: ToolHeaders | None) -> dict[str, str]:
     """The routing headers of one message a modern client POSTs: version and method,
     and for a request its ``Mcp-Name`` and (``tools/call``) ``Mcp-Param-*`` headers."""
     assert sent.method is not None

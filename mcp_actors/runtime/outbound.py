@@ -245,7 +245,10 @@ class Outbound:
         seconds = config.request_timeout if timeout is UNSET else timeout
         clock = Deadlines(request_id, seconds, config.max_request_timeout, trio.current_time())
         try:
-            await self.writer.send_then_wait(Outgoing(payload, related_request))
+            sent = Outgoing(
+                payload, related_request, method=method, request_id=request_id, params=params
+            )
+            await self.writer.send_then_wait(sent)
             response = await call.outcome(
                 clock,
                 on_progress=on_progress,
@@ -273,13 +276,14 @@ class Outbound:
         if self.rest.asleep:
             self.rest.wake()
         payload = self.engine.send_notification(method, params, state)
-        await self.writer.send(Outgoing(payload, related_request))
+        await self.writer.send(Outgoing(payload, related_request, method=method, params=params))
 
     def notify_soon(self, method: str, params: Any = None) -> None:
         """Send a notification without waiting: queued now, or by a task if the queue is full."""
         if self.rest.asleep:
             self.rest.wake()
-        self.writer.send_soon(Outgoing(self.engine.send_notification(method, params)))
+        payload = self.engine.send_notification(method, params)
+        self.writer.send_soon(Outgoing(payload, method=method, params=params))
 
     def cancel(self, request_id: RequestId, method: str, reason: str) -> None:
         """Tell the peer we gave up on our request ``request_id``, without blocking."""
@@ -287,4 +291,6 @@ class Outbound:
         if payload is not None:
             if self.rest.asleep:
                 self.rest.wake()
-            self.writer.send_soon(Outgoing(payload))
+            cancelled = {"requestId": request_id, "reason": reason}
+            sent = Outgoing(payload, method="notifications/cancelled", params=cancelled)
+            self.writer.send_soon(sent)

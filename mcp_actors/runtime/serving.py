@@ -32,6 +32,7 @@ import trio
 from ..protocol.engine import Engine, progress_token
 from ..protocol.errors import McpError
 from ..protocol.events import BatchReceived, Event, Reply, RequestReceived
+from ..protocol.jsonrpc import RequestId
 from ..transports.abc import Outgoing
 from .dispatch import Dispatcher
 from .eof import EofGrace
@@ -65,38 +66,43 @@ class Serving:
         request that may not run) and each request's response.
         """
         answers: list[bytes] = []
+        answered: list[RequestId] = []
 
         async def serve_one(request: InboundRequest) -> None:
-            payload = await self._run(request)
-            if payload is not None:
-                answers.append(payload)
+            answer = await self._run(request)
+            if answer is not None:
+                answers.append(answer.payload)
+                answered.append(request.id)
 
         async with trio.open_nursery() as nursery:
             for event in batch.events:
                 if type(event) is Reply:
                     answers.append(event.payload)
+                    if event.request_id is not None:
+                        answered.append(event.request_id)
                 elif type(event) is RequestReceived:
                     event.request.scope = trio.CancelScope()
                     nursery.start_soon(serve_one, event.request)
                 else:
                     deliver(event)
         if answers:
-            await self.writer.send(Outgoing(self.engine.encode_batch(answers)))
+            batch_answer = self.engine.encode_batch(answers)
+            await self.writer.send(Outgoing(batch_answer, answers=tuple(answered)))
         self.eof.answered()
 
     async def serve(self, request: InboundRequest) -> None:
         """Serve ``request`` as an actor (the body of its task; its ``scope`` is set)."""
-        payload = await self._run(request)
-        if payload is not None:
-            await self.writer.send_from_reader(Outgoing(payload, request.id, True))
+        answer = await self._run(request)
+        if answer is not None:
+            await self.writer.send_from_reader(answer)
         self.eof.answered()
 
     async def serve_inline(self, request: InboundRequest) -> None:
         """Serve a request declared never to wait, in the reader (see :mod:`.inline`)."""
         try:
             step = start_inline(self._handle(request))
-            if type(step) is bytes:
-                payload = step
+            if type(step) is Outgoing:
+                answer = step
             else:
                 assert isinstance(step, Waiting)
                 log.warning(
@@ -105,41 +111,47 @@ class Serving:
                     request.method,
                     request.id,
                 )
-                payload = await step.finish()
+                answer = await step.finish()
         finally:
             if request.progress is not None:  # close_progress(), inlined: the hot path
                 request.progress.closed = True
             self.engine.finished(request.id)
-        await self.writer.send_from_reader(Outgoing(payload, request.id, True))
+        await self.writer.send_from_reader(answer)
 
-    async def _run(self, request: InboundRequest) -> bytes | None:
-        """Run a request's handler in its cancel scope: the encoded answer, None if cancelled."""
-        payload: bytes | None = None
+    async def _run(self, request: InboundRequest) -> Outgoing | None:
+        """Run a request's handler in its cancel scope: its answer, None if cancelled."""
+        answer: Outgoing | None = None
         assert request.scope is not None
         try:
             with request.scope:
-                payload = await self._handle(request)
+                answer = await self._handle(request)
         finally:
             request.close_progress()
             self.engine.finished(request.id)
-        return payload
+        return answer
 
-    async def _handle(self, request: InboundRequest) -> bytes:
-        """Serve one request: the one place where an exception becomes a JSON-RPC error."""
-        engine = self.engine
+    async def _handle(self, request: InboundRequest) -> Outgoing:
+        """Serve one request: the one place where an exception becomes a JSON-RPC error.
+
+        The answer goes out with the facts a transport routes on (the request it
+        closes, an error's code), so that none decodes it again."""
         try:
             params = request.decode_params()
         except McpError as invalid:
-            return engine.respond_error(request.id, invalid)
+            return self._error(request, invalid)
         if getattr(params, "meta", None):  # most requests carry no _meta: no call
             token = progress_token(params)
             if token is not None:
                 request.progress = ProgressStream(token, request.id, self.writer)
         try:
             result = await self.dispatcher.handle_request(request, params)
-            return engine.respond(request.id, result)
+            return Outgoing(self.engine.respond(request.id, result), request.id, True)
         except McpError as error:
-            return engine.respond_error(request.id, error)
+            return self._error(request, error)
         except Exception:
             internal_errors.report(log, "handler for %s (id %r) failed", request.method, request.id)
-            return engine.respond_error(request.id, INTERNAL_ERROR)
+            return self._error(request, INTERNAL_ERROR)
+
+    def _error(self, request: InboundRequest, error: McpError) -> Outgoing:
+        payload = self.engine.respond_error(request.id, error)
+        return Outgoing(payload, request.id, True, error_code=error.code)

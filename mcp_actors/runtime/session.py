@@ -316,7 +316,10 @@ class Session:
                 await self._reply(engine.receive_oversized(str(too_large), too_large.limit))
                 continue
             self._received += 1
-            event = engine.receive(data, related)
+            if isinstance(data, bytes):
+                event = engine.receive(data, related)
+            else:  # decoded by the transport to route it (see transports.abc.Inbound)
+                event = engine.receive_message(data, related)
             if event is None:
                 continue
             if type(event) is RequestReceived:
@@ -352,7 +355,13 @@ class Session:
 
     async def _reply(self, reply: Reply) -> None:
         request_id = reply.request_id
-        message = Outgoing(reply.payload, request_id, request_id is not None)
+        message = Outgoing(
+            reply.payload,
+            request_id,
+            request_id is not None,
+            error_code=reply.error_code,
+            version=reply.version,
+        )
         await self._writer.send_from_reader(message)
 
     # -- outbound --------------------------------------------------------------------

@@ -35,7 +35,8 @@ import jsonschema
 import jsonschema.exceptions
 import jsonschema.validators
 
-from mcp_actors.transports.abc import MessageStream, Outgoing, RequestId
+from mcp_actors.protocol.jsonrpc import encode_received
+from mcp_actors.transports.abc import Inbound, MessageStream, Outgoing, RequestId
 
 from .revision_schemas import (
     REVISIONS,
@@ -408,14 +409,14 @@ class WireRecorder(MessageStream):
         """Decoded outgoing messages (batches stay lists)."""
         return [json.loads(p) for p in self.sent_payloads]
 
-    async def receive(self) -> bytes:
+    async def receive(self) -> Inbound:
         data = await self.inner.receive()
-        self.received.append(data)
+        self.received.append(encode_received(data))
         return data
 
-    async def receive_related(self) -> tuple[bytes, RequestId | None]:
+    async def receive_related(self) -> tuple[Inbound, RequestId | None]:
         data, related = await self.inner.receive_related()
-        self.received.append(data)
+        self.received.append(encode_received(data))
         return data, related
 
     async def send_all(self, messages: Sequence[Outgoing]) -> None:

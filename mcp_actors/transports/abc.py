@@ -1,11 +1,18 @@
 """The one small interface between the actor runtime and every transport.
 
-A transport carries *encoded* JSON-RPC messages (one JSON value per message, a
-batch being one JSON array). It knows nothing about MCP: it frames bytes. The
-runtime hands it :class:`Outgoing` envelopes whose only routing hint is explicit:
+A transport carries JSON-RPC messages (one JSON value per message, a batch being
+one JSON array). It knows nothing about MCP: it frames them. Inbound, it hands the
+session each message's bytes, for the engine to decode — or, where it had to route
+the message first (HTTP), the message as the protocol layer decoded it for that
+(:mod:`~mcp_actors.protocol.received`): either way each message is decoded once.
+
+Outbound, the runtime hands it :class:`Outgoing` records: the bytes the engine
+encoded and what routing needs of them, so that no transport decodes them again.
 ``related_request`` names the inbound request a message belongs to, so that a
 transport like Streamable HTTP can put it on that request's response stream, and
-``closes_request`` marks the response that ends that stream.
+``closes_request`` marks the response that ends that stream; ``answers``,
+``error_code``, ``version``, ``method``, ``request_id`` and ``params`` say what
+else the runtime knew.
 
 The same hint exists inbound, for a client: :meth:`MessageStream.receive_related`
 also says on whose response stream a message arrived (Streamable HTTP: the POST of
@@ -17,28 +24,47 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
+
+from ..protocol.jsonrpc import Message
 
 if TYPE_CHECKING:
     from ..protocol.routing_headers import ToolHeaders
     from .http.auth import Principal
 
 RequestId = int | str
+#: What a session reads: a message's bytes, or the message already decoded (see above).
+Inbound = bytes | Message
 
 
 class Outgoing(msgspec.Struct, frozen=True, gc=False):
-    """One encoded message on its way out, with the routing hint transports may use.
+    """One encoded message on its way out, with the facts transports route on.
 
     A Struct, not an attrs class: one is made per message sent, and a Struct's
     constructor (in C) costs a fraction of a frozen attrs ``__init__``. It holds only
-    bytes, an id and a flag, so it cannot be part of a reference cycle (``gc=False``).
+    bytes, ids, codes and the params of a message of ours, never anything that refers
+    back to it, so it cannot close a reference cycle (``gc=False``).
     """
 
     payload: bytes
+    #: The inbound request this message belongs to (its answer, or sent while serving it).
     related_request: RequestId | None = None
+    #: This is the answer to ``related_request``.
     closes_request: bool = False
+    #: The requests a batch's answer (one array) closes.
+    answers: tuple[RequestId, ...] = ()
+    #: The code of an error answer (None: a result, or no answer).
+    error_code: int | None = None
+    #: The protocol version an ``initialize`` answer settles.
+    version: str | None = None
+    #: A request or notification of ours: its method; a request's id; and its params as
+    #: the runtime handed them to the engine, not encoded (for a transport that mirrors
+    #: some in headers: see ``protocol.routing_headers.sent``).
+    method: str | None = None
+    request_id: RequestId | None = None
+    params: Any = None
 
 
 class TransportClosed(Exception):
@@ -59,10 +85,11 @@ class MessageTooLarge(Exception):
 
 
 class MessageStream(abc.ABC):
-    """A bidirectional stream of encoded messages: what a session actor reads and writes.
+    """A bidirectional stream of messages: what a session actor reads and writes.
 
-    ``receive`` returns one message's bytes, raises :class:`MessageTooLarge` for a
-    discarded oversized message (the stream stays open) and :class:`TransportClosed`
+    ``receive`` returns one message (its bytes, or decoded: :data:`Inbound`), raises
+    :class:`MessageTooLarge` for a discarded oversized message (the stream stays
+    open) and :class:`TransportClosed`
     once the peer is gone. ``send_all`` writes messages in order; the session's
     writer calls it with everything it has queued so that transports can coalesce
     writes (one syscall for many small messages).
@@ -138,9 +165,9 @@ class MessageStream(abc.ABC):
         return False
 
     @abc.abstractmethod
-    async def receive(self) -> bytes: ...
+    async def receive(self) -> Inbound: ...
 
-    async def receive_related(self) -> tuple[bytes, RequestId | None]:
+    async def receive_related(self) -> tuple[Inbound, RequestId | None]:
         """:meth:`receive`, and the id of the request of ours on whose response stream
         the message arrived (None: the transport cannot tell, or it came on no such
         stream). Override it, with :attr:`relates_messages`, where the wire says so."""

@@ -30,11 +30,11 @@ from .asgi import (
 )
 from .auth import HttpAnswer, HttpAuthHook
 from .config import HttpConfig
-from .endpoint import VERSION_HEADER as VERSION
 from .endpoint import StreamableHttpEndpoint
 from .event_store import EventStoreStatistics
 from .legacy_sse import LegacySseEndpoints
 from .modern import InputSchemaOf
+from .routing import VERSION_HEADER as VERSION
 from .security import HostPolicy
 from .sessions import ServeExchange, SessionRegistry, StartSession
 

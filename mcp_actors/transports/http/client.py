@@ -51,10 +51,11 @@ from typing import Literal
 import httpx
 import trio
 
-from ...protocol import inspect
 from ...protocol.errors import McpError
 from ...protocol.jsonrpc import RequestId
-from ...protocol.routing_headers import ToolHeaders, client_headers
+from ...protocol.modern import is_modern_refusal
+from ...protocol.received import error_in_body, read_answer
+from ...protocol.routing_headers import Sent, ToolHeaders, client_headers
 from ..abc import MessageStream, Outgoing, TransportClosed
 from .asgi import EVENT_STREAM, JSON, media_types
 from .client_base import (
@@ -62,9 +63,13 @@ from .client_base import (
     RequestBody,
     ResponseChunks,
     error_response,
+    fresh_decoder,
     merge_headers,
     new_http_client,
+    open_session,
     read_events,
+    resume_stream,
+    sent_of,
 )
 from .sse import DEFAULT_MAX_EVENT_SIZE, EventTooLarge, SSEDecoder
 from .sse_client import LegacySseConnection, LegacySseError
@@ -151,7 +156,7 @@ class StreamableHttpClientStream(MessageStream):
         for message in messages:
             if self._closed:
                 raise TransportClosed("the Streamable HTTP client stream is closed")
-            await self._send(message.payload)
+            await self._send(message)
 
     async def aclose(self) -> None:
         if self._closed:
@@ -178,7 +183,7 @@ class StreamableHttpClientStream(MessageStream):
             headers["mcp-protocol-version"] = self.protocol_version
         return headers
 
-    def _post_headers(self, kind: inspect.Outgoing, payload: bytes) -> dict[str, str]:
+    def _post_headers(self, kind: Sent, payload: bytes) -> dict[str, str]:
         """The headers of a POST: the legacy session's, or a modern request's routing headers."""
         headers = {"content-type": JSON, "content-length": str(len(payload))}
         version = kind.protocol_version
@@ -189,11 +194,12 @@ class StreamableHttpClientStream(MessageStream):
         routing = client_headers(kind, version, self.tool_headers)
         return merge_headers(self.headers, {"accept": _ACCEPT_BOTH}, headers, routing)
 
-    async def _send(self, payload: bytes) -> None:
+    async def _send(self, message: Outgoing) -> None:
+        payload = message.payload
+        kind = sent_of(message)
         if self._legacy is not None:
-            await self._legacy.post(payload)
+            await self._legacy.post(payload, kind.request_ids)
             return
-        kind = inspect.outgoing(payload)
         if kind.request_ids:
             if kind.method == "initialize":
                 self._initialize_id = kind.request_ids[0]
@@ -224,9 +230,7 @@ class StreamableHttpClientStream(MessageStream):
             self._abandoned.add(request_id)
             scope.cancel()
 
-    async def _post_quietly(
-        self, payload: bytes, kind: inspect.Outgoing, *, may_renew: bool = True
-    ) -> None:
+    async def _post_quietly(self, payload: bytes, kind: Sent, *, may_renew: bool = True) -> None:
         """POST a notification or response; the server answers 202."""
         headers = self._post_headers(kind, payload)
         try:
@@ -247,7 +251,7 @@ class StreamableHttpClientStream(MessageStream):
     async def _request(
         self,
         payload: bytes,
-        kind: inspect.Outgoing,
+        kind: Sent,
         *,
         may_renew: bool = True,
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
@@ -304,7 +308,7 @@ class StreamableHttpClientStream(MessageStream):
     async def _reply(
         self,
         payload: bytes,
-        kind: inspect.Outgoing,
+        kind: Sent,
         response: httpx.Response,
         pending: set[RequestId],
         sent_in_session: str | None,
@@ -316,8 +320,8 @@ class StreamableHttpClientStream(MessageStream):
                 # An older server (HTTP+SSE only) refuses the POST, and the GET opens
                 # its event stream. A modern server refuses with an error of its era,
                 # which is the answer, not a reason to try another transport.
-                refusal = inspect.error_in_body(await response.aread())
-                if refusal is not None and inspect.is_modern_refusal(status, refusal):
+                refusal = error_in_body(await response.aread())
+                if refusal is not None and is_modern_refusal(status, refusal):
                     await self._fail(pending, refusal)
                 else:
                     await response.aclose()
@@ -335,7 +339,7 @@ class StreamableHttpClientStream(MessageStream):
             self._session_lost()
             return
         if status >= 400:
-            found = inspect.error_in_body(await response.aread())
+            found = error_in_body(await response.aread())
             await self._fail(pending, found if found is not None else f"HTTP {status}")
             return
         content_type = media_types(response.headers.get("content-type"))
@@ -362,10 +366,12 @@ class StreamableHttpClientStream(MessageStream):
         """Hand one received message to the session (with the request whose reply carried
         it, if any), noting which requests it answers."""
         if pending:  # (a GET stream owes no response: no need to look inside)
-            answered = inspect.response_ids(data)
-            if self._initialize_id is not None and self._initialize_id in answered:
-                self.protocol_version = inspect.negotiated_version(data) or self.protocol_version
-            pending.difference_update(answered)
+            answer = read_answer(data)
+            if self._initialize_id is not None and self._initialize_id in answer.answers:
+                self.protocol_version = answer.negotiated_version() or self.protocol_version
+            pending.difference_update(answer.answers)
+        # Bytes, not the decoded message: what a client stream gives its reader (a raw
+        # peer's too) stays what the server wrote.
         await self._inbox.put(data, related)
 
     async def _read_stream(
@@ -385,8 +391,10 @@ class StreamableHttpClientStream(MessageStream):
                 return
             await trio.sleep((decoder.retry or DEFAULT_RETRY_MS) / 1000)
             self.reconnects += 1
-            decoder = self._fresh(decoder)
-            resumed = await self._resume(decoder.last_event_id)
+            decoder = fresh_decoder(decoder)
+            resumed = await resume_stream(
+                self.client, self.url, self._headers(EVENT_STREAM), decoder.last_event_id
+            )
             if resumed is None:
                 failures += 1
                 continue
@@ -432,22 +440,6 @@ class StreamableHttpClientStream(MessageStream):
             await chunks.aclose()
         return progressed
 
-    async def _resume(self, last_event_id: str) -> httpx.Response | int | None:
-        """GET with ``Last-Event-ID``: the open stream, an HTTP status it failed with, or None."""
-        headers = merge_headers(self._headers(EVENT_STREAM), {"last-event-id": last_event_id})
-        try:
-            response = await self.client.send(
-                self.client.build_request("GET", self.url, headers=headers), stream=True
-            )
-        except httpx.HTTPError as error:
-            log.debug("resuming failed: %s", error)
-            return None
-        content_type = media_types(response.headers.get("content-type"))
-        if response.status_code != 200 or EVENT_STREAM not in content_type:
-            await response.aclose()
-            return response.status_code
-        return response
-
     async def _listen(self) -> None:
         """Keep the session's GET stream open, reconnecting (and resuming) when it drops."""
         decoder = SSEDecoder(self.max_event_size)
@@ -487,14 +479,7 @@ class StreamableHttpClientStream(MessageStream):
                 log.warning("giving up on the GET stream after %d failures", failures)
                 return
             await trio.sleep((decoder.retry or DEFAULT_RETRY_MS) / 1000)
-            decoder = self._fresh(decoder)
-
-    def _fresh(self, decoder: SSEDecoder) -> SSEDecoder:
-        """A decoder for a new connection of the same stream: cursor and delay carry over,
-        a half-received event does not."""
-        return SSEDecoder(
-            self.max_event_size, last_event_id=decoder.last_event_id, retry=decoder.retry
-        )
+            decoder = fresh_decoder(decoder)
 
     async def _renew(self, expired: str | None) -> bool:
         """Replace the expired session ``expired`` with a new one; whether that worked.
@@ -508,22 +493,10 @@ class StreamableHttpClientStream(MessageStream):
             if self.session_id != expired:
                 return self.session_id is not None  # another request renewed it already
             self.session_id = None
-            payload = self._initialize_payload
-            headers = merge_headers(
-                self._headers(), {"content-type": JSON, "content-length": str(len(payload))}
+            new_id = await open_session(
+                self.client, self.url, self._headers(), self._initialize_payload
             )
-            try:
-                response = await self.client.post(
-                    self.url, content=RequestBody(payload), headers=headers
-                )
-                body = await response.aread()
-            except httpx.HTTPError as error:
-                log.warning("renewing the expired session failed: %s", error)
-                return False
-            new_id = response.headers.get("mcp-session-id")
-            refused = inspect.error_in_body(body) is not None
-            if response.status_code != 200 or not new_id or refused:
-                log.warning("renewing the expired session failed: HTTP %s", response.status_code)
+            if new_id is None:
                 return False
             self.session_id = new_id
             self.renewals += 1
@@ -533,7 +506,8 @@ class StreamableHttpClientStream(MessageStream):
                 (expired or "")[:8],
                 new_id[:8],
             )
-        await self._post_quietly(_INITIALIZED, inspect.outgoing(_INITIALIZED), may_renew=False)
+        initialized = Sent(method="notifications/initialized")
+        await self._post_quietly(_INITIALIZED, initialized, may_renew=False)
         return True
 
     def _session_lost(self) -> None:
@@ -571,8 +545,9 @@ class StreamableHttpClientStream(MessageStream):
         log.info("%s speaks the legacy HTTP+SSE transport; falling back", self.url)
         self._legacy = legacy
         self.mode = "legacy"
+        request_ids = tuple(pending)
         pending.clear()
-        await legacy.post(payload)
+        await legacy.post(payload, request_ids)
 
 
 @asynccontextmanager

@@ -5,9 +5,12 @@ response stream, one for the GET stream) feeding one session. They all put
 messages into one bounded :class:`Inbox`: when it is full the readers wait, so a
 session that falls behind slows the HTTP reads instead of growing memory.
 
-The transports look inside messages only to route them (which request ids a
-message answers, what an outgoing message is), and ask :mod:`mcp_actors.protocol.inspect`
-for that: they decode nothing themselves.
+The transports look inside messages only to route them, and decode nothing
+themselves: what an outgoing message is comes with it (``Outgoing``, read with
+:func:`~mcp_actors.protocol.routing_headers.sent`), and which requests a received
+one answers is read by :func:`~mcp_actors.protocol.received.read_answer`. The
+session is handed the bytes as the server wrote them (its engine decodes them):
+a client stream's reader, a raw peer's included, gets what was on the wire.
 """
 
 from __future__ import annotations
@@ -21,8 +24,11 @@ import trio
 
 from ...protocol.errors import McpError
 from ...protocol.jsonrpc import RequestId, encode_error
+from ...protocol.received import error_in_body
+from ...protocol.routing_headers import Sent, sent, sent_as_written
 from ...protocol.versions import LATEST, REVISIONS
-from ..abc import TransportClosed
+from ..abc import Outgoing, TransportClosed
+from .asgi import EVENT_STREAM, JSON, media_types
 from .sse import ServerSentEvent, SSEDecoder
 
 log = logging.getLogger("mcp_actors.http.client")
@@ -113,6 +119,57 @@ async def read_events(chunks: ResponseChunks, decoder: SSEDecoder) -> list[Serve
     """The events completed by the next chunk (maybe none), or None at the end."""
     chunk = await chunks.next()
     return None if chunk is None else decoder.feed(chunk)
+
+
+def sent_of(message: Outgoing) -> Sent:
+    """What a message we send is: from the facts the runtime sent it with, or, for bytes
+    handed over alone (a raw caller's), from the bytes."""
+    if message.method is None and message.related_request is None:
+        return sent_as_written(message.payload)
+    return sent(message.method, message.request_id, message.params)
+
+
+async def resume_stream(
+    client: httpx.AsyncClient, url: str, headers: dict[str, str], last_event_id: str
+) -> httpx.Response | int | None:
+    """GET with ``Last-Event-ID``: the open stream, an HTTP status it failed with, or None."""
+    headers = merge_headers(headers, {"last-event-id": last_event_id})
+    try:
+        response = await client.send(client.build_request("GET", url, headers=headers), stream=True)
+    except httpx.HTTPError as error:
+        log.debug("resuming failed: %s", error)
+        return None
+    content_type = media_types(response.headers.get("content-type"))
+    if response.status_code != 200 or EVENT_STREAM not in content_type:
+        await response.aclose()
+        return response.status_code
+    return response
+
+
+async def open_session(
+    client: httpx.AsyncClient, url: str, headers: dict[str, str], initialize: bytes
+) -> str | None:
+    """POST ``initialize`` to open a new session: its id, or None (logged) if none came."""
+    headers = merge_headers(headers, {"content-type": JSON, "content-length": str(len(initialize))})
+    try:
+        response = await client.post(url, content=RequestBody(initialize), headers=headers)
+        body = await response.aread()
+    except httpx.HTTPError as error:
+        log.warning("renewing the expired session failed: %s", error)
+        return None
+    new_id: str | None = response.headers.get("mcp-session-id")
+    if response.status_code != 200 or not new_id or error_in_body(body) is not None:
+        log.warning("renewing the expired session failed: HTTP %s", response.status_code)
+        return None
+    return new_id
+
+
+def fresh_decoder(decoder: SSEDecoder) -> SSEDecoder:
+    """A decoder for a new connection of the same stream: cursor and delay carry over,
+    a half-received event does not."""
+    return SSEDecoder(
+        decoder.max_event_size, last_event_id=decoder.last_event_id, retry=decoder.retry
+    )
 
 
 def _nothing() -> None:

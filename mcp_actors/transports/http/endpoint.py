@@ -27,11 +27,11 @@ described below, whose behaviour is unchanged.
   resumes the stream that id belongs to, replaying what followed it.
 - **DELETE** ends the session, cancelling its in-flight requests.
 - **A client that closes a POST's connection** before its reply cancels the requests
-  still unanswered on it, unless it can resume the stream (see :meth:`_abandoned`);
+  still unanswered on it, unless it can resume the stream (see :func:`.reply._abandoned`);
   it is noticed within :data:`~.asgi.QUICK_REPLY` seconds (a reply that comes sooner
   is awaited without watching the connection).
 - **An access token's expiry** ends every event stream (a POST's, a GET's) opened with
-  it, and cancels the requests still unanswered on a POST's (see :meth:`_carry`); the
+  it, and cancels the requests still unanswered on a POST's (see :func:`.reply.carry`); the
   session stays, for the client's next requests with a fresh token.
 - **An event stream** (a POST's) starts once it has something to carry (the first
   message related to the POST, or its end), or after ``QUICK_REPLY`` seconds: its
@@ -40,6 +40,11 @@ described below, whose behaviour is unchanged.
   fresh session that starts operating without ``initialize`` and ends with the
   response; GET and DELETE answer 405. A POST of one request (the usual case) is
   served in its own task, its session writing the reply (see :mod:`.exchange`).
+
+Which status and error each refusal gets is decided by the pure functions of
+:mod:`.routing`; the reply is written by :mod:`.reply`; this module does the I/O
+around them. A POST's body is decoded once (:func:`~mcp_actors.protocol.received.read_post`)
+and its decoded message handed to the session.
 
 Sessions are actors started through ``start_session`` in the server's
 supervisor, never inside the HTTP request's task: a request task only queues a
@@ -50,20 +55,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from contextlib import suppress
-from functools import partial
 
 import attrs
-import trio
 
-from ...protocol.inspect import PostBody, inspect_post, is_handshake_version
-from ...protocol.jsonrpc import InvalidMessage, RequestId
-from ...protocol.versions import HTTP_DEFAULT, REVISIONS
+from ...protocol.jsonrpc import InvalidMessage
+from ...protocol.received import Post, read_post
+from ...protocol.versions import HTTP_DEFAULT
 from ..abc import TransportClosed
 from .asgi import (
     EVENT_STREAM,
-    JSON,
-    QUICK_REPLY,
     BodyTimeout,
     BodyTooLarge,
     ClientGone,
@@ -71,66 +71,45 @@ from .asgi import (
     Request,
     Send,
     accepts,
-    end_body,
-    media_types,
     read_body,
     respond,
     respond_answer,
     respond_body_timeout,
-    respond_error,
     respond_too_many_sessions,
     send_chunk,
-    send_last,
     start_event_stream,
-    watch_disconnect,
 )
 from .auth import HttpAuthHook, same_caller, token_deadline, until_token_expires
 from .config import HttpConfig
 from .event_store import EventMemory, EventStore, InMemoryEventStore
 from .exchange import HttpExchange
 from .modern import InputSchemaOf, ModernPostHandler
+from .reply import carry, refuse, reply, send_last_shielded, wait_finished
+from .routing import (
+    GET_NOT_ACCEPTABLE,
+    GET_STREAM_TAKEN,
+    NO_SESSION_ID,
+    SESSION_ENDED,
+    SESSION_HEADER,
+    UNKNOWN_SESSION,
+    VERSION_HEADER,
+    Refusal,
+    event_id_shape,
+    id_in_use,
+    modern_header,
+    modern_without_header,
+    refuse_batch,
+    refuse_method,
+    reply_mode,
+    too_large,
+    unknown_event_id,
+    unsupported_version,
+)
 from .session_stream import HttpSessionStream, ResponseStream
 from .sessions import ServeExchange, SessionRegistry, StartSession, mint_session_id
 from .sse import encode_event
 
 log = logging.getLogger("mcp_actors.http")
-
-SESSION_HEADER = "mcp-session-id"
-VERSION_HEADER = "mcp-protocol-version"
-
-
-@attrs.define
-class _Post:
-    """A POST body until delivered, and what :func:`~..protocol.inspect.inspect_post` says of it."""
-
-    body: bytes
-    inspected: PostBody
-
-    @property
-    def batch(self) -> bool:
-        return self.inspected.batch
-
-    @property
-    def request_ids(self) -> tuple[RequestId, ...]:
-        return self.inspected.request_ids
-
-    @property
-    def initialize(self) -> bool:
-        return self.inspected.initialize
-
-    def modern_without_header(self, request: Request) -> bool:
-        """A 2026-07-28 request (other than ``initialize``) that lacks its required
-        ``MCP-Protocol-Version`` header: that era's ladder says so (-32020)."""
-        inspected = self.inspected
-        return (
-            inspected.modern and not inspected.initialize and VERSION_HEADER not in request.headers
-        )
-
-    def take_body(self) -> bytes:
-        """The body, forgotten here: once the session has it, a POST waiting on a long
-        reply (or a client that does not read it) must not keep it alive."""
-        body, self.body = self.body, b""
-        return body
 
 
 @attrs.define(eq=False)
@@ -162,125 +141,75 @@ class StreamableHttpEndpoint:
             self.event_memory, self._new_store = memory, memory.new_store
 
     async def __call__(self, request: Request, receive: Receive, send: Send) -> None:
-        if request.method == "POST":
+        refusal = refuse_method(request.method, request.headers, stateless=self.config.stateless)
+        if refusal is not None:
+            await refuse(send, refusal, request)
+        elif request.method == "POST":
             await self._post(request, receive, send)
-        elif _modern_header(request):
-            # 2026-07-28: POST only; no standalone stream, no session to delete.
-            await respond_error(
-                send,
-                405,
-                f"Method Not Allowed: {request.method} (protocol revision"
-                f" {request.header(VERSION_HEADER)} speaks POST only)",
-                headers=[("allow", "POST")],
-                version=request.header(VERSION_HEADER),
-            )
         elif request.method == "GET":
             await self._get(request, receive, send)
-        elif request.method == "DELETE":
-            await self._delete(request, send)
         else:
-            allow = "POST" if self.config.stateless else "GET, POST, DELETE"
-            await respond_error(
-                send,
-                405,
-                f"Method Not Allowed: {request.method}",
-                headers=[("allow", allow)],
-                version=request.header(VERSION_HEADER),
-            )
+            await self._delete(request, send)
 
     # -- POST --------------------------------------------------------------------------
 
     async def _post(self, request: Request, receive: Receive, send: Send) -> None:
+        mode = reply_mode(request.headers, json_response=self.config.json_response)
+        if isinstance(mode, Refusal):
+            await refuse(send, mode, request)
+            return
+        body = await self._read_body(request, receive, send)
+        if body is None:
+            return
+        post = None
+        if not modern_header(request.headers):
+            try:
+                post = read_post(body)
+            except InvalidMessage as invalid:
+                refusal = Refusal(400, invalid.message, invalid.code, invalid.request_id)
+                await refuse(send, refusal, request)
+                return
+        if post is None or modern_without_header(post, request.headers):
+            await self._modern.post(
+                request,
+                body if post is None else post.take_message(),
+                json_only=mode.json,
+                stream_only=not mode.json_ok,
+                receive=receive,
+                send=send,
+            )
+        elif self.config.stateless:
+            await self._post_stateless(request, post, mode.json, receive, send)
+        else:
+            await self._post_in_session(request, post, mode.json, receive, send)
+
+    async def _read_body(self, request: Request, receive: Receive, send: Send) -> bytes | None:
+        """A POST's body, admitted by the auth hook; None once the refusal is answered."""
         config = self.config
-        accept = request.header("accept")
-        sse_ok, json_ok = accepts(accept, EVENT_STREAM), accepts(accept, JSON)
-        if not (sse_ok or json_ok):
-            await respond_error(
-                send,
-                406,
-                "Not Acceptable: Accept must list application/json and text/event-stream",
-                version=request.header(VERSION_HEADER),
-            )
-            return
-        if JSON not in media_types(request.header("content-type")):
-            await respond_error(
-                send,
-                415,
-                "Unsupported Media Type: send application/json",
-                version=request.header(VERSION_HEADER),
-            )
-            return
         try:
             body = await read_body(request, receive, config.max_body_size, config.body_timeout)
         except BodyTooLarge:
-            await respond_error(
-                send,
-                413,
-                f"Payload Too Large: the limit is {config.max_body_size} bytes",
-                version=request.header(VERSION_HEADER),
-            )
-            return
+            await refuse(send, too_large(config.max_body_size), request)
+            return None
         except BodyTimeout:
             await respond_body_timeout(send, request.header(VERSION_HEADER))
-            return
+            return None
         except ClientGone:
-            return
+            return None
         if self.auth is not None and request.principal is not None:
             refused = self.auth.check_body(request.principal, body)
             if refused is not None:
                 await respond_answer(send, refused)
-                return
-        json_mode = not sse_ok or (config.json_response and json_ok)
-        post = None
-        if not _modern_header(request):
-            try:
-                post = _Post(body, inspect_post(body))
-            except InvalidMessage as invalid:
-                await respond_error(
-                    send,
-                    400,
-                    invalid.message,
-                    code=invalid.code,
-                    request_id=invalid.request_id,
-                    version=request.header(VERSION_HEADER),
-                )
-                return
-        if post is None or post.modern_without_header(request):
-            await self._modern.post(
-                request,
-                body,
-                json_only=json_mode,
-                stream_only=not json_ok,
-                receive=receive,
-                send=send,
-            )
-            return
-        del body  # post holds it until delivered (see _Post.take_body)
-        if config.stateless:
-            await self._post_stateless(request, post, json_mode, receive, send)
-            return
+                return None
+        return body
 
-        session_id = request.header(SESSION_HEADER)
-        if session_id is None:
-            if not post.initialize:
-                await respond_error(
-                    send,
-                    400,
-                    "Bad Request: Mcp-Session-Id header is required",
-                    version=request.header(VERSION_HEADER),
-                )
-                return
-            created = await self._create_session(request.client)
-            if created is None:
-                await respond_too_many_sessions(send, request.header(VERSION_HEADER))
-                return
-            session_id, transport = created
-            transport.principal = request.principal
-        else:
-            found = await self._session(request, send, session_id)
-            if found is None:
-                return
-            transport = found
+    async def _post_in_session(
+        self, request: Request, post: Post, json_mode: bool, receive: Receive, send: Send
+    ) -> None:
+        opened = await self._open_session(request, post, send)
+        if opened is None:
+            return
+        session_id, transport = opened
         if not await self._admissible(transport, request, post, send):
             return
         headers = [(SESSION_HEADER, session_id)]
@@ -288,7 +217,6 @@ class StreamableHttpEndpoint:
             if await self._deliver(transport, post, send):
                 await respond(send, 202, headers=headers)
             return
-
         stream = await transport.open_stream(post.request_ids, json=json_mode)
         if post.initialize:
             transport.initialize_id = post.request_ids[0]
@@ -298,28 +226,54 @@ class StreamableHttpEndpoint:
         if post.initialize:
             # Answer only once we know whether the session exists: a failed
             # initialize gets its error without a session id, and the session goes.
-            await self._wait_finished(transport, stream, receive)
+            await wait_finished(transport, stream, receive)
             if transport.version is None:
                 failed = self.registry.discard(session_id)
                 headers = []
         deadline = token_deadline(request.principal)
-        await self._reply(transport, stream, post, json_mode, receive, send, headers, deadline)
+        await reply(
+            transport,
+            stream,
+            post,
+            json_mode,
+            receive,
+            send,
+            headers,
+            deadline,
+            self.config.resume_window,
+        )
         if failed is not None:
             failed.end()
 
+    async def _open_session(
+        self, request: Request, post: Post, send: Send
+    ) -> tuple[str, HttpSessionStream] | None:
+        """The session a POST names, or the one its ``initialize`` creates; None once the
+        refusal is answered."""
+        session_id = request.header(SESSION_HEADER)
+        if session_id is not None:
+            found = await self._session(request, send, session_id)
+            return None if found is None else (session_id, found)
+        if not post.initialize:  # only initialize comes without a session
+            await refuse(send, NO_SESSION_ID, request)
+            return None
+        created = await self._create_session(request.client)
+        if created is None:
+            await respond_too_many_sessions(send, request.header(VERSION_HEADER))
+            return None
+        created[1].principal = request.principal
+        return created
+
     async def _post_stateless(
-        self, request: Request, post: _Post, json_mode: bool, receive: Receive, send: Send
+        self, request: Request, post: Post, json_mode: bool, receive: Receive, send: Send
     ) -> None:
         version = None
         if not post.initialize:
             version = request.header(VERSION_HEADER) or HTTP_DEFAULT
-            if version not in self.config.supported_versions:
-                await respond_error(
-                    send,
-                    400,
-                    f"Bad Request: unsupported protocol version {version}",
-                    version=request.header(VERSION_HEADER),
-                )
+            supported = self.config.supported_versions
+            refusal = unsupported_version(request.headers, supported, default=HTTP_DEFAULT)
+            if refusal is not None:
+                await refuse(send, refusal, request)
                 return
         if len(post.request_ids) == 1 and not post.batch:
             await self._exchange(request, post, version, json_mode, receive, send)
@@ -345,7 +299,17 @@ class StreamableHttpEndpoint:
             stream = await transport.open_stream(post.request_ids, json=json_mode)
             if await self._deliver(transport, post, send):
                 deadline = token_deadline(request.principal)
-                await self._reply(transport, stream, post, json_mode, receive, send, [], deadline)
+                await reply(
+                    transport,
+                    stream,
+                    post,
+                    json_mode,
+                    receive,
+                    send,
+                    [],
+                    deadline,
+                    self.config.resume_window,
+                )
                 finished = stream.finished
         finally:
             if finished:
@@ -356,7 +320,7 @@ class StreamableHttpEndpoint:
     async def _exchange(
         self,
         request: Request,
-        post: _Post,
+        post: Post,
         version: str | None,
         json_mode: bool,
         receive: Receive,
@@ -365,7 +329,7 @@ class StreamableHttpEndpoint:
         """A stateless POST of one request: its session runs in this task and writes the
         reply itself (see :mod:`.exchange`), an event stream unless ``json_mode``."""
         exchange = HttpExchange(
-            post.take_body(),
+            post.take_message(),
             post.request_ids[0],
             (receive, send),
             streaming=not json_mode,
@@ -400,201 +364,38 @@ class StreamableHttpEndpoint:
         return session_id, transport
 
     async def _admissible(
-        self, transport: HttpSessionStream, request: Request, post: _Post, send: Send
+        self, transport: HttpSessionStream, request: Request, post: Post, send: Send
     ) -> bool:
         """Refuse (400) what the session must not see: a batch its revision forbids, an id
         already in flight."""
-        if post.batch:
-            version = transport.version or request.header(VERSION_HEADER) or HTTP_DEFAULT
-            revision = REVISIONS.get(version)
-            if revision is None or not revision.batches:
-                await respond_error(
-                    send,
-                    400,
-                    f"Invalid request: JSON-RPC batches are not allowed in {version}",
-                    version=request.header(VERSION_HEADER),
-                )
-                return False
+        refusal = refuse_batch(post, transport.version, request.headers)
         duplicate = transport.in_flight(post.request_ids)
-        if duplicate is not None:
-            await respond_error(
-                send,
-                400,
-                f"Invalid request: request id {duplicate!r} is already in use",
-                request_id=duplicate,
-                version=request.header(VERSION_HEADER),
-            )
+        if refusal is None and duplicate is not None:
+            refusal = id_in_use(duplicate)
+        if refusal is not None:
+            await refuse(send, refusal, request)
             return False
         return True
 
-    async def _deliver(self, transport: HttpSessionStream, post: _Post, send: Send) -> bool:
+    async def _deliver(self, transport: HttpSessionStream, post: Post, send: Send) -> bool:
         try:
-            await transport.deliver(post.take_body())
+            await transport.deliver(post.take_message())
         except TransportClosed:
-            await respond_error(
-                send, 404, "Not Found: the session has ended", version=transport.version
-            )
+            await refuse(send, SESSION_ENDED, version=transport.version)
             return False
-        for request_id in post.inspected.cancelled:
+        for request_id in post.cancelled:
             transport.cancelled(request_id)
         return True
-
-    async def _reply(
-        self,
-        transport: HttpSessionStream,
-        stream: ResponseStream,
-        post: _Post,
-        json_mode: bool,
-        receive: Receive,
-        send: Send,
-        headers: list[tuple[str, str]],
-        deadline: float,
-    ) -> None:
-        if not json_mode:
-            await _first_change(transport, stream)
-            await start_event_stream(send, headers)
-            await self._carry(transport, stream, None, receive, send, deadline)
-            return
-        if not await self._wait_finished(transport, stream, receive):
-            if transport.closed.is_set():
-                await respond_error(
-                    send, 404, "Not Found: the session has ended", version=transport.version
-                )
-            else:  # the client left: a JSON body cannot be resumed
-                await transport.abandon(stream)
-            return
-        if not stream.responses:  # every request was cancelled
-            await respond(send, 202, headers=headers)
-            return
-        await respond(
-            send, 200, _json_body(stream.responses, post.batch), content_type=JSON, headers=headers
-        )
-
-    async def _wait_finished(
-        self, transport: HttpSessionStream, stream: ResponseStream, receive: Receive
-    ) -> bool:
-        """Wait until every request of the POST is answered; False if the client or session left.
-
-        Stateless, the first :data:`QUICK_REPLY` seconds are awaited without watching the
-        client (see there): no other stream of the session (there is none) carries
-        messages that must reach the client before this reply. With a session, the
-        standalone stream may: the watcher's task is kept there (the order it happens
-        to give is what keeps a request's progress on GET ahead of its JSON reply).
-        """
-        if transport.stateless:
-            if not (stream.finished or transport.closed.is_set()):
-                await trio.lowlevel.checkpoint()  # as in _first_change
-            if not (stream.finished or transport.closed.is_set()):
-                with trio.move_on_after(QUICK_REPLY):
-                    await _settled(transport, stream)
-            if stream.finished or transport.closed.is_set():
-                return stream.finished
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(watch_disconnect, receive, nursery.cancel_scope)
-            await _settled(transport, stream)
-            nursery.cancel_scope.cancel()
-        return stream.finished
-
-    async def _carry(
-        self,
-        transport: HttpSessionStream,
-        stream: ResponseStream,
-        after: str | None,
-        receive: Receive,
-        send: Send,
-        deadline: float,
-    ) -> None:
-        """Write ``stream`` on this response until it is done, the client goes away, or
-        ``deadline`` (the trio time the request's access token expires, see
-        :func:`~.auth.token_deadline`) passes: then the response ends and the
-        requests still unanswered on a request's stream are cancelled at once. (Not
-        after a ``resume_window`` as for a client that left: its connection is still
-        open, and its next request on it must not wait behind this one.)
-
-        A stream already finished is written out in one go, without a disconnect
-        watcher: nothing is left to wait for but the writes, which fail by themselves
-        once the client has gone.
-        """
-        if stream.finished:
-            ended = await transport.pump(
-                stream, partial(send_chunk, send), after, partial(send_last, send)
-            )
-            if not ended:
-                with suppress(Exception):  # the connection may be gone
-                    await end_body(send)
-            return
-        ended = pumped = False
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(watch_disconnect, receive, nursery.cancel_scope)
-            with trio.move_on_at(deadline) as expiry:
-                ended = await transport.pump(
-                    stream, partial(send_chunk, send), after, partial(_send_last_shielded, send)
-                )
-                pumped = True
-            nursery.cancel_scope.cancel()
-        if ended:
-            return
-        expired = expiry.cancelled_caught
-        if pumped or expired or stream is transport.standalone:
-            with suppress(Exception):  # the connection may be gone; nothing to tell anyone
-                await end_body(send)
-        if pumped or stream is transport.standalone:
-            return
-        if expired:
-            await transport.abandon(stream)
-        else:
-            await self._abandoned(transport, stream)
-
-    async def _abandoned(self, transport: HttpSessionStream, stream: ResponseStream) -> None:
-        """The client closed the connection of a request's reply stream before it finished.
-
-        Is that a cancellation? The 2026-07-28 transport page says so outright (closing
-        the response stream *is* the cancellation). The 2024-11-05 … 2025-11-25 pages say
-        a disconnection SHOULD NOT be taken as one, because the client may resume the
-        stream with ``Last-Event-ID`` and get the response. We follow both where each
-        can hold: a stream the client can resume (it has one of its event ids, and
-        there is a session to come back to) waits ``resume_window`` seconds for a new
-        connection; if none takes it over, or the client could not resume it at all,
-        the requests still unanswered on it are cancelled — a vanished client does not
-        keep handlers running.
-        """
-        window = self.config.resume_window
-        if transport.can_resume(stream):
-            if window is None:
-                return
-            with trio.move_on_after(window):
-                await transport.wait_taken_over(stream)
-        if stream.connection is None and not stream.finished:
-            await transport.abandon(stream)
 
     # -- GET and DELETE ----------------------------------------------------------------
 
     async def _get(self, request: Request, receive: Receive, send: Send) -> None:
-        if self.config.stateless:
-            await respond_error(
-                send,
-                405,
-                "Method Not Allowed: stateless server",
-                headers=[("allow", "POST")],
-                version=request.header(VERSION_HEADER),
-            )
-            return
-        if not accepts(request.header("accept"), EVENT_STREAM):
-            await respond_error(
-                send,
-                406,
-                "Not Acceptable: Accept must list text/event-stream",
-                version=request.header(VERSION_HEADER),
-            )
-            return
         session_id = request.header(SESSION_HEADER)
+        if not accepts(request.header("accept"), EVENT_STREAM):
+            await refuse(send, GET_NOT_ACCEPTABLE, request)
+            return
         if session_id is None:
-            await respond_error(
-                send,
-                400,
-                "Bad Request: Mcp-Session-Id header is required",
-                version=request.header(VERSION_HEADER),
-            )
+            await refuse(send, NO_SESSION_ID, request)
             return
         last_event_id = request.header("last-event-id")
         if (
@@ -602,42 +403,44 @@ class StreamableHttpEndpoint:
             and self.config.replay_unknown_sessions
             and request.principal is None  # see _replay_stored
             and self.registry.get(session_id) is None
-            and _event_id_shape(last_event_id)
+            and event_id_shape(last_event_id)
         ):
             await self._replay_stored(request, send, session_id, last_event_id)
             return
         transport = await self._session(request, send, session_id)
         if transport is None:
             return
-        if last_event_id:
-            stream = (
-                transport.find_stream(last_event_id) if _event_id_shape(last_event_id) else None
-            )
-            if stream is None:
-                await respond_error(
-                    send,
-                    400,
-                    f"Bad Request: unknown Last-Event-ID {last_event_id!r}",
-                    version=request.header(VERSION_HEADER),
-                )
-                return
-            after: str | None = last_event_id
-            await transport.store.acknowledge(stream.key, last_event_id)
-        else:
-            stream = transport.standalone
-            if stream.connection is not None:
-                await respond_error(
-                    send,
-                    409,
-                    "Conflict: the session's GET stream is already open",
-                    version=request.header(VERSION_HEADER),
-                )
-                return
-            after = stream.delivered
-            await transport.prime(stream)
+        found = await self._stream_to_carry(transport, last_event_id, request, send)
+        if found is None:
+            return
+        stream, after = found
         await start_event_stream(send, [(SESSION_HEADER, session_id)])
         deadline = token_deadline(request.principal)
-        await self._carry(transport, stream, after, receive, send, deadline)
+        await carry(transport, stream, after, receive, send, deadline, self.config.resume_window)
+
+    async def _stream_to_carry(
+        self,
+        transport: HttpSessionStream,
+        last_event_id: str | None,
+        request: Request,
+        send: Send,
+    ) -> tuple[ResponseStream, str | None] | None:
+        """What a GET carries, and after which event: the stream ``last_event_id`` belongs to,
+        or the standalone stream; None once the refusal is answered."""
+        if last_event_id:
+            stream = transport.find_stream(last_event_id) if event_id_shape(last_event_id) else None
+            if stream is None:
+                await refuse(send, unknown_event_id(last_event_id), request)
+                return None
+            await transport.store.acknowledge(stream.key, last_event_id)
+            return stream, last_event_id
+        stream = transport.standalone
+        if stream.connection is not None:
+            await refuse(send, GET_STREAM_TAKEN, request)
+            return None
+        after = stream.delivered
+        await transport.prime(stream)
+        return stream, after
 
     async def _replay_stored(
         self, request: Request, send: Send, session_id: str, last_event_id: str
@@ -660,26 +463,12 @@ class StreamableHttpEndpoint:
         await start_event_stream(send, [(SESSION_HEADER, session_id)])
         for event in events:
             await send_chunk(send, encode_event(event.payload, id=event.id))
-        await _send_last_shielded(send, b"")
+        await send_last_shielded(send, b"")
 
     async def _delete(self, request: Request, send: Send) -> None:
-        if self.config.stateless:
-            await respond_error(
-                send,
-                405,
-                "Method Not Allowed: stateless server",
-                headers=[("allow", "POST")],
-                version=request.header(VERSION_HEADER),
-            )
-            return
         session_id = request.header(SESSION_HEADER)
         if session_id is None:
-            await respond_error(
-                send,
-                400,
-                "Bad Request: Mcp-Session-Id header is required",
-                version=request.header(VERSION_HEADER),
-            )
+            await refuse(send, NO_SESSION_ID, request)
             return
         if await self._session(request, send, session_id) is None:
             return
@@ -697,86 +486,17 @@ class StreamableHttpEndpoint:
         ):
             transport = None  # another caller's session is not theirs to know of
         if transport is None or transport.closed.is_set():
-            await respond_error(
-                send,
-                404,
-                "Not Found: unknown or expired session",
-                version=request.header(VERSION_HEADER),
-            )
+            await refuse(send, UNKNOWN_SESSION, request)
             return None
-        version = request.header(VERSION_HEADER)
-        if version is not None and version not in self.config.supported_versions:
-            await respond_error(
-                send,
-                400,
-                f"Bad Request: unsupported protocol version {version}",
-                version=request.header(VERSION_HEADER),
-            )
+        refusal = unsupported_version(request.headers, self.config.supported_versions)
+        if refusal is not None:
+            await refuse(send, refusal, request)
             return None
         if request.principal is not None:
             transport.principal = request.principal  # a new token may carry new scopes
         return transport
 
 
-async def _settled(transport: HttpSessionStream, stream: ResponseStream) -> None:
-    """Return once every request of ``stream`` is answered, or the session has ended."""
-    while not stream.finished and not transport.closed.is_set():
-        await stream.changed.wait()
-
-
-async def _first_change(transport: HttpSessionStream, stream: ResponseStream) -> None:
-    """Wait (at most :data:`QUICK_REPLY` seconds) until a new response stream has
-    something to write beyond its priming event, or is finished."""
-    if not _changed(transport, stream):
-        # The session was woken by the POST's body; if it runs later in this pass of the
-        # scheduler, it answers there and then: a yield is cheaper than a timed wait.
-        await trio.lowlevel.checkpoint()
-        if not _changed(transport, stream):
-            with trio.move_on_after(QUICK_REPLY):
-                await stream.changed.wait()
-
-
-def _changed(transport: HttpSessionStream, stream: ResponseStream) -> bool:
-    return bool(stream.changes) or stream.finished or transport.closed.is_set()
-
-
-#: The longest ``Last-Event-ID`` we look up; ours are a few characters.
-MAX_EVENT_ID_LENGTH = 128
-
-
-def _modern_header(request: Request) -> bool:
-    """Whether a request's ``MCP-Protocol-Version`` routes it to the 2026-07-28 era: any
-    value but a handshake revision's (an unknown one gets that era's -32022)."""
-    version = request.header(VERSION_HEADER)
-    return version is not None and not is_handshake_version(version)
-
-
-def _event_id_shape(event_id: str) -> bool:
-    """Whether a ``Last-Event-ID`` may be an event id at all (short, visible ASCII), so
-    that the event store only ever parses ids of a sane shape; anything else is unknown."""
-    return len(event_id) <= MAX_EVENT_ID_LENGTH and event_id.isascii() and event_id.isprintable()
-
-
-async def _send_last_shielded(send: Send, data: bytes) -> None:
-    """End a streamed body with its last chunk, safe from the disconnect watcher beside it.
-
-    Ending the body makes hypercorn finish the request there and then, inside this
-    ``send``: it tells the application the exchange is over (``http.disconnect``,
-    which wakes :func:`watch_disconnect`) and then closes the connection
-    (``Connection: close``) or arms its keep-alive timer. Cancelled midway by the
-    watcher, it would do neither, leaving the connection open forever.
-    """
-    with trio.CancelScope(shield=True):
-        await send_last(send, data)
-
-
-def _ok(answer: bytes) -> int:
+def _ok(error_code: int | None) -> int:
     """The HTTP status of a legacy-era JSON reply: 200, whatever it says."""
     return 200
-
-
-def _json_body(responses: list[bytes], batch: bool) -> bytes:
-    if not batch and len(responses) == 1:
-        return responses[0]
-    parts = [r.strip()[1:-1] if r.lstrip()[:1] == b"[" else r for r in responses]
-    return b"[" + b",".join(parts) + b"]"

@@ -16,7 +16,8 @@ reply:
   silence;
 - the session's writes (:meth:`HttpExchange.send_all`) go straight into the HTTP
   response, committed as late as possible: an answer before anything else is one
-  ``application/json`` body (its status chosen by ``status_of``); a notification
+  ``application/json`` body (its status chosen by ``status_of`` from the answer's
+  error code, which the session hands over with it); a notification
   about the request first (progress, a log message), or a silence as long as the
   keep-alive interval, starts a ``text/event-stream`` that carries them and ends
   with the answer. A reply that must stream (``stream_only``) starts at once.
@@ -42,11 +43,11 @@ from typing import Final
 
 import trio
 
-from ...protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
-from ...protocol.inspect import outgoing_request
-from ...protocol.jsonrpc import RequestId, encode_error
+from ...protocol.errors import INTERNAL_ERROR, McpError
+from ...protocol.jsonrpc import Envelope, RequestId, encode_error
+from ...protocol.received import refusal_in_peers_stead
 from ...protocol.versions import LATEST, REVISIONS
-from ..abc import MessageStream, Outgoing, TransportClosed
+from ..abc import Inbound, MessageStream, Outgoing, TransportClosed
 from .asgi import (
     JSON,
     QUICK_REPLY,
@@ -65,18 +66,14 @@ log = logging.getLogger("mcp_actors.http")
 _ERRORS: Final = REVISIONS[LATEST]
 
 
-def refusal_of(payload: bytes) -> bytes | None:
-    """If ``payload`` is a request to the client, the error answering it in the client's
-    stead: a stateless exchange has no back channel for its response."""
-    request = outgoing_request(payload)
-    if request is None:
+def refusal_of(message: Outgoing) -> Envelope | None:
+    """If ``message`` is a request to the client, the error answering it in the client's
+    stead (as received, for the session): a stateless exchange has no back channel."""
+    request_id, method = message.request_id, message.method
+    if request_id is None or method is None:
         return None
-    request_id, method = request
-    refusal = McpError(
-        METHOD_NOT_FOUND,
-        f"{method}: server-to-client requests are not available over stateless HTTP",
-    )
-    return encode_error(request_id, refusal, _ERRORS)
+    reason = "server-to-client requests are not available over stateless HTTP"
+    return refusal_in_peers_stead(request_id, method, reason)
 
 
 class HttpExchange(MessageStream):
@@ -88,19 +85,19 @@ class HttpExchange(MessageStream):
 
     def __init__(
         self,
-        body: bytes,
+        message: Inbound,
         request_id: RequestId,
         http: tuple[Receive, Send],
         *,
         streaming: bool,
         stream_only: bool,
         keepalive: float | None,
-        status_of: Callable[[bytes], int],
+        status_of: Callable[[int | None], int],
         refuse_requests: bool = False,
         modern: bool = False,
     ) -> None:
         #: What the session reads: the request, then refusals of its requests.
-        self._input: deque[bytes] = deque((body,))
+        self._input: deque[Inbound] = deque((message,))
         self.request_id = request_id
         self._receive, self._send = http
         #: Whether notifications are wanted (False: the reply is one JSON body).
@@ -127,7 +124,7 @@ class HttpExchange(MessageStream):
     def input_ready(self) -> bool:
         return bool(self._input)
 
-    async def receive(self) -> bytes:
+    async def receive(self) -> Inbound:
         while True:
             if self._input:
                 return self._input.popleft()
@@ -191,33 +188,32 @@ class HttpExchange(MessageStream):
 
     async def send_all(self, messages: Sequence[Outgoing]) -> None:
         for message in messages:
-            payload = message.payload
             if self.answered or message.related_request != self.request_id:
-                self._unrelated(payload)
+                self._unrelated(message)
                 continue
             if self.client_gone:
                 raise TransportClosed("the client has gone")
             if message.closes_request:
                 self.answered = True
                 self._wake_reader()
-                await self._write(payload, answer=True)
-            elif self._refused(payload):
+                await self._write(message.payload, answer=True, error_code=message.error_code)
+            elif self._refused(message):
                 continue
             elif self.streaming:
-                await self._write(payload, answer=False)
+                await self._write(message.payload, answer=False)
 
-    def _unrelated(self, payload: bytes) -> None:
-        if not self._refused(payload):
+    def _unrelated(self, message: Outgoing) -> None:
+        if not self._refused(message):
             log.debug("stateless HTTP: dropped a message unrelated to the request")
 
-    def _refused(self, payload: bytes) -> bool:
-        """Whether ``payload`` is a request to the client, refused or dropped here."""
+    def _refused(self, message: Outgoing) -> bool:
+        """Whether ``message`` is a request to the client, refused or dropped here."""
         if not self._refuse_requests:
-            if outgoing_request(payload) is None:
+            if message.request_id is None:
                 return False
             log.warning("stateless HTTP: dropped a server-to-client request")
             return True
-        refusal = refusal_of(payload)
+        refusal = refusal_of(message)
         if refusal is None:
             return False
         self._input.append(refusal)
@@ -228,13 +224,14 @@ class HttpExchange(MessageStream):
         if self._waiting is not None:
             self._waiting.cancel()
 
-    async def _write(self, payload: bytes, *, answer: bool) -> None:
+    async def _write(self, payload: bytes, *, answer: bool, error_code: int | None = None) -> None:
+        """Write one message of the reply (``error_code``: an error answer's, for its status)."""
         while self._keeping_alive is not None:
             await self._keeping_alive.wait()
         self._writing = True
         try:
             if answer and not self.streaming_started and not self._stream_only:
-                await respond(self._send, self._status_of(payload), payload, content_type=JSON)
+                await respond(self._send, self._status_of(error_code), payload, content_type=JSON)
                 return
             if not self.streaming_started:
                 await self._start_stream()
@@ -258,7 +255,7 @@ class HttpExchange(MessageStream):
                 return
             failure = McpError(INTERNAL_ERROR, "Internal error: the request ended unanswered")
             payload = encode_error(self.request_id, failure, _ERRORS)
-            await respond(self._send, self._status_of(payload), payload, content_type=JSON)
+            await respond(self._send, self._status_of(failure.code), payload, content_type=JSON)
 
     async def aclose(self) -> None:
         """The session has ended (no schedule point: nothing is left to wait for)."""

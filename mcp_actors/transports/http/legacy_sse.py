@@ -26,9 +26,9 @@ from urllib.parse import quote
 import attrs
 import trio
 
-from ...protocol.inspect import check_message
 from ...protocol.jsonrpc import InvalidMessage
-from ..abc import MessageStream, Outgoing, TransportClosed
+from ...protocol.received import read_message
+from ..abc import Inbound, MessageStream, Outgoing, TransportClosed
 from .asgi import (
     JSON,
     BodyTimeout,
@@ -66,7 +66,9 @@ class LegacySseStream(MessageStream):
     """
 
     def __init__(self, config: HttpConfig) -> None:
-        self._in_send, self._in_receive = trio.open_memory_channel[bytes](config.inbound_queue_size)
+        self._in_send, self._in_receive = trio.open_memory_channel[Inbound](
+            config.inbound_queue_size
+        )
         self._out_send, self.outbox = trio.open_memory_channel[bytes](config.outbound_queue_size)
         self.last_activity = trio.current_time()
         self.closed = trio.Event()
@@ -82,16 +84,16 @@ class LegacySseStream(MessageStream):
     def offer_rest(self) -> None:
         """Never idle (the session is its open event stream): never offered rest."""
 
-    async def deliver(self, body: bytes) -> None:
+    async def deliver(self, message: Inbound) -> None:
         try:
-            await self._in_send.send(body)
+            await self._in_send.send(message)
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             raise TransportClosed("the session has ended") from None
 
     def input_ready(self) -> bool:
         return self._in_receive.statistics().current_buffer_used > 0
 
-    async def receive(self) -> bytes:
+    async def receive(self) -> Inbound:
         try:
             return await self._in_receive.receive()
         except (trio.EndOfChannel, trio.ClosedResourceError):
@@ -212,14 +214,14 @@ class LegacySseEndpoints:
                 return
             transport.principal = request.principal  # a new token may carry new scopes
         try:
-            check_message(body)
+            message = read_message(body)
         except InvalidMessage as invalid:
             await respond_error(
                 send, 400, invalid.message, code=invalid.code, request_id=invalid.request_id
             )
             return
         try:
-            await transport.deliver(body)
+            await transport.deliver(message)
         except TransportClosed:
             await respond_error(send, 404, "Not Found: the session has ended")
             return

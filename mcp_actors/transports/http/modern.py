@@ -4,7 +4,8 @@ A modern POST carries one request with everything the server needs in its
 ``_meta`` (version, client capabilities) and its routing headers. The endpoint
 (:class:`ModernPostHandler`):
 
-1. reads the body (:func:`~..protocol.inspect.read_modern_post`): not JSON,
+1. decodes the body, once (:func:`~mcp_actors.protocol.received.read_modern_post`,
+   whose decoded message the session then takes as it is): not JSON,
    a batch, a posted response are ``400`` with -32700/-32600; a notification is
    acknowledged ``202`` and dropped (the era defines no client notification over
    HTTP: closing the response stream is the cancellation);
@@ -57,8 +58,8 @@ import attrs
 
 from ...protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from ...protocol.http_status import status_for_error
-from ...protocol.inspect import error_code, read_modern_post
-from ...protocol.jsonrpc import InvalidMessage, RequestId, encode_error
+from ...protocol.jsonrpc import InvalidMessage, Message, RequestId, encode_error
+from ...protocol.received import modern_post, read_modern_post
 from ...protocol.routing_headers import admit_http_request
 from ...protocol.versions import REVISIONS
 from .asgi import EVENT_STREAM, JSON, Receive, Request, Send, accepts, respond
@@ -90,15 +91,16 @@ class ModernPostHandler:
     async def post(
         self,
         request: Request,
-        body: bytes,
+        body: bytes | Message,
         *,
         json_only: bool,
         stream_only: bool,
         receive: Receive,
         send: Send,
     ) -> None:
+        """Serve one POST: its ``body``, or the message the endpoint decoded from it already."""
         try:
-            post = read_modern_post(body)
+            post = read_modern_post(body) if isinstance(body, bytes) else modern_post(body)
         except InvalidMessage as invalid:
             await _respond_error(send, invalid.request_id, invalid)
             return
@@ -124,26 +126,26 @@ class ModernPostHandler:
                 INTERNAL_ERROR,
                 f"Service Unavailable: {limit} requests in progress, try again later",
             )
-            body = encode_error(request_id, busy, _MODERN)
+            refusal = encode_error(request_id, busy, _MODERN)
             retry = [("retry-after", str(RETRY_AFTER))]
-            await respond(send, 503, body, content_type=JSON, headers=retry)
+            await respond(send, 503, refusal, content_type=JSON, headers=retry)
             return
         if listen and not accepts(request.header("accept"), EVENT_STREAM):
-            refusal = McpError(
+            not_acceptable = McpError(
                 INVALID_REQUEST,
                 "Not Acceptable: subscriptions/listen is answered with text/event-stream,"
                 " which the Accept header must list",
             )
-            await _respond_error(send, request_id, refusal, status=406)
+            await _respond_error(send, request_id, not_acceptable, status=406)
             return
         exchange = HttpExchange(
-            body,
+            post.envelope,
             request_id,
             (receive, send),
             streaming=listen or not json_only,
             stream_only=stream_only or listen,
             keepalive=self.config.keepalive_interval,
-            status_of=_status_of,
+            status_of=status_for_error,
             modern=True,
         )
         exchange.principal = request.principal
@@ -157,11 +159,6 @@ class ModernPostHandler:
             await exchange.finish()
         finally:
             self.in_progress -= counted
-
-
-def _status_of(answer: bytes) -> int:
-    """The HTTP status of a reply in this era: the answer's error code decides."""
-    return status_for_error(error_code(answer))
 
 
 async def _respond_error(

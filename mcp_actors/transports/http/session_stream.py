@@ -7,8 +7,8 @@ messages unrelated to any request. :class:`HttpSessionStream` is the single
 :class:`~mcp_actors.transports.abc.MessageStream` the session actor sees, and it
 does the routing the spec asks for:
 
-- inbound, each POST body is queued whole (a batch stays one message) for the
-  session's reader;
+- inbound, each POST's message is queued whole (a batch stays one message), as
+  decoded to route it (:mod:`~mcp_actors.protocol.received`), for the session's reader;
 - outbound, a message whose ``related_request`` is X goes on the stream of the
   POST that carried X; the response (``closes_request``) settles X, and once
   every request of that POST is answered its stream is *finished*. A message
@@ -42,10 +42,9 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 
 import trio
 
-from ...protocol.inspect import negotiated_version, response_ids
 from ...protocol.jsonrpc import RequestId, encode_cancellation
 from ...protocol.versions import REVISIONS
-from ..abc import MessageStream, Outgoing, TransportClosed
+from ..abc import Inbound, MessageStream, Outgoing, TransportClosed
 from .config import HttpConfig
 from .event_store import EventStore, InMemoryEventStore, StoredEvent
 from .exchange import refusal_of
@@ -195,7 +194,7 @@ class HttpSessionStream(MessageStream):
         self.closed = trio.Event()
         #: Called once when the session ends (the registry forgets it).
         self.on_close: Callable[[], None] | None = None
-        self._inbox: Inbox[bytes] = Inbox(config.inbound_queue_size)
+        self._inbox: Inbox[Inbound] = Inbox(config.inbound_queue_size)
         self._owners: dict[RequestId, ResponseStream] = {}
         self._streams: dict[str, ResponseStream] = {}
         # Lists, not deques: an empty deque costs ~600 bytes, and an idle session keeps
@@ -290,15 +289,15 @@ class HttpSessionStream(MessageStream):
         if self.resumable:
             await self.store.append(stream.key, b"")
 
-    async def deliver(self, body: bytes) -> None:
-        """Queue a POST body for the session's reader; waits while the queue is full.
+    async def deliver(self, message: Inbound) -> None:
+        """Queue a POST's message for the session's reader; waits while the queue is full.
 
         Raises :class:`TransportClosed` if the session is gone.
         """
         self.last_activity = trio.current_time()
         self._wake_session()
         try:
-            await self._inbox.put(body)
+            await self._inbox.put(message)
         except InboxClosed:
             raise TransportClosed("the session has ended") from None
 
@@ -441,7 +440,7 @@ class HttpSessionStream(MessageStream):
     def input_ready(self) -> bool:
         return len(self._inbox) > 0
 
-    async def receive(self) -> bytes:
+    async def receive(self) -> Inbound:
         self.rest_offered = False
         if self._wake is not None:  # the session woke by itself (to send something)
             self._wake = self._offered_at = None
@@ -462,13 +461,12 @@ class HttpSessionStream(MessageStream):
     async def _route(self, message: Outgoing) -> None:
         payload = message.payload
         request_id = message.related_request
-        if request_id is None and payload[:1] == b"[":
-            owner = self._batch_owner(payload)
+        if request_id is None:
+            owner = self._batch_owner(message.answers) if message.answers else None
             if owner is not None:
                 await self._answer(owner, payload)
-                return
-        if request_id is None:
-            await self._unrelated(payload)
+            else:
+                await self._unrelated(message)
             return
         owner = self._owners.get(request_id)
         if owner is None:
@@ -477,13 +475,13 @@ class HttpSessionStream(MessageStream):
         if message.closes_request:
             del self._owners[request_id]
             owner.pending -= 1
-            if request_id == self.initialize_id:
-                self._read_version(payload)
+            if request_id == self.initialize_id and message.version in REVISIONS:
+                self.version = message.version
             await self._answer(owner, payload)
-        elif self.stateless and self._refuse_request(payload):
+        elif self.stateless and self._refuse_request(message):
             return
         elif owner.json:
-            await self._unrelated(payload)
+            await self._unrelated(message)
         else:
             await self._append(owner, payload)
 
@@ -495,30 +493,30 @@ class HttpSessionStream(MessageStream):
         if not stream.pending:
             self._finish(stream)
 
-    async def _unrelated(self, payload: bytes) -> None:
+    async def _unrelated(self, message: Outgoing) -> None:
         if self.stateless:
             # Nowhere to go: a stateless session has no standalone stream.
-            self._refuse_request(payload)
+            self._refuse_request(message)
             log.debug("stateless HTTP: dropped a message unrelated to the request")
             return
-        await self._append(self.standalone, payload)
+        await self._append(self.standalone, message.payload)
 
     async def _append(self, stream: ResponseStream, payload: bytes) -> None:
         await self.store.append(stream.key, payload)
         stream.notify()
 
-    def _batch_owner(self, payload: bytes) -> ResponseStream | None:
-        """A batch of responses answers requests of one POST: settle them, return its stream."""
+    def _batch_owner(self, answers: Iterable[RequestId]) -> ResponseStream | None:
+        """A batch's answer settles requests of one POST: settle them, return its stream."""
         owner = None
-        for request_id in response_ids(payload):
+        for request_id in answers:
             if (stream := self._owners.pop(request_id, None)) is not None:
                 stream.pending -= 1
                 owner = stream
         return owner
 
-    def _refuse_request(self, payload: bytes) -> bool:
+    def _refuse_request(self, message: Outgoing) -> bool:
         """Stateless: answer a server-to-client request ourselves (no reply could reach us)."""
-        refusal = refusal_of(payload)
+        refusal = refusal_of(message)
         if refusal is None:
             return False
         try:
@@ -526,11 +524,6 @@ class HttpSessionStream(MessageStream):
         except (trio.WouldBlock, InboxClosed):
             log.debug("stateless HTTP: could not refuse a server-to-client request in time")
         return True
-
-    def _read_version(self, payload: bytes) -> None:
-        version = negotiated_version(payload)
-        if version is not None and version in REVISIONS:
-            self.version = version
 
     def _add(self, stream: ResponseStream) -> ResponseStream:
         self._streams[stream.key] = stream

@@ -14,15 +14,16 @@ a :class:`~mcp_actors.transports.abc.MessageStream` of its own.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from urllib.parse import urljoin, urlsplit
 
 import httpx
 import trio
 
-from ...protocol import inspect
 from ...protocol.errors import McpError
+from ...protocol.jsonrpc import RequestId
+from ...protocol.received import error_in_body
 from ..abc import MessageStream, Outgoing, TransportClosed
 from .asgi import EVENT_STREAM, JSON, media_types
 from .client_base import (
@@ -33,6 +34,7 @@ from .client_base import (
     merge_headers,
     new_http_client,
     read_events,
+    sent_of,
 )
 from .sse import DEFAULT_MAX_EVENT_SIZE, EventTooLarge, ServerSentEvent, SSEDecoder
 
@@ -110,8 +112,9 @@ class LegacySseConnection:
             elif event.event == "message" and event.data.strip():
                 await self.inbox.put(event.data)
 
-    async def post(self, payload: bytes) -> None:
-        """POST one message; a request that cannot be delivered is answered with an error."""
+    async def post(self, payload: bytes, request_ids: Iterable[RequestId] = ()) -> None:
+        """POST one message; the requests it carries (``request_ids``) are answered with an
+        error if it cannot be delivered."""
         assert self.endpoint is not None, "post() before run() reported the endpoint"
         headers = merge_headers(
             self.headers, {"content-type": JSON, "content-length": str(len(payload))}
@@ -122,13 +125,13 @@ class LegacySseConnection:
                 self.endpoint, content=RequestBody(payload), headers=headers
             )
             if response.status_code >= 400:
-                found = inspect.error_in_body(response.content)
+                found = error_in_body(response.content)
                 problem = found if found is not None else f"HTTP {response.status_code}"
         except httpx.HTTPError as error:
             problem = f"cannot reach {self.endpoint}: {error}"
         if problem is not None:
             log.warning("legacy SSE POST failed: %s", problem)
-            for request_id in inspect.outgoing(payload).request_ids:
+            for request_id in request_ids:
                 await self.inbox.put(error_response(request_id, problem))
 
 
@@ -151,7 +154,7 @@ class SseClientStream(MessageStream):
         if self._closed:
             raise TransportClosed("the SSE client stream is closed")
         for message in messages:
-            await self._connection.post(message.payload)
+            await self._connection.post(message.payload, sent_of(message).request_ids)
 
     async def aclose(self) -> None:
         self._closed = True
