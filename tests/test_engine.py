@@ -14,8 +14,8 @@ import attrs
 import pytest
 
 from mcp_actors.protocol import types as t
-from mcp_actors.protocol.engine import ConnectionClosed, Engine, ServerDescription
-from mcp_actors.protocol.errors import McpError, ProtocolViolation
+from mcp_actors.protocol.engine import Engine
+from mcp_actors.protocol.errors import ConnectionClosed, McpError, ProtocolViolation
 from mcp_actors.protocol.events import (
     BatchReceived,
     CancelRequested,
@@ -27,7 +27,7 @@ from mcp_actors.protocol.events import (
     ResponseReceived,
 )
 from mcp_actors.protocol.jsonrpc import RequestId
-from mcp_actors.protocol.lifecycle import Phase, SessionState
+from mcp_actors.protocol.lifecycle import Phase, ServerDescription, SessionState
 from mcp_actors.protocol.methods import MethodSpec
 from mcp_actors.protocol.modern import ModernRequest
 from mcp_actors.protocol.versions import ALL, Revision

@@ -75,8 +75,9 @@ PUBLIC: dict[str, str] = {
         UpdateTaskParams
     """,
     "mcp_actors.protocol.errors": """
-        HEADER_MISMATCH INTERNAL_ERROR INVALID_PARAMS INVALID_REQUEST METHOD_NOT_FOUND
-        MISSING_CLIENT_CAPABILITY McpError PARSE_ERROR ProtocolViolation REQUEST_REJECTED
+        ConnectionClosed HEADER_MISMATCH INTERNAL_ERROR INVALID_PARAMS INVALID_REQUEST
+        METHOD_NOT_FOUND MISSING_CLIENT_CAPABILITY McpError PARSE_ERROR ProtocolViolation
+        REQUEST_REJECTED
         RESOURCE_NOT_FOUND UNSUPPORTED_PROTOCOL_VERSION URL_ELICITATION_REQUIRED header_mismatch
         invalid_params invalid_request method_not_found missing_client_capability
         unsupported_protocol_version

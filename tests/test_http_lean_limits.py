@@ -16,7 +16,8 @@ import pytest
 import trio
 
 from mcp_actors.transports.http.config import HttpConfig
-from mcp_actors.transports.http.lean import LeanHttpServer, LeanLimits
+from mcp_actors.transports.http.lean import LeanHttpServer
+from mcp_actors.transports.http.lean_limits import LeanLimits
 
 from conftest import read_to_eof, read_until
 

@@ -66,8 +66,7 @@ from ..client.handlers import ClientHandlers
 from ..client.targets import Target
 from ..protocol import errors
 from ..protocol import types as t
-from ..protocol.engine import ConnectionClosed
-from ..protocol.errors import McpError
+from ..protocol.errors import ConnectionClosed, McpError
 from ..protocol.methods import METHODS
 from ..protocol.modern import LOG_LEVEL_KEY
 from ..runtime.actors import ActorHost

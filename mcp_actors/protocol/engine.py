@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, Final, Generic, Protocol
+from typing import Any, Final, Generic
 
 import attrs
 import msgspec
@@ -53,7 +53,7 @@ from msgspec import UNSET, UnsetType
 
 from . import errors
 from . import types as t
-from .errors import McpError
+from .errors import ConnectionClosed, McpError
 from .events import (
     BatchReceived,
     CancelRequested,
@@ -85,7 +85,7 @@ from .jsonrpc import (
     encode_cancellation,
     encode_error,
 )
-from .lifecycle import Phase, SessionState
+from .lifecycle import DescribeServer, Phase, SessionState
 from .methods import METHODS, MethodSpec
 from .modern import (
     CLIENT_CAPABILITIES_KEY,
@@ -101,30 +101,6 @@ from .versions import Revision
 _encode: Final = msgspec.json.Encoder().encode
 _EMPTY_RESULT: Final = msgspec.Raw(b"{}")
 _NO_PARAMS: Final = b"{}"
-
-
-class ConnectionClosed(McpError):
-    """The connection ended while a request was waiting for its response."""
-
-    def __init__(self, method: str) -> None:
-        super().__init__(errors.REQUEST_REJECTED, f"connection closed before {method} was answered")
-
-
-@attrs.frozen
-class ServerDescription:
-    """What a server tells a client about itself, for one revision (``initialize``'s result)."""
-
-    capabilities: t.ServerCapabilities
-    server_info: t.Implementation
-    instructions: str | None = None
-
-
-class DescribeServer(Protocol):
-    """The server's side of the handshake: what it tells a client of ``revision``
-    (``stateless``: the exchange has no back channel). Also what a modern request,
-    which has no handshake, is served with."""
-
-    def __call__(self, revision: Revision, *, stateless: bool) -> ServerDescription: ...
 
 
 #: Params the engine has not decoded (a modern request's: its own method table decides).

@@ -21,6 +21,7 @@ __all__ = [
     "RESOURCE_NOT_FOUND",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "URL_ELICITATION_REQUIRED",
+    "ConnectionClosed",
     "McpError",
     "ProtocolViolation",
     "header_mismatch",
@@ -125,3 +126,10 @@ def unsupported_protocol_version(
         message,
         {"supported": list(supported), "requested": requested},
     )
+
+
+class ConnectionClosed(McpError):
+    """The connection ended while a request was waiting for its response."""
+
+    def __init__(self, method: str) -> None:
+        super().__init__(REQUEST_REJECTED, f"connection closed before {method} was answered")

@@ -18,7 +18,7 @@ spec says the client *should not* send them then, not that the server must refus
 from __future__ import annotations
 
 import enum
-from typing import Literal
+from typing import Literal, Protocol
 
 import attrs
 
@@ -171,3 +171,20 @@ class SessionState:
     def _declared(self, capabilities: object, spec: MethodSpec) -> bool:
         path = spec.capability_required(self.revision)
         return not path or (capabilities is not None and has_capability(capabilities, path))
+
+
+@attrs.frozen
+class ServerDescription:
+    """What a server tells a client about itself, for one revision (``initialize``'s result)."""
+
+    capabilities: t.ServerCapabilities
+    server_info: t.Implementation
+    instructions: str | None = None
+
+
+class DescribeServer(Protocol):
+    """The server's side of the handshake: what it tells a client of ``revision``
+    (``stateless``: the exchange has no back channel). Also what a modern request,
+    which has no handshake, is served with."""
+
+    def __call__(self, revision: Revision, *, stateless: bool) -> ServerDescription: ...

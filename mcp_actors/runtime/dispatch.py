@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Protocol, TypeGuard, runtime_checkable
 
-from ..protocol.engine import ServerDescription
+from ..protocol.lifecycle import ServerDescription
 from ..protocol.versions import Revision
 from .request import InboundRequest
 

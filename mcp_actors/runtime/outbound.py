@@ -38,8 +38,8 @@ import trio
 from msgspec import UNSET, UnsetType
 
 from ..protocol import types as t
-from ..protocol.engine import ConnectionClosed, Engine
-from ..protocol.errors import McpError
+from ..protocol.engine import Engine
+from ..protocol.errors import ConnectionClosed, McpError
 from ..protocol.jsonrpc import Envelope, RequestId
 from ..protocol.lifecycle import SessionState
 from ..transports.abc import Outgoing

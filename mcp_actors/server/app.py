@@ -36,8 +36,7 @@ import trio
 
 from .._version import __version__
 from ..protocol import types as t
-from ..protocol.engine import ServerDescription
-from ..protocol.lifecycle import SessionState
+from ..protocol.lifecycle import ServerDescription, SessionState
 from ..protocol.request_state import StateKeys
 from ..protocol.versions import ALL, LATEST, REVISIONS, Revision
 from ..runtime.bus import Bus, Change, MemoryBus

@@ -45,7 +45,8 @@ if TYPE_CHECKING:
 from ..transports.abc import MessageStream
 from ..transports.http.app import HealthCheck, McpHttpApp
 from ..transports.http.config import HttpConfig
-from ..transports.http.lean import LeanHttpServer, LeanLimits
+from ..transports.http.lean import LeanHttpServer
+from ..transports.http.lean_limits import LeanLimits
 from ..transports.http.modern import InputSchemaOf
 from ..transports.http.security import HostPolicy
 from ..transports.http.sessions import CloseSession, ServeExchange

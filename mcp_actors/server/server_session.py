@@ -20,12 +20,11 @@ from msgspec import UNSET, UnsetType
 
 from ..protocol import errors
 from ..protocol import types as t
-from ..protocol.engine import ServerDescription
 from ..protocol.errors import McpError, ProtocolViolation
 from ..protocol.extensions import declared_settings
 from ..protocol.fit import LACKING_REVISIONS, fit
 from ..protocol.jsonrpc import RequestId
-from ..protocol.lifecycle import Phase, SessionState
+from ..protocol.lifecycle import Phase, ServerDescription, SessionState
 from ..protocol.modern import ModernRequest
 from ..protocol.versions import Revision
 from ..runtime.middleware import Call, Middleware, run_notification, run_request

@@ -65,7 +65,6 @@ those, and for HTTP/2 and TLS).
 from __future__ import annotations
 
 import logging
-import math
 import socket
 from collections.abc import Awaitable, Callable, MutableMapping
 from contextlib import suppress
@@ -76,6 +75,7 @@ import attrs
 import trio
 
 from .connection_gate import ConnectionGate, GuardedStream
+from .lean_limits import LeanLimits
 from .wire import Refusal, Request, RequestParser, header_lines, status_line
 
 Scope = MutableMapping[str, Any]
@@ -98,70 +98,6 @@ _CONTINUE: Final = b"HTTP/1.1 100 Continue\r\n\r\n"
 _BODY_EXTENSION: Final = "mcp_actors.body"
 
 
-def _positive(instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
-    if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < math.inf:
-        return
-    raise ValueError(f"LeanLimits.{attribute.name} must be a positive finite number: {value!r}")
-
-
-def _positive_or_none(instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value is not None:
-        _positive(instance, attribute, value)
-
-
-def _integer(instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
-        raise ValueError(f"LeanLimits.{attribute.name} must be an integer: {value!r}")
-
-
-def _not_negative(instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ValueError(f"LeanLimits.{attribute.name} must be an integer >= 0: {value!r}")
-
-
-@attrs.frozen
-class LeanLimits:
-    """What one connection of the lean server may cost, and how long it may take."""
-
-    #: Request line plus headers, in bytes; beyond it the answer is 431 and the
-    #: connection closes.
-    max_header_size: int = attrs.field(default=16 * 1024, validator=_positive)
-    #: Seconds from a request's first byte until its headers are complete; beyond it the
-    #: connection closes.
-    header_timeout: float = attrs.field(default=10.0, validator=_positive)
-    #: Seconds an idle keep-alive connection waits for its next request before closing
-    #: (up to a second more: the connection gate's sweep closes it).
-    keep_alive_timeout: float = attrs.field(default=5.0, validator=_positive)
-    #: Bytes of pipelined requests read ahead while a response is being written (kept
-    #: as received, parsed in their turn); past it the connection is not read until
-    #: that response is done.
-    max_pipelined_bytes: int = attrs.field(default=64 * 1024, validator=[_integer, _positive])
-    #: Seconds :meth:`LeanHttpServer.shutdown` lets requests in progress finish.
-    graceful_timeout: float = attrs.field(default=5.0, validator=_positive)
-    #: Connections served at once; None: no cap (see :mod:`.connection_gate`).
-    max_connections: int | None = attrs.field(default=1000, validator=[_integer, _positive_or_none])
-    #: Connections served at once from one client IP address; None: no cap.
-    max_connections_per_client: int | None = attrs.field(
-        default=100, validator=[_integer, _positive_or_none]
-    )
-    #: Connections kept beyond the caps for health checks and new clients.
-    connection_reserve: int = attrs.field(default=16, validator=_not_negative)
-    #: Seconds a peer may accept no bytes of a reply before it is dropped (its requests
-    #: cancelled); None: no limit.
-    send_timeout: float | None = attrs.field(default=30.0, validator=_positive_or_none)
-
-    def gate(self, read_size: int | None = None) -> ConnectionGate:
-        """A gate that admits connections under these limits (``read_size``: see
-        :attr:`ConnectionGate.read_size`)."""
-        return ConnectionGate(
-            self.max_connections,
-            self.max_connections_per_client,
-            self.connection_reserve,
-            self.send_timeout,
-            read_size,
-        )
-
-
 class _Closed(Exception):
     """The peer closed the connection, or broke it."""
 
@@ -174,7 +110,7 @@ class LeanHttpServer:
     ask for (a load balancer's health check); None: such connections are refused."""
 
     app: ASGIApp
-    limits: LeanLimits = LeanLimits()
+    limits: LeanLimits = attrs.field(factory=LeanLimits)
     health_path: str | None = None
     _connections: set[_Connection] = attrs.field(init=False, factory=set)
     _listeners: list[trio.SocketListener] = attrs.field(init=False, factory=list)
