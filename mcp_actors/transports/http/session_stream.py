@@ -133,8 +133,9 @@ class ResponseStream:
         self.finished = False
         #: Id of the newest event a connection wrote (the standalone stream resumes here).
         self.delivered: str | None = None
-        #: The connection carrying this stream now, if any (a newer one cancels it).
-        self.connection: trio.CancelScope | None = None
+        #: The connection carrying this stream now, if any (a newer one takes it over:
+        #: see :meth:`HttpSessionStream.pump`).
+        self.connection: object | None = None
         self._changed: trio.Event | None = None
         #: How many times it changed (a message appended, or it finished).
         self.changes = 0
@@ -371,29 +372,29 @@ class HttpSessionStream(MessageStream):
 
         Returns when the stream is finished and written out, when the session ends,
         or (``poll_after``) when it is time for the client to reconnect. A newer
-        connection for the same stream cancels this one. Given ``last``, the final
+        connection for the same stream takes it over: this one returns False at its next
+        step (at once if it is waiting for the stream to change; after the write in
+        progress otherwise, which the connection's send timeout bounds). No cancel scope:
+        one per reply would cost about 50,000 instructions. Given ``last``, the final
         chunk of a finished stream goes through it instead of ``write`` (so it can end
         the response body in the same send) and the result is True.
         """
-        config = self.config
-        with trio.CancelScope() as scope:
-            previous, stream.connection = stream.connection, scope
-            if previous is not None:
-                previous.cancel()
-            stream.notify()  # wakes wait_taken_over
-            self._live += 1
-            try:
-                return await self._pump(stream, write, after, config, last)
-            finally:
-                self._live -= 1
-                self.last_activity = trio.current_time()
-                if stream.connection is scope:
-                    stream.connection = None
-        return False  # cancelled by a newer connection
+        carrier = object()  # this connection, as the stream's owner
+        stream.connection = carrier
+        stream.notify()  # wakes wait_taken_over, and a connection this one takes over
+        self._live += 1
+        try:
+            return await self._pump(stream, carrier, write, after, self.config, last)
+        finally:
+            self._live -= 1
+            self.last_activity = trio.current_time()
+            if stream.connection is carrier:
+                stream.connection = None
 
     async def _pump(
         self,
         stream: ResponseStream,
+        carrier: object,
         write: Write,
         cursor: str | None,
         config: HttpConfig,
@@ -404,6 +405,8 @@ class HttpSessionStream(MessageStream):
         poll_at = trio.current_time() + config.poll_after if config.poll_after else None
         read = self.store.read
         while True:
+            if stream.connection is not carrier:
+                return False  # taken over by a newer connection
             changed = stream.changed
             # Finished before the read: nothing can follow what it returns.
             final = last is not None and stream.finished
