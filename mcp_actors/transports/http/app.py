@@ -67,9 +67,17 @@ class McpHttpApp:
     registry: SessionRegistry = attrs.field(init=False)
     _streamable: StreamableHttpEndpoint = attrs.field(init=False)
     _legacy: LegacySseEndpoints = attrs.field(init=False)
+    #: The configured paths, normalized once: (endpoint, health, SSE, messages).
+    _paths: tuple[str, str | None, str | None, str | None] = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         config = self.config
+        self._paths = (
+            _normal(config.path),
+            None if config.health_path is None else _normal(config.health_path),
+            None if config.sse_path is None else _normal(config.sse_path),
+            None if config.sse_path is None else _normal(config.messages_path),
+        )
         self.registry = SessionRegistry(
             config.max_sessions,
             config.session_idle_timeout,
@@ -122,10 +130,10 @@ class McpHttpApp:
         if refused is not None:
             await respond_error(send, 403, f"Forbidden: {refused}", version=request.header(VERSION))
             return
-        config = self.config
         root = scope.get("root_path", "")
         path = _normal(request.path[len(root) :] if request.path.startswith(root) else request.path)
-        if config.health_path is not None and path == _normal(config.health_path):
+        endpoint, health, sse, messages = self._paths
+        if path == health:
             await self._health(request, send)  # load balancers have no token
             return
         if self.auth is not None:
@@ -136,11 +144,11 @@ class McpHttpApp:
                 await respond_answer(send, admitted)
                 return
             request = attrs.evolve(request, principal=admitted)
-        if path == _normal(config.path):
+        if path == endpoint:
             await self._streamable(request, receive, send)
-        elif config.sse_path is not None and path == _normal(config.sse_path):
+        elif path == sse:
             await self._legacy.stream(request, receive, send, root)
-        elif config.sse_path is not None and path == _normal(config.messages_path):
+        elif path == messages:
             await self._legacy.message(request, receive, send)
         else:
             version = request.header(VERSION)

@@ -79,11 +79,12 @@ class Request:
         for raw_name, raw_value in scope.get("headers", ()):
             name = raw_name.decode("latin-1").lower()
             value = raw_value.decode("latin-1")
-            if name in headers:
-                headers[name] = f"{headers[name]}, {value}"
-                repeated.add(name)
-            else:
+            earlier = headers.get(name)
+            if earlier is None:
                 headers[name] = value
+            else:
+                headers[name] = f"{earlier}, {value}"
+                repeated.add(name)
         query_string = scope.get("query_string", b"").decode("latin-1")
         query = parse_qs(query_string) if query_string else {}
         peer = scope.get("client")

@@ -199,10 +199,13 @@ class GuardedStream(trio.abc.HalfCloseableStream):
             total, waited = 0, False
             try:
                 while total < len(view):
-                    self._progress_at = trio.current_time()
                     try:
                         total += os.write(self._descriptor(), view[total:])
                     except BlockingIOError:
+                        # The last progress was now (the start, or a write that took some
+                        # bytes): the sweep drops the peer if none follows in time. A write
+                        # that needs no wait never reads the clock.
+                        self._progress_at = trio.current_time()
                         await trio.lowlevel.wait_writable(self.socket)
                         waited = True
                     except OSError as error:

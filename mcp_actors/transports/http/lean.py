@@ -263,7 +263,9 @@ class _Connection:
         """The next request whose head is complete, or None when the connection should
         close (after answering input that cannot be served)."""
         parser = self.parser
+        # When the request's first bytes came (None: not yet, or not yet looked at).
         started: float | None = None
+        arrived = False  # bytes came while idle: the header timeout runs from then on
         while True:
             request = parser.next_request
             if request is not None:
@@ -273,7 +275,8 @@ class _Connection:
                 return None
             if self._eof:
                 return None
-            if parser.head_pending or started is not None:
+            if parser.head_pending or arrived:
+                arrived = True
                 started = trio.current_time() if started is None else started
                 with trio.move_on_at(started + limits.header_timeout):
                     await self.feed()
@@ -287,7 +290,7 @@ class _Connection:
                 await self.feed()
             finally:
                 stream.idle_until = None
-            started = trio.current_time()
+            arrived = True  # the clock is read only if no request is whole yet
 
     async def feed(self, max_bytes: int | None = None) -> None:
         """Read what the peer sent (at most ``max_bytes``, and never more than may be
