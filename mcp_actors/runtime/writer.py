@@ -200,7 +200,13 @@ class Writer:
             and not self._dirty_progress
             and not self.transport.input_ready()
         ):
-            statistics = self._receive_channel.statistics()
+            receive = self._receive_channel
+            if receive is _RESTING[1]:
+                # No queue was ever needed (a request/response session's usual state):
+                # nothing can be queued, no statistics to read.
+                await self._write_direct(message)
+                return
+            statistics = receive.statistics()
             # Nothing queued, and the writer is not holding a message: waiting for one, or
             # its task has not run yet (a session's first answer can go before it does).
             if statistics.current_buffer_used == 0 and (
