@@ -38,7 +38,6 @@ gets a bare "Internal error", the log a rate-limited traceback (see
 from __future__ import annotations
 
 import functools
-import math
 import types
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol
@@ -179,16 +178,17 @@ class Session:
                 await self._close_transport()
 
     async def _close_transport(self) -> None:
-        """Close the transport, even if the session ends by cancellation: shielded then
-        (a shielded scope costs ~50,000 instructions, as much as a small request, so a
-        session that ends normally — the session of each stateless or 2026-07-28 HTTP
-        request — closes without one; a cancellation during the close then closes it
-        abruptly, as trio's ``aclose`` contract has it)."""
-        if trio.current_effective_deadline() != -math.inf:
+        """Close the transport, even if the session ends by cancellation. No shielded
+        scope up front (one costs as much as a small request, and the session of each
+        stateless or 2026-07-28 HTTP request ends here): a close that a cancellation
+        interrupts is done again, shielded (``aclose`` is idempotent, and a cancelled one
+        has closed the resource abruptly already, as trio's contract has it)."""
+        try:
             await self.transport.aclose()
-            return
-        with trio.CancelScope(shield=True):
-            await self.transport.aclose()
+        except trio.Cancelled:
+            with trio.CancelScope(shield=True):
+                await self.transport.aclose()
+            raise
 
     async def _serve_awake(self) -> bool:
         """One stretch awake, with a nursery and tasks: True if the session fell asleep."""
