@@ -74,6 +74,7 @@ from urllib.parse import unquote
 import attrs
 import trio
 
+from .asgi import BODY_EXTENSION
 from .connection_gate import ConnectionGate, GuardedStream
 from .lean_limits import LeanLimits
 from .wire import Refusal, Request, RequestParser, header_lines, status_line
@@ -94,8 +95,6 @@ _RETRY_AFTER: Final = 5
 #: Statuses whose responses have no body, hence no framing header.
 _NO_BODY: Final = frozenset({204, 304})
 _CONTINUE: Final = b"HTTP/1.1 100 Continue\r\n\r\n"
-#: The scope extension holding a body received whole (see :mod:`.asgi`'s BODY_EXTENSION).
-_BODY_EXTENSION: Final = "mcp_actors.body"
 
 
 class _Closed(Exception):
@@ -363,7 +362,7 @@ class _Exchange:
         it takes it; ``receive()`` then has no more body to give)."""
         request = self.request
         path, _, query = request.target.partition(b"?")
-        extensions = {_BODY_EXTENSION: request.body} if request.complete else {}
+        extensions = {BODY_EXTENSION: request.body} if request.complete else {}
         return {
             "type": "http",
             "asgi": _ASGI,
