@@ -46,6 +46,15 @@ from .writer import Writer
 log = logging.getLogger("mcp_actors.session")
 
 
+@attrs.frozen
+class InlineStarted:
+    """A request served inline after its first step: its answer (:class:`Outgoing`), or
+    the handler still :class:`~.inline.Waiting` (it waited, although declared inline)."""
+
+    request: InboundRequest
+    step: Outgoing | Waiting[Outgoing]
+
+
 @attrs.define(eq=False)
 class Serving:
     """How one session serves its peer's requests (see the module docstring)."""
@@ -99,24 +108,51 @@ class Serving:
 
     async def serve_inline(self, request: InboundRequest) -> None:
         """Serve a request declared never to wait, in the reader (see :mod:`.inline`)."""
+        step = self._first_step(request)
+        answer = step if isinstance(step, Outgoing) else await self._finish(request, step)
+        await self.writer.send_from_reader(answer)
+
+    def start_inline(self, request: InboundRequest) -> InlineStarted:
+        """The first, synchronous step of :meth:`serve_inline`: usually the whole handler.
+        Its answer is not sent yet: :meth:`finish_inline` does that (and drives a handler
+        that waited to its end)."""
+        return InlineStarted(request, self._first_step(request))
+
+    async def finish_inline(self, started: InlineStarted) -> None:
+        """Send the answer of a request :meth:`start_inline` started, once it has one."""
+        step = started.step
+        answer = step if isinstance(step, Outgoing) else await self._finish(started.request, step)
+        await self.writer.send_from_reader(answer)
+
+    def _first_step(self, request: InboundRequest) -> Outgoing | Waiting[Outgoing]:
+        """Step the handler once: its answer (the request is then finished), or the
+        handler :class:`~.inline.Waiting`."""
         try:
             step = start_inline(self._handle(request))
-            if type(step) is Outgoing:
-                answer = step
-            else:
-                assert isinstance(step, Waiting)
-                log.warning(
-                    "handler for %s (id %r) waited although it was declared inline;"
-                    " the reader finishes it",
-                    request.method,
-                    request.id,
-                )
-                answer = await step.finish()
+        except BaseException:
+            self._finished(request)
+            raise
+        if type(step) is Outgoing:
+            self._finished(request)
+        return step
+
+    async def _finish(self, request: InboundRequest, waiting: Waiting[Outgoing]) -> Outgoing:
+        """Drive a handler declared inline that waited after all to its answer."""
+        log.warning(
+            "handler for %s (id %r) waited although it was declared inline;"
+            " the reader finishes it",
+            request.method,
+            request.id,
+        )
+        try:
+            return await waiting.finish()
         finally:
-            if request.progress is not None:  # close_progress(), inlined: the hot path
-                request.progress.closed = True
-            self.engine.finished(request.id)
-        await self.writer.send_from_reader(answer)
+            self._finished(request)
+
+    def _finished(self, request: InboundRequest) -> None:
+        if request.progress is not None:  # close_progress(), inlined: the hot path
+            request.progress.closed = True
+        self.engine.finished(request.id)
 
     async def _run(self, request: InboundRequest) -> Outgoing | None:
         """Run a request's handler in its cancel scope: its answer, None if cancelled."""

@@ -69,8 +69,12 @@ from .notifications import Notifications
 from .outbound import ConnectionClosed, LogCallback, Outbound, OutboundCall, ProgressCallback
 from .request import InboundRequest, let_cancelled_run
 from .rest import Rest
-from .serving import Serving
+from .serving import InlineStarted, Serving
 from .writer import Writer
+
+#: What the session reads before it can act on it: an event, or a request served inline
+#: whose answer still has to go out (see :meth:`Session._serve_without_nursery`).
+Pending = Event[InboundRequest, OutboundCall] | InlineStarted
 
 
 class SessionHost(ActorHost, Protocol):
@@ -164,9 +168,16 @@ class Session:
         task_status.started(self)
         ended = True
         try:
+            pending: Pending | None = None
+            if self.transport.one_exchange:
+                pending = await self._serve_without_nursery()
+                if pending is None and self._quiet():
+                    await self._drain()
+                    return
             while not self._closing:
-                if not await self._serve_awake():
+                if not await self._serve_awake(pending):
                     break
+                pending = None
                 if rest.asleep:  # not woken while the tasks wound down
                     ended = False
                     return
@@ -190,15 +201,17 @@ class Session:
                 await self.transport.aclose()
             raise
 
-    async def _serve_awake(self) -> bool:
-        """One stretch awake, with a nursery and tasks: True if the session fell asleep."""
+    async def _serve_awake(self, pending: Pending | None = None) -> bool:
+        """One stretch awake, with a nursery and tasks: True if the session fell asleep.
+        ``pending``: what :meth:`_serve_without_nursery` left, served first."""
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
                 self._writer.attach(nursery.start_soon)
                 self._notifications.attach(nursery.start_soon)
                 while True:
-                    await self._read_loop()
+                    await self._read_loop(pending)
+                    pending = None
                     if not self.transport.rest_offered:
                         await self._drain()  # the peer has gone
                         return False
@@ -212,6 +225,11 @@ class Session:
             self._writer.detach()
             self._notifications.detach()
         return False  # closed
+
+    def _quiet(self) -> bool:
+        """Nothing queued or running that would need a task: the writer's, the
+        notifications', or an actor."""
+        return self._writer.idle and self._notifications.idle and self._actors.idle
 
     def _idle(self) -> bool:
         """Whether the session may sleep (see :mod:`.rest`): it has a host, is not
@@ -308,7 +326,51 @@ class Session:
 
     # -- the reader ------------------------------------------------------------------
 
-    async def _read_loop(self) -> None:
+    async def _serve_without_nursery(self) -> Pending | None:
+        """The session of one exchange (``transport.one_exchange``) before it opens a
+        nursery, which costs as much as a small request: serve what needs no task — an
+        inline request whose answer goes straight out, an answer the engine wrote — and
+        return the first thing that needs one, unserved (None: the input ended)."""
+        serving, writer = self._serving, self._writer
+        serves_inline = self.dispatcher.serves_inline
+        while True:
+            try:
+                event = await self._next_event()
+            except TransportClosed:
+                return None
+            if event is None:
+                continue
+            if type(event) is RequestReceived and serves_inline(event.request):
+                started = serving.start_inline(event.request)
+                if type(started.step) is not Outgoing or not writer.unqueued:
+                    return started
+                await serving.finish_inline(started)
+            elif type(event) is Reply and writer.unqueued:
+                await self._reply(event)
+            else:
+                return event
+
+    async def _next_event(self) -> Event[InboundRequest, OutboundCall] | None:
+        """The next message, through the engine: the event to act on (None: nothing).
+        Raises TransportClosed when the input ends."""
+        transport = self.transport
+        try:
+            if transport.relates_messages:
+                data, related = await transport.receive_related()
+            else:
+                data, related = await transport.receive(), None
+        except MessageTooLarge as too_large:
+            engine = self._engine
+            await self._reply(engine.receive_oversized(str(too_large), too_large.limit))
+            return None
+        self._received += 1
+        if isinstance(data, bytes):
+            return self._engine.receive(data, related)
+        return self._engine.receive_message(data, related)
+
+    async def _read_loop(self, pending: Pending | None = None) -> None:
+        """Read and act on every message until the input ends; ``pending``: the first
+        thing to act on, read already."""
         transport = self.transport
         receive = transport.receive
         receive_related = transport.receive_related if transport.relates_messages else None
@@ -316,24 +378,26 @@ class Session:
         engine = self._engine
         serves_inline = self.dispatcher.serves_inline
         serving = self._serving
+        event: Pending | None = pending
         while True:
-            try:
-                if receive_related is None:
-                    data = await receive()
-                else:
-                    data, related = await receive_related()
-            except TransportClosed:
-                return
-            except MessageTooLarge as too_large:
-                await self._reply(engine.receive_oversized(str(too_large), too_large.limit))
-                continue
-            self._received += 1
-            if isinstance(data, bytes):
-                event = engine.receive(data, related)
-            else:  # decoded by the transport to route it (see transports.abc.Inbound)
-                event = engine.receive_message(data, related)
-            if event is None:
-                continue
+            if event is None:  # (_next_event, inlined: this is every message's path)
+                try:
+                    if receive_related is None:
+                        data = await receive()
+                    else:
+                        data, related = await receive_related()
+                except TransportClosed:
+                    return
+                except MessageTooLarge as too_large:
+                    await self._reply(engine.receive_oversized(str(too_large), too_large.limit))
+                    continue
+                self._received += 1
+                if isinstance(data, bytes):
+                    event = engine.receive(data, related)
+                else:  # decoded by the transport to route it (see transports.abc.Inbound)
+                    event = engine.receive_message(data, related)
+                if event is None:
+                    continue
             if type(event) is RequestReceived:
                 request = event.request
                 if serves_inline(request):
@@ -347,10 +411,13 @@ class Session:
             elif type(event) is BatchReceived:
                 assert self._nursery is not None
                 self._nursery.start_soon(serving.serve_batch, event, self._deliver)
+            elif isinstance(event, InlineStarted):
+                await serving.finish_inline(event)
             else:
                 self._deliver(event)
                 if type(event) is CancelRequested:
                     await let_cancelled_run()
+            event = None
 
     def _deliver(self, event: Event[InboundRequest, OutboundCall]) -> None:
         """Act on an event that needs no waiting: it is handed to whoever it concerns."""

@@ -109,6 +109,17 @@ class Writer:
             and (overflow is None or not overflow.child_tasks)
         )
 
+    @property
+    def unqueued(self) -> bool:
+        """No queue was ever needed and no progress is pending: an answer from the reader
+        goes straight to the transport, needing no task of the writer's."""
+        return (
+            self._direct_writes
+            and self._receive_channel is _RESTING[1]
+            and not self._dirty_progress
+            and not self._direct_writing
+        )
+
     def attach(self, start_task: StartTask) -> None:
         """The session is awake: the task may start with ``start_task`` (at once, if
         messages wait already)."""

@@ -102,6 +102,12 @@ class MessageStream(abc.ABC):
     #: wait on something slower (a network stream), leave it False.
     direct_writes: bool = False
 
+    #: Whether the stream carries one exchange: a message (or a batch) in, its answer out,
+    #: then the input ends (one stateless or 2026-07-28 HTTP POST). The session then
+    #: serves what needs no task (an inline request, an answer of its own) before it
+    #: opens a nursery, and never opens one when nothing else is needed.
+    one_exchange: bool = False
+
     #: Whether the peer may still read what we write after it stopped sending (stdio:
     #: a client may write its requests, close its end, and read the answers). The
     #: session then lets the requests in flight finish, within

@@ -82,6 +82,7 @@ class HttpExchange(MessageStream):
     stateless = True
     #: The reader may write the answer itself: nothing else is in flight to overtake.
     direct_writes = True
+    one_exchange = True
 
     def __init__(
         self,
