@@ -52,7 +52,6 @@ from ..protocol.jsonrpc import (
     ErrorObject,
     NotificationMessage,
     ResultMessage,
-    encode_received,
     peek,
 )
 from ..protocol.types import (
@@ -63,7 +62,7 @@ from ..protocol.types import (
     ListRootsResult,
     ProgressParams,
 )
-from ..transports.abc import MessageStream, Outgoing, TransportClosed
+from ..transports.abc import MessageStream, Outgoing, TransportClosed, encode_inbound
 
 CLIENT_INFO: Final = Implementation(name="mcp-actors-bench", version="1")
 _READ_SIZE: Final = 1 << 16
@@ -218,7 +217,7 @@ class StreamWire(Wire):
 
     async def receive(self) -> list[bytes]:
         try:
-            return [encode_received(await self.stream.receive())]
+            return [encode_inbound(await self.stream.receive())]
         except TransportClosed as error:
             raise WireClosed(f"the server closed the connection ({error})") from None
 

@@ -91,7 +91,9 @@ from .modern import (
     CLIENT_CAPABILITIES_KEY,
     MODERN_ONLY_METHODS,
     PROTOCOL_VERSION_KEY,
+    AdmittedRequest,
     ModernRequest,
+    RequestMeta,
     admit,
     find_modern_marker,
     is_modern_request,
@@ -101,7 +103,8 @@ from .versions import Revision
 _encode: Final = msgspec.json.Encoder().encode
 _EMPTY_RESULT: Final = msgspec.Raw(b"{}")
 _NO_PARAMS: Final = b"{}"
-
+RawParams = msgspec.Raw | UnsetType
+Meta = RequestMeta | None
 
 #: Params the engine has not decoded (a modern request's: its own method table decides).
 NOT_DECODED: Final[Any] = object()
@@ -157,12 +160,15 @@ class Engine(Generic[In, Out]):
         return self.receive_message(message, related_to)
 
     def receive_message(
-        self, envelope: Message, related_to: RequestId | None = None
+        self, envelope: Message | AdmittedRequest, related_to: RequestId | None = None
     ) -> Event[In, Out] | None:  # (``envelope``: one, or a batch)
-        """:meth:`receive` for a message a transport has decoded already (to route it: see
-        :mod:`.received`); what follows the decode is the same code."""
+        """:meth:`receive` for a message a transport has decoded already (see :mod:`.received`),
+        or admitted already (:class:`~.modern.AdmittedRequest`: its ``_meta`` is not read again)."""
         if isinstance(envelope, list):
             return self._receive_batch(envelope)
+        if isinstance(envelope, AdmittedRequest):
+            params, meta = envelope.envelope.params, envelope.meta
+            return self._receive_modern(envelope.request_id, envelope.method, params, meta)
         # One message (this is every message's path: no call of its own).
         method = envelope.method
         if method is UNSET:
@@ -271,8 +277,8 @@ class Engine(Generic[In, Out]):
 
     # -- the modern era (2026-07-28): each request on its own ----------------------------
 
-    def _receive_modern(
-        self, request_id: RequestId, method: str, raw_params: msgspec.Raw | UnsetType
+    def _receive_modern(  # (``meta``: the request's, when a transport read it already)
+        self, request_id: RequestId, method: str, raw_params: RawParams, meta: Meta = None
     ) -> RequestReceived[In] | Reply:
         """A modern request (its ``_meta`` or its method says so) climbs its ladder
         (``protocol.modern.admit``), then the connection's limits; it is served with a
@@ -295,6 +301,7 @@ class Engine(Generic[In, Out]):
                 raw_params,
                 supported=self.state.supported_versions,
                 local_capabilities=capabilities,
+                meta=meta,
             )
             self._check_room(request_id)
         except McpError as error:

@@ -40,7 +40,7 @@ from msgspec import UNSET
 from . import errors
 from . import types as t
 from .errors import INVALID_PARAMS, McpError, method_not_found, unsupported_protocol_version
-from .jsonrpc import UNDECODABLE
+from .jsonrpc import UNDECODABLE, Envelope
 from .lifecycle import SessionState
 from .methods import METHODS, MethodSpec
 from .versions import REVISIONS, Revision, is_modern, modern_versions
@@ -209,6 +209,17 @@ def _invalid(key: str, detail: str) -> McpError:
     return McpError(INVALID_PARAMS, f"Invalid params: params._meta {key} {detail}", {"key": key})
 
 
+class AdmittedRequest(msgspec.Struct, frozen=True, gc=False):
+    """A modern request whose ``_meta`` a transport has read already, checking its
+    headers against it (:func:`~.routing_headers.admit_http_request`): the engine takes
+    the request with that ``_meta`` rather than reading it a second time."""
+
+    envelope: Envelope
+    request_id: int | str
+    method: str
+    meta: RequestMeta
+
+
 @attrs.frozen
 class ModernRequest:
     """A modern request admitted through the ladder: its ``_meta`` and the state it is
@@ -225,15 +236,18 @@ def admit(
     *,
     supported: tuple[str, ...],
     local_capabilities: Callable[[Revision], t.ServerCapabilities],
+    meta: RequestMeta | None = None,
 ) -> tuple[MethodSpec, ModernRequest]:
     """Run a modern request up the ladder (rungs 1, 3 and the dispatch rung).
 
     Returns the method's row and the request's own state, or raises the McpError
     to answer: -32602 (``_meta``), -32022 (version), -32601 (a method the modern
     table lacks — ``initialize``, ``ping``, ``logging/setLevel``... — or whose
-    server capability ``local_capabilities(revision)`` does not declare).
+    server capability ``local_capabilities(revision)`` does not declare). ``meta``: the
+    request's ``_meta``, when a transport has read it already (rung 1 is then passed).
     """
-    meta = read_request_meta(raw_params)
+    if meta is None:
+        meta = read_request_meta(raw_params)
     revision = check_version(meta, supported)
     state = SessionState.stateless("server", local_capabilities(revision), revision.name, supported)
     state.peer_capabilities = meta.client_capabilities

@@ -139,8 +139,7 @@ class Serving:
     async def _finish(self, request: InboundRequest, waiting: Waiting[Outgoing]) -> Outgoing:
         """Drive a handler declared inline that waited after all to its answer."""
         log.warning(
-            "handler for %s (id %r) waited although it was declared inline;"
-            " the reader finishes it",
+            "handler for %s (id %r) waited although it was declared inline; the reader finishes it",
             request.method,
             request.id,
         )

@@ -123,6 +123,8 @@ class Server(Registry):
     #: The capabilities declared so far, by everything they depend on (see capabilities):
     #: computed once per distinct answer, and one object shared by every session given it.
     _declared: DeclaredCapabilities = attrs.field(init=False, factory=DeclaredCapabilities)
+    #: The latest description made (see :meth:`describe`).
+    _described: ServerDescription | None = attrs.field(init=False, default=None)
     _hub: SubscriptionHub[t.ResourceUpdatedParams] = attrs.field(
         init=False, factory=SubscriptionHub
     )
@@ -374,12 +376,22 @@ class Server(Registry):
         return t.Implementation(name=self.name, version=self.version, title=unset(self.title))
 
     def describe(self, revision: Revision, *, stateless: bool = False) -> ServerDescription:
-        """What the server tells a client negotiating ``revision`` (``initialize``'s result)."""
-        return ServerDescription(
-            capabilities=self.capabilities(revision, stateless=stateless),
-            server_info=self.info,
-            instructions=self.instructions,
-        )
+        """What the server tells a client negotiating ``revision`` (``initialize``'s result).
+
+        Every 2026-07-28 request is served with one: the latest is kept, and made again
+        only when the capabilities, name, version, title or instructions differ."""
+        capabilities = self.capabilities(revision, stateless=stateless)
+        described = self._described
+        if (
+            described is None
+            or described.capabilities is not capabilities
+            or described.instructions != self.instructions
+            or described.server_info != self.info
+        ):
+            described = self._described = ServerDescription(
+                capabilities=capabilities, server_info=self.info, instructions=self.instructions
+            )
+        return described
 
     @property
     def sessions(self) -> list[ServerSession]:

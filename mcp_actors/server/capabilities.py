@@ -10,7 +10,7 @@ asked for every request).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 from msgspec import UNSET
@@ -27,9 +27,9 @@ _LEGACY_TASKS_CAPABILITY: dict[str, Any] = {
 }
 
 
-@attrs.frozen
-class Offer:
-    """What a registry holds, as far as the capabilities depend on it."""
+class Offer(NamedTuple):
+    """What a registry holds, as far as the capabilities depend on it (a tuple: it is
+    made and hashed on every request that asks for the capabilities)."""
 
     tools: bool
     resources: bool

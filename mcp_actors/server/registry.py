@@ -385,13 +385,13 @@ class Registry:
 
     def offer(self) -> Offer:
         """What this registry holds, as the capabilities depend on it."""
-        return Offer(
-            tools=bool(self._tools),
-            resources=bool(self._resources),
-            prompts=bool(self._prompts),
-            completions=bool(self._completions),
-            tasks=self._task_tools > 0,
-            extensions_changes=self._extensions.changes,
+        return Offer(  # (positional: the fastest way to make a tuple)
+            bool(self._tools),
+            bool(self._resources),
+            bool(self._prompts),
+            bool(self._completions),
+            self._task_tools > 0,
+            self._extensions.changes,
         )
 
     def extensions_declared(self) -> dict[str, dict[str, Any]]:

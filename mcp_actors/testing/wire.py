@@ -35,8 +35,7 @@ import jsonschema
 import jsonschema.exceptions
 import jsonschema.validators
 
-from mcp_actors.protocol.jsonrpc import encode_received
-from mcp_actors.transports.abc import Inbound, MessageStream, Outgoing, RequestId
+from mcp_actors.transports.abc import Inbound, MessageStream, Outgoing, RequestId, encode_inbound
 
 from .revision_schemas import (
     REVISIONS,
@@ -411,12 +410,12 @@ class WireRecorder(MessageStream):
 
     async def receive(self) -> Inbound:
         data = await self.inner.receive()
-        self.received.append(encode_received(data))
+        self.received.append(encode_inbound(data))
         return data
 
     async def receive_related(self) -> tuple[Inbound, RequestId | None]:
         data, related = await self.inner.receive_related()
-        self.received.append(encode_received(data))
+        self.received.append(encode_inbound(data))
         return data, related
 
     async def send_all(self, messages: Sequence[Outgoing]) -> None:

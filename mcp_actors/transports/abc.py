@@ -28,15 +28,25 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ..protocol.jsonrpc import Message
+from ..protocol.jsonrpc import Message, encode_received
+from ..protocol.modern import AdmittedRequest
 
 if TYPE_CHECKING:
     from ..protocol.routing_headers import ToolHeaders
     from .http.auth import Principal
 
 RequestId = int | str
-#: What a session reads: a message's bytes, or the message already decoded (see above).
-Inbound = bytes | Message
+#: What a session reads: a message's bytes, or the message already decoded (see above),
+#: or a modern request whose ``_meta`` the transport has read too.
+Inbound = bytes | Message | AdmittedRequest
+
+
+def encode_inbound(inbound: Inbound) -> bytes:
+    """What a session read, as bytes (for what records the wire: see
+    :func:`~mcp_actors.protocol.jsonrpc.encode_received`)."""
+    if isinstance(inbound, AdmittedRequest):
+        return encode_received(inbound.envelope)
+    return encode_received(inbound)
 
 
 class Outgoing(msgspec.Struct, frozen=True, gc=False):

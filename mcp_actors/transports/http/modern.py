@@ -59,6 +59,7 @@ import attrs
 from ...protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from ...protocol.http_status import status_for_error
 from ...protocol.jsonrpc import InvalidMessage, Message, RequestId, encode_error
+from ...protocol.modern import AdmittedRequest
 from ...protocol.received import modern_post, read_modern_post
 from ...protocol.routing_headers import admit_http_request
 from ...protocol.versions import REVISIONS
@@ -109,7 +110,7 @@ class ModernPostHandler:
             await respond(send, 202)  # nothing to act on, see the module docstring
             return
         try:
-            admit_http_request(
+            meta = admit_http_request(
                 post,
                 request.headers,
                 request.repeated,
@@ -139,7 +140,7 @@ class ModernPostHandler:
             await _respond_error(send, request_id, not_acceptable, status=406)
             return
         exchange = HttpExchange(
-            post.envelope,
+            AdmittedRequest(post.envelope, request_id, post.method, meta),
             request_id,
             (receive, send),
             streaming=listen or not json_only,
