@@ -199,9 +199,10 @@ def takeover_changes(record: TaskRecord, owner: str, max_attempts: int) -> dict[
             f" (tool {record.tool!r} is not declared rerun_safe, so it is not run again)"
         )
     else:
+        runs = "attempt" if record.attempt == 1 else "attempts"
         reason = (
-            f"the worker running this task stopped; gave up after {record.attempt}"
-            f" attempts (at most {max_attempts})"
+            f"the worker running this task stopped; gave up after {record.attempt} {runs}"
+            f" (at most {max_attempts})"
         )
     error = {"code": WORKER_GONE_CODE, "message": reason, "data": {"attempts": record.attempt}}
     return {"status": "failed", "status_message": reason, "error": error, "input_requests": None}
