@@ -17,12 +17,17 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
+import pytest
 import trio
 
 from mcp_actors import open_client
 from mcp_actors.protocol import types as t
 
-from deployment import STATE_KEYS, SERVERS, Running, mcp_actors_run, redis_server
+from conftest import FRONT_ENDS
+from deployment import SERVERS, STATE_KEYS, Running, mcp_actors_run, redis_server
+
+#: Each test on each HTTP front end (the workers read MCP_ACTORS_HTTP_FRONT_END).
+pytestmark = pytest.mark.parametrize("http_front_end", FRONT_ENDS, indirect=True)
 
 SERVER = str(SERVERS / "durable_tasks.py")
 WITH_TASKS = t.ClientCapabilities(elicitation={}, extensions={t.TASKS_EXTENSION: {}})

@@ -88,7 +88,9 @@ class RegisteredTool:
     #: tasks, see :mod:`.tasks`): at-least-once, the handler given the same task id
     #: (``ctx.task_id``) to recognise a repeat. False: such a task ends ``failed``.
     #: Only a tool whose calls run as tasks ("optional", "always") can declare it.
-    rerun_safe: bool = attrs.field(default=False, kw_only=True)
+    rerun_safe: bool = attrs.field(
+        default=False, kw_only=True, validator=attrs.validators.instance_of(bool)
+    )
     is_async: bool = attrs.field(init=False)
     #: Whether the input schema mirrors arguments into ``Mcp-Param-*`` headers (valid
     #: ``x-mcp-header`` annotations): what a 2026-07-28 HTTP call's headers are checked

@@ -50,6 +50,12 @@ async def tasks_running() -> int:
 
 
 @server.tool(task="optional", rerun_safe=True)
+async def identify(ctx: Context) -> str:
+    """Which task and attempt this call runs as ("None 1" when it is not a task)."""
+    return f"{ctx.task_id} {ctx.attempt}"
+
+
+@server.tool(task="optional", rerun_safe=True)
 async def durable(ctx: Context, order: str) -> str:
     """Re-run safe: the first attempt waits for ``release``; a re-run finishes at once."""
     if ctx.attempt == 1:
