@@ -2,16 +2,22 @@
 
 A task's handler learns its task id (the idempotency key of a re-run) and attempt
 from its Context, over every transport and in both eras; ``rerun_safe`` is declared
-on the tool and checked; the ``[shared]`` lease and attempts settings are strict.
+on the tool and checked; the ``[shared]`` lease and attempts settings are strict; a
+store's failing look for orphans is logged and the takeover loop goes on.
 """
 
 from __future__ import annotations
 
+import attrs
 import pytest
+import trio
+import trio.testing
 
 from mcp_actors import Context, Server
 from mcp_actors.config import SettingsError
 from mcp_actors.protocol import types as t
+from mcp_actors.runtime.supervisor import open_supervisor
+from mcp_actors.runtime.task_store import MemoryTaskStore, TaskRecord
 from mcp_actors.shared.settings import load_shared_settings
 
 from conftest import CONNECTORS, connect
@@ -103,3 +109,38 @@ def test_the_lease_and_attempts_settings_have_defaults_and_can_be_set() -> None:
     }
     chosen = load_shared_settings(environ=environ)
     assert (chosen.task_lease_seconds, chosen.task_max_attempts) == (1.5, 5)
+
+
+@attrs.define(eq=False)
+class FailingOnceStore(MemoryTaskStore):
+    """A store that takes tasks over, whose backend fails the first look."""
+
+    looks: int = 0
+    second_look: trio.Event = attrs.field(factory=trio.Event)
+
+    @property
+    def takeover_interval(self) -> float:  # type: ignore[override]
+        return 1.0
+
+    async def take_over(self) -> list[TaskRecord]:
+        self.looks += 1
+        if self.looks == 1:
+            raise ConnectionError("the backend is down")
+        self.second_look.set()
+        return []
+
+
+async def test_a_failing_look_for_orphans_is_logged_and_the_next_one_comes(
+    mock_clock: trio.testing.MockClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    mock_clock.autojump_threshold = 0
+    server = Server("takeover")
+    store = FailingOnceStore()
+    server.share_state(task_store=store)
+    async with open_supervisor() as supervisor, trio.open_nursery() as nursery:
+        await nursery.start(server.take_over_tasks, supervisor)
+        with trio.fail_after(10):
+            await store.second_look.wait()
+        nursery.cancel_scope.cancel()
+    assert "task takeover failed; trying again in 1.0s" in caplog.text
+    assert "the backend is down" in caplog.text

@@ -21,8 +21,10 @@ task starts, and :func:`rerun_work` rebuilds from it what the handler needs:
   ``tasks/update`` on any worker). A legacy one's would be requests on a session that
   died with its worker: they fail (no back channel), and the handler with them.
 
-A tool that is gone from this worker's server (a different deployment version) is
-not run: the task fails, saying so.
+The server's middleware saw the call when it was made and does not see the re-run,
+nor are the tool's scopes checked again (the recorded principal had them). A tool
+that is gone from this worker's server (a different deployment version) is not run:
+the task fails, saying so.
 """
 
 from __future__ import annotations

@@ -362,11 +362,20 @@ class TaskManager:
             return
         while True:
             await trio.sleep(interval)
-            for record in await self.store.take_over():
-                if self.on_change is not None:
-                    self.on_change(record)
-                if not record.terminal:
-                    await self._run_again(record, host)
+            try:
+                await self._take_over_orphans(host)
+            except Exception:  # a store's failure: the next look tries again
+                internal_errors.report(log, "task takeover failed; trying again in %ss", interval)
+
+    async def _take_over_orphans(self, host: ActorHost) -> None:
+        """One look: claim the orphans, tell listeners, run the re-runnable ones again.
+        A re-run counts against ``max_tasks`` (the store claims no more than that), not
+        against ``max_running_per_requestor``: the task was admitted when it was made."""
+        for record in await self.store.take_over():
+            if self.on_change is not None:
+                self.on_change(record)
+            if not record.terminal:
+                await self._run_again(record, host)
 
     async def _run_again(self, record: TaskRecord, host: ActorHost) -> None:
         """Run a taken-over task's call again in ``host`` (its next attempt); fail the
