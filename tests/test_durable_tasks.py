@@ -110,30 +110,32 @@ async def test_a_rerun_safe_task_of_a_killed_worker_completes_on_the_other() -> 
         assert text(ended.result) == f"o-1 task={task_id} attempt=2 pid={b.process.pid}"
 
 
+async def failure_after_a_kill(a: Running, on_b: Any, tool: str) -> str:
+    """Start ``tool`` as a task on ``a``, SIGKILL ``a``: the error message the task
+    ends ``failed`` with, polled on ``b``."""
+    async with connect(a) as on_a:
+        started = await on_a.start_tool_task(tool, {"order": "o-2"})
+    assert started.task_id is not None
+    os.kill(a.process.pid, signal.SIGKILL)
+    ended = await until_ended(on_b, started.task_id)
+    assert ended.status == "failed" and isinstance(ended.error, dict), ended
+    assert "the worker running this task stopped" in ended.error["message"]
+    return str(ended.error["message"])
+
+
 async def test_an_unsafe_task_of_a_killed_worker_fails_with_the_reason() -> None:
     async with workers(2) as (a, b), connect(b) as on_b:
-        async with connect(a) as on_a:
-            started = await on_a.start_tool_task("fragile", {"order": "o-2"})
-        assert started.task_id is not None
-        os.kill(a.process.pid, signal.SIGKILL)
-        ended = await until_ended(on_b, started.task_id)
-        assert ended.status == "failed"
-        assert isinstance(ended.error, dict)
-        assert "worker running this task stopped" in ended.error["message"]
-        assert "'fragile' is not declared rerun_safe" in ended.error["message"]
+        assert "tool 'fragile' is not declared rerun_safe" in await failure_after_a_kill(
+            a, on_b, "fragile"
+        )
         assert text(await on_b.call_tool("tasks_running")) == "0"  # not run again
 
 
 async def test_a_task_gives_up_after_its_attempts() -> None:
     async with workers(2, MCP_ACTORS_SHARED_TASK_MAX_ATTEMPTS="1") as (a, b), connect(b) as on_b:
-        async with connect(a) as on_a:
-            started = await on_a.start_tool_task("durable", {"order": "o-3"})
-        assert started.task_id is not None
-        os.kill(a.process.pid, signal.SIGKILL)
-        ended = await until_ended(on_b, started.task_id)
-        assert ended.status == "failed"
-        assert isinstance(ended.error, dict)
-        assert "gave up after 1 attempt (at most 1)" in ended.error["message"]
+        message = await failure_after_a_kill(a, on_b, "durable")
+        assert "gave up after 1 attempt (at most 1)" in message
+        assert text(await on_b.call_tool("tasks_running")) == "0"
 
 
 async def test_a_rerun_asks_again_and_is_answered_through_another_worker() -> None:

@@ -130,6 +130,11 @@ class TaskRecord:
     def terminal(self) -> bool:
         return self.status in TERMINAL
 
+    def accepts(self, if_attempt: int | None) -> bool:
+        """Whether an update may change this record: it is not finished, and it is at
+        ``if_attempt`` (None: at any attempt) — see :meth:`TaskStore.update`."""
+        return not self.terminal and (if_attempt is None or self.attempt == if_attempt)
+
     def expired(self, now: float) -> bool:
         return self.ttl_ms is not None and now >= self.created + self.ttl_ms / 1000
 
@@ -249,9 +254,7 @@ class MemoryTaskStore:
         self, task_id: str, *, if_attempt: int | None = None, **changes: Any
     ) -> TaskRecord | None:
         record = self._get(task_id)
-        if record is None or record.terminal:
-            return record
-        if if_attempt is not None and record.attempt != if_attempt:
+        if record is None or not record.accepts(if_attempt):
             return record
         for name, value in changes.items():
             setattr(record, name, value)

@@ -329,9 +329,7 @@ class TaskManager:
         """Change a task's record (not once finished; given ``if_attempt``, only at that
         attempt), and tell ``on_change``; returns the record as it is now."""
         before = await self.store.get(task_id)
-        if before is None or before.terminal:
-            return before
-        if if_attempt is not None and before.attempt != if_attempt:
+        if before is None or not before.accepts(if_attempt):
             return before
         record = await self.store.update(task_id, if_attempt=if_attempt, **changes)
         if record is not None and self.on_change is not None:

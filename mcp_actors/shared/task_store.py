@@ -191,9 +191,7 @@ class RedisTaskStore:
                 pipeline = self.redis.client.pipeline(transaction=True)
                 async with pipeline, pipeline.watch(key):
                     record = _decode(await self.redis.client.get(key))
-                    if record is None or record.terminal:
-                        return record
-                    if if_attempt is not None and record.attempt != if_attempt:
+                    if record is None or not record.accepts(if_attempt):
                         return record
                     for name, value in changes.items():
                         setattr(record, name, value)
