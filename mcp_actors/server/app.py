@@ -29,6 +29,7 @@ level. ``server/discover`` tells modern clients what the server offers.
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import Any, Literal
 
 import attrs
@@ -39,6 +40,7 @@ from ..protocol import types as t
 from ..protocol.lifecycle import ServerDescription, SessionState
 from ..protocol.request_state import StateKeys
 from ..protocol.versions import ALL, LATEST, REVISIONS, Revision
+from ..runtime.actors import ActorHost
 from ..runtime.bus import Bus, Change, MemoryBus
 from ..runtime.config import SessionConfig
 from ..runtime.middleware import Middleware, check_middleware
@@ -53,6 +55,7 @@ from .caching import CacheHint, check_cacheable
 from .capabilities import DeclaredCapabilities
 from .content import unset
 from .context import SessionView
+from .handlers import run_tool
 from .listen import ListenOffer, ListenStatistics, ListenStreams
 from .log_bridge import McpLogHandler
 from .mount import Mountable, MountedServer, Mounts
@@ -60,6 +63,7 @@ from .mrtr import Continuations, ContinuationStatistics, MrtrSettings
 from .registry import Registry
 from .server_session import RootsChangedHandler, ServerSession
 from .task_methods import task_change
+from .task_rerun import rerun_work
 from .tasks import TaskManager, TaskSettings, TaskStatistics
 
 __all__ = ["RootsChangedHandler", "Server", "ServerSession"]
@@ -162,6 +166,7 @@ class Server(Registry):
         self.bus.subscribe(self._tasks_elsewhere)
         self.task_manager.on_change = lambda record: self.bus.publish(task_change(record))
         self.task_manager.forward_answers = self._forward_task_answers
+        self.task_manager.rerun = partial(rerun_work, self, run_tool)
 
     def share_state(
         self,
@@ -256,6 +261,13 @@ class Server(Registry):
     def subscription_statistics(self) -> HubStatistics:
         """Subscriptions alive now, and updates published / delivered / coalesced so far."""
         return self._hub.statistics()
+
+    async def take_over_tasks(
+        self, host: ActorHost, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """While serving: run again in ``host`` the tasks of this server whose worker
+        died (a shared task store; see :meth:`.tasks.TaskManager.take_over`)."""
+        await self.task_manager.take_over(host, task_status=task_status)
 
     def task_statistics(self) -> TaskStatistics:
         """Tasks held now (live, running) and started / refused so far."""

@@ -32,7 +32,7 @@ from ..transports.http.auth import Principal
 from . import client_requests
 from .client_requests import Question, SamplingOptions
 from .elicitation import ElicitationResult
-from .protocols import Asks
+from .protocols import Asks, TaskRun
 
 T = TypeVar("T")
 
@@ -92,6 +92,11 @@ class SessionView(Asks, Protocol):
     @property
     def trio_token(self) -> trio.lowlevel.TrioToken | None:
         """How another thread hands work to the server's Trio run (None: not running)."""
+        ...
+
+    @property
+    def task(self) -> TaskRun | None:
+        """The task whose run this view serves (None: a plain call)."""
         ...
 
     def client_extension(self, identifier: str) -> dict[str, Any] | None: ...
@@ -175,6 +180,22 @@ class Context:
         """Who called, as their access token says: ``subject``, ``scopes``, ``client_id``,
         ``claims`` (None on a transport that authenticates nobody, e.g. stdio)."""
         return self._session.principal
+
+    @property
+    def task_id(self) -> str | None:
+        """The id of the task this call runs as (None: not a task). A task of a tool
+        declared ``rerun_safe`` runs again, with the same id, when the worker running
+        it dies (see :mod:`.tasks`): the id is the idempotency key that lets the
+        handler recognise work it already did (a payment made, a row written)."""
+        task = self._session.task
+        return None if task is None else task.task_id
+
+    @property
+    def attempt(self) -> int:
+        """Which run of the task this is: 1, then 2 after a first takeover... (1 for a
+        call that is not a task)."""
+        task = self._session.task
+        return 1 if task is None else task.attempt
 
     @property
     def cancel_called(self) -> bool:

@@ -27,6 +27,7 @@ from .mrtr import host_of
 from .pagination import paginate
 from .server_session import Handler as Handler  # the table's type, named here too
 from .task_methods import TASK_HANDLERS, legacy_created, legacy_requested_ttl, runs_as_task
+from .task_rerun import task_call
 
 if TYPE_CHECKING:
     from .server_session import ServerSession
@@ -129,7 +130,7 @@ def call_tool(
         server_session, request, tool, params
     ):
         return _start_task(server_session, request, tool, params)
-    return _run_tool(server_session, request, tool, params)
+    return run_tool(server_session, request, tool, params)
 
 
 async def _start_task(
@@ -145,24 +146,27 @@ async def _start_task(
     """
     manager = server_session.server.task_manager
     requestor = manager.requestor_of(server_session)
+    call = task_call(server_session, request, tool)
     if request.modern is None:  # 2025-11-25: the task asks on the session, as any call
         created = await manager.start(
             tool.name,
-            lambda task: _run_tool(server_session, request, tool, params),
+            lambda task: run_tool(server_session.in_task(task, None), request, tool, params),
             host_of(request),
             requestor=requestor,
             ttl_ms=legacy_requested_ttl(params),
+            call=call,
         )
         return legacy_created(created)
     return await manager.start(
         tool.name,
-        lambda task: _run_tool(server_session.answered_by(task), request, tool, params),
+        lambda task: run_tool(server_session.in_task(task, task), request, tool, params),
         host_of(request),
         requestor=requestor,
+        call=call,
     )
 
 
-async def _run_tool(
+async def run_tool(
     server_session: ServerSession,
     request: InboundRequest,
     tool: RegisteredTool,

@@ -35,7 +35,7 @@ from ..transports.http.auth import Principal
 class InputExchange(Protocol):
     """Where a handler's questions go when they cannot be requests on its session (see
     :func:`.client_requests.ask`): an MRTR run (:class:`.mrtr.Run`, modern era) or a
-    task's input (:class:`.tasks.RunningTask`)."""
+    task's input (:class:`.task_run.RunningTask`)."""
 
     #: The handler's contexts (each a :class:`.context.Context`): an MRTR retry may
     #: resume them on another request.
@@ -44,6 +44,17 @@ class InputExchange(Protocol):
     async def ask(self, questions: Sequence[Any]) -> list[Any]:
         """The decoded answers to ``questions`` (:class:`.client_requests.Question`)."""
         ...
+
+
+class TaskRun(Protocol):
+    """One run of a task, as its handler learns of it (``ctx.task_id``, ``ctx.attempt``):
+    a :class:`.task_run.RunningTask` is one."""
+
+    @property
+    def task_id(self) -> str: ...
+
+    @property
+    def attempt(self) -> int: ...
 
 
 class Resumable(Protocol):
@@ -172,4 +183,8 @@ class HostedServer(Protocol):
         bus: Bus | None = None,
         task_store: TaskStore | None = None,
         state_keys: StateKeys | None = None,
+    ) -> None: ...
+
+    async def take_over_tasks(
+        self, host: ActorHost, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None: ...

@@ -78,6 +78,8 @@ class Registry:
         declares the extension), ``"always"`` or ``"deferred"`` (see :mod:`.tasks`).
         ``scopes`` are the OAuth scopes a caller's token must carry to call it, on a
         server protected by a resource server (see :mod:`.authorization`).
+        ``rerun_safe=True`` (with ``task="optional"`` or ``"always"``) lets a task of
+        it run again on another worker when the one running it dies (see :mod:`.tasks`).
         """
         _check_options("tool", options, ToolOptions)
 
@@ -415,6 +417,7 @@ class ToolOptions(TypedDict, total=False):
     inline: bool
     task: TaskMode
     scopes: Iterable[str]
+    rerun_safe: bool
 
 
 class PromptOptions(TypedDict, total=False):
@@ -454,7 +457,10 @@ def _tool_of(function: Callable[..., Any], options: ToolOptions) -> RegisteredTo
     )
     inline = options.get("inline", False)
     scopes = options.get("scopes", ())
-    return RegisteredTool(definition, function, signature, inline, task, scopes=scopes)
+    rerun_safe = options.get("rerun_safe", False)
+    return RegisteredTool(
+        definition, function, signature, inline, task, scopes=scopes, rerun_safe=rerun_safe
+    )
 
 
 def _prompt_of(function: Callable[..., Any], options: PromptOptions) -> RegisteredPrompt:

@@ -310,6 +310,7 @@ async def _serve(
     shutdown = trio.Event()
     async with open_supervisor() as supervisor, trio.open_nursery() as nursery:
         await server.mounts.connect(supervisor)  # what they offer is declared: see .mount
+        await nursery.start(server.take_over_tasks, supervisor)  # of workers that died
         app = McpHttpApp(
             config,
             policy,

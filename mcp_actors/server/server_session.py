@@ -40,7 +40,7 @@ from .elicitation import ElicitationResult
 from .modern import era_error, finish_result
 from .mrtr import MRTR_METHODS, serve
 from .prompts import RegisteredPrompt
-from .protocols import InputExchange
+from .protocols import InputExchange, TaskRun
 from .resources import RegisteredResource
 from .tools import RegisteredTool
 
@@ -146,6 +146,8 @@ class ServerSession:
     _own_state: SessionState | None = attrs.field(default=None, kw_only=True)
     #: The MRTR run whose handler this view serves (modern era): where questions go.
     input_exchange: InputExchange | None = attrs.field(init=False, default=None)
+    #: The task whose run this view serves (None: a plain call; see :meth:`in_task`).
+    task: TaskRun | None = attrs.field(init=False, default=None)
 
     @property
     def state(self) -> SessionState:
@@ -180,6 +182,7 @@ class ServerSession:
         view.session = self.session
         view.log_level = self.log_level
         view.input_exchange = self.input_exchange
+        view.task = self.task
         return view
 
     async def serve_method(self, method: str, params: Any, request: InboundRequest) -> Any:
@@ -189,12 +192,15 @@ class ServerSession:
             raise errors.method_not_found(method)
         return await handler(self, request, params)
 
-    def answered_by(self, exchange: InputExchange) -> ServerSession:
-        """This view, its handler's questions going to ``exchange`` (a task's input)."""
+    def in_task(self, task: TaskRun, exchange: InputExchange | None) -> ServerSession:
+        """This view, serving a run of ``task`` (``ctx.task_id``, ``ctx.attempt``), its
+        handler's questions going to ``exchange`` (the task's input, modern era; None:
+        requests on the session, as in a legacy session)."""
         view = ServerSession(self.server, own_state=self._own_state)
         view.session = self.session
         view.log_level = self.log_level
         view.input_exchange = exchange
+        view.task = task
         return view
 
     def follow(self, request: InboundRequest) -> None:

@@ -56,6 +56,25 @@ A task's tool asks the user for input with the same code as anywhere else —
 task becomes ``input_required`` with the questions as ``inputRequests`` until
 ``tasks/update`` has answered every one of them (a partial answer leaves the rest
 outstanding); see :class:`RunningTask`.
+
+**Durable tasks.** With a task store shared by several workers (Redis, see
+:mod:`mcp_actors.shared`), a task outlives the worker running it::
+
+    @server.tool(task="optional", rerun_safe=True)
+    async def charge(ctx: Context, order: str) -> str:
+        # ctx.task_id is the same on every run: the idempotency key
+        return await payments.charge(order, idempotency_key=ctx.task_id)
+
+When that worker dies, another one takes the task over (:meth:`TaskManager.take_over`,
+run by ``serve_http``): exactly one claims it, and runs the call again — the same
+arguments, revision, client capabilities and caller (:mod:`.task_rerun`) — as attempt
+2, 3... (``ctx.attempt``), at-least-once: the first run may have done part of its work,
+so a tool declares ``rerun_safe=True`` only when a repeat is harmless or recognised by
+``ctx.task_id``. A tool that does not declare it (the default), or a task that has had
+``[shared] task_max_attempts`` runs, ends ``failed`` with the reason instead. Pollers
+and listeners on any worker see it through the record; the re-run's questions are
+``input_required`` as before (modern era). A worker that stops in order leaves its
+re-run-safe tasks to the others rather than cancelling them.
 """
 
 from __future__ import annotations
@@ -64,7 +83,7 @@ import hashlib
 import logging
 import secrets
 import weakref
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -81,17 +100,17 @@ from ..runtime.internal_errors import internal_errors
 from ..runtime.session import Session
 from ..runtime.task_store import (
     MemoryTaskStore,
+    TaskCall,
     TaskRecord,
     TaskStore,
     TaskStoreFull,
     iso_timestamp,
 )
 from .authorization import caller_key
-from .mrtr import RESULT_TYPES
+from .task_run import RunningTask
 from .tools import error_result, to_content
 
 if TYPE_CHECKING:
-    from .client_requests import Question
     from .context import Context, SessionView
 
 __all__ = ["TaskSettings", "TaskStatistics", "start_task"]
@@ -154,103 +173,6 @@ class TaskStatistics:
     refused: int
 
 
-@attrs.define(eq=False)
-class RunningTask:
-    """The actor side of one task: its cancel scope, and its questions to the client.
-
-    It is the input exchange of the task's handler (as an MRTR run is a modern
-    request's): ``ctx.elicit``, ``ctx.sample``, ``ctx.list_roots`` and ``ctx.ask``
-    in a task post their questions here; the task is ``input_required``, with them
-    as ``inputRequests``, until ``tasks/update`` has answered every one.
-    """
-
-    task_id: str
-    _manager: TaskManager
-    #: Whose task it is (see :attr:`TaskRecord.requestor`).
-    requestor: str = ""
-    scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
-    #: The handler's contexts (the exchange protocol of :mod:`.client_requests`).
-    contexts: list[Context] = attrs.field(init=False, factory=list)
-    _outstanding: dict[str, t.InputRequest] = attrs.field(init=False, factory=dict)
-    #: Responses not yet taken by the ``ask`` that waits for them.
-    _answers: dict[str, Any] = attrs.field(init=False, factory=dict)
-    #: Set (and replaced) whenever responses arrive.
-    _arrived: trio.Event = attrs.field(init=False, factory=trio.Event)
-    _counters: dict[str, int] = attrs.field(init=False, factory=dict)
-    _keys_used: set[str] = attrs.field(init=False, factory=set)
-    #: Answers came through another worker: the record still shows them outstanding.
-    _record_stale: bool = attrs.field(init=False, default=False)
-    #: Set when the actor has ended (whatever its status).
-    ended: trio.Event = attrs.field(init=False, factory=trio.Event)
-
-    async def ask(self, questions: Sequence[Question[Any]]) -> list[Any]:
-        """The client's responses to ``questions`` (decoded), once ``tasks/update`` has
-        given them all. Keys are the questions' own or ``elicitation-1``, ``sampling-1``...
-        and unique over the task's life (a key asked twice is a ValueError). Questions
-        that concurrent tasks of the handler ask are outstanding together."""
-        keys = [question.key or self._next_key(question.method) for question in questions]
-        reused = self._keys_used.intersection(keys)
-        if reused or len(set(keys)) != len(keys):
-            raise ValueError(f"input request keys are used once per task: {sorted(keys)}")
-        self._keys_used.update(keys)
-        for key, question in zip(keys, questions, strict=True):
-            self._outstanding[key] = t.InputRequest(method=question.method, params=question.params)
-        await self._manager.publish_input(self.task_id, self._outstanding)
-        while not all(key in self._answers for key in keys):
-            await self._arrived.wait()
-        if self._record_stale:  # answered on another worker: record what is left here
-            self._record_stale = False
-            await self._manager.publish_input(self.task_id, self._outstanding or None)
-        return [
-            _decode_answer(key, question.method, self._answers.pop(key))
-            for key, question in zip(keys, questions, strict=True)
-        ]
-
-    async def answer(self, responses: Mapping[str, Any]) -> None:
-        """Take the responses to outstanding keys (others are ignored) and wake the
-        askers; the task is ``working`` again once none is outstanding."""
-        if self.take(responses):
-            await self._manager.publish_input(self.task_id, self._outstanding or None)
-
-    def take(self, responses: Mapping[str, Any]) -> bool:
-        """:meth:`answer` without recording the task's new state (never blocks): for
-        answers another worker received; the woken asker records it. Whether any
-        response was to an outstanding key."""
-        taken = {key: value for key, value in responses.items() if key in self._outstanding}
-        if not taken:
-            return False
-        for key, response in taken.items():
-            del self._outstanding[key]
-            self._answers[key] = response
-        self._arrived.set()
-        self._arrived = trio.Event()
-        return True
-
-    def take_from_elsewhere(self, responses: Mapping[str, Any]) -> bool:
-        """:meth:`take`, for answers another worker received (the record is then
-        updated here, by the asker it wakes)."""
-        taken = self.take(responses)
-        self._record_stale = self._record_stale or taken
-        return taken
-
-    def _next_key(self, method: str) -> str:
-        prefix = method.split("/")[0]
-        self._counters[prefix] = number = self._counters.get(prefix, 0) + 1
-        return f"{prefix}-{number}"
-
-
-def _decode_answer(key: str, method: str, raw: Any) -> Any:
-    """A response as its question's result type; -32602 (the task fails) if it is not one."""
-    try:
-        return msgspec.convert(raw, RESULT_TYPES[method])
-    except msgspec.ValidationError as error:
-        raise McpError(
-            errors.INVALID_PARAMS,
-            f"Invalid params: inputResponses[{key!r}] is not a valid answer to {method}: {error}",
-            {"key": key},
-        ) from None
-
-
 def _memory_store(manager: TaskManager) -> TaskStore:
     return MemoryTaskStore(manager.settings.max_tasks)
 
@@ -267,6 +189,10 @@ class TaskManager:
     #: Sends ``tasks/update`` answers for a task run by another worker (the server
     #: publishes them on its change bus; None: they are ignored).
     forward_answers: Callable[[str, dict[str, Any]], object] | None = None
+    #: Makes the work of running a taken-over task's call again (the server sets it:
+    #: :func:`.task_rerun.rerun_work`; None: taken-over tasks fail). Raises McpError
+    #: when it cannot: the task fails with it.
+    rerun: Callable[[TaskRecord], Work] | None = None
     _running: dict[str, RunningTask] = attrs.field(init=False, factory=dict)
     #: The requestor key of each legacy session that made or asked for a task.
     _session_keys: weakref.WeakKeyDictionary[Session, str] = attrs.field(
@@ -313,12 +239,14 @@ class TaskManager:
         *,
         requestor: str = "",
         ttl_ms: int | None = None,
+        call: TaskCall | None = None,
     ) -> t.CreatedTask:
         """Record a new task of ``requestor`` and start its actor, running ``work(task)``
         in ``host``; returns what ``tools/call`` answers. The record is in the store
         before this returns, so ``tasks/get`` finds it at once. Refused (-32603) when the
         store is full, or the requestor runs ``max_running_per_requestor`` tasks here.
-        ``ttl_ms`` (a client's request) can only shorten the configured TTL."""
+        ``ttl_ms`` (a client's request) can only shorten the configured TTL. ``call``:
+        what another worker needs to run it again (see :meth:`take_over`)."""
         settings = self.settings
         limit = settings.max_running_per_requestor
         if requestor and self._running_of(requestor) >= limit:
@@ -336,6 +264,7 @@ class TaskManager:
             poll_interval_ms=settings.poll_interval_ms,
             tool=tool,
             requestor=requestor,
+            call=call,
         )
         try:
             await self.store.add(record)
@@ -343,52 +272,129 @@ class TaskManager:
             self._refused += 1
             detail = f"The server cannot take more tasks now: {full}"
             raise McpError(errors.INTERNAL_ERROR, detail) from None
-        running = RunningTask(record.task_id, self, requestor)
-        self._running[record.task_id] = running
-        self._started += 1
-        host.start_actor(lambda: self._run(running, work))
+        rerun_safe = call is not None and call.rerun_safe
+        running = RunningTask(record.task_id, self, requestor, rerun_safe=rerun_safe)
+        self._launch(running, work, host)
         return created_task(record)
 
+    def _launch(self, running: RunningTask, work: Work, host: ActorHost) -> None:
+        self._running[running.task_id] = running
+        self._started += 1
+        host.start_actor(lambda: self._run(running, work))
+
     async def _run(self, running: RunningTask, work: Work) -> None:
-        task_id = running.task_id
         try:
             with running.scope:
                 result = await work(running)
                 if isinstance(result, t.CreatedTask):
                     raise McpError(errors.INTERNAL_ERROR, "a task cannot start another task")
-                await self._update(task_id, status="completed", result=_builtins(result))
+                await self._record(running, status="completed", result=_builtins(result))
             if running.scope.cancelled_caught:
-                await self._update(task_id, status="cancelled")
+                await self._record(running, status="cancelled")
         except McpError as error:
-            await self._update(task_id, status="failed", error=_error_object(error))
+            await self._record(running, status="failed", error=_error_object(error))
         except trio.Cancelled:
-            # The server is stopping: record it (shielded, briefly: a shared store does I/O).
-            with trio.move_on_after(_LAST_WORD_SECONDS, shield=True):
-                await self._update(task_id, status="cancelled", status_message="the server stopped")
+            # The server is stopping: record it (shielded, briefly: a shared store does I/O)
+            # — unless another worker will run it again, once this one is gone.
+            if not (running.rerun_safe and self.store.takeover_interval is not None):
+                with trio.move_on_after(_LAST_WORD_SECONDS, shield=True):
+                    stopped = {"status": "cancelled", "status_message": "the server stopped"}
+                    await self._record(running, **stopped)
             raise
         except Exception:
-            internal_errors.report(log, "task %s failed", task_id)
+            internal_errors.report(log, "task %s failed", running.task_id)
             failure = McpError(errors.INTERNAL_ERROR, "Internal error")
-            await self._update(task_id, status="failed", error=_error_object(failure))
+            await self._record(running, status="failed", error=_error_object(failure))
         finally:
-            self._running.pop(task_id, None)
+            if self._running.get(running.task_id) is running:
+                del self._running[running.task_id]
             running.ended.set()
 
-    async def _update(self, task_id: str, **changes: Any) -> None:
-        """Change a task's record (not once finished), and tell ``on_change``."""
+    async def _record(self, running: RunningTask, **changes: Any) -> None:
+        """The task's run changes its record — unless the task was taken over by another
+        worker meanwhile (this one lost its lease): then the run is stopped instead."""
+        record = await self._update(running.task_id, if_attempt=running.attempt, **changes)
+        if record is not None and record.attempt != running.attempt:
+            log.warning(
+                "task %s: taken over by another worker (attempt %d); stopping attempt %d here",
+                running.task_id,
+                record.attempt,
+                running.attempt,
+            )
+            running.scope.cancel()
+
+    async def _update(
+        self, task_id: str, *, if_attempt: int | None = None, **changes: Any
+    ) -> TaskRecord | None:
+        """Change a task's record (not once finished; given ``if_attempt``, only at that
+        attempt), and tell ``on_change``; returns the record as it is now."""
         before = await self.store.get(task_id)
-        if before is None or before.terminal:
-            return
-        record = await self.store.update(task_id, **changes)
+        if before is None or not before.accepts(if_attempt):
+            return before
+        record = await self.store.update(task_id, if_attempt=if_attempt, **changes)
         if record is not None and self.on_change is not None:
             self.on_change(record)
+        return record
 
-    async def publish_input(self, task_id: str, outstanding: Mapping[str, Any] | None) -> None:
+    async def publish_input(
+        self, running: RunningTask, outstanding: Mapping[str, Any] | None
+    ) -> None:
         """Record the questions a task waits on (None: it is working again)."""
         if outstanding:
-            await self._update(task_id, status="input_required", input_requests=dict(outstanding))
+            questions = dict(outstanding)
+            await self._record(running, status="input_required", input_requests=questions)
         else:
-            await self._update(task_id, status="working", input_requests=None)
+            await self._record(running, status="working", input_requests=None)
+
+    async def take_over(
+        self, host: ActorHost, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Take over, as long as the server serves, the tasks whose worker is gone: every
+        ``store.takeover_interval`` seconds, claim them (:meth:`TaskStore.take_over`:
+        each is claimed by exactly one worker) and run each one again in ``host`` — or,
+        if the store failed it (not re-run-safe, out of attempts), tell listeners. A
+        store whose tasks never outlive their process (memory) returns at once."""
+        task_status.started()
+        interval = self.store.takeover_interval
+        if interval is None:
+            return
+        while True:
+            await trio.sleep(interval)
+            try:
+                await self._take_over_orphans(host)
+            except Exception:  # a store's failure: the next look tries again
+                internal_errors.report(log, "task takeover failed; trying again in %ss", interval)
+
+    async def _take_over_orphans(self, host: ActorHost) -> None:
+        """One look: claim the orphans, tell listeners, run the re-runnable ones again.
+        A re-run counts against ``max_tasks`` (the store claims no more than that), not
+        against ``max_running_per_requestor``: the task was admitted when it was made."""
+        for record in await self.store.take_over():
+            if self.on_change is not None:
+                self.on_change(record)
+            if not record.terminal:
+                await self._run_again(record, host)
+
+    async def _run_again(self, record: TaskRecord, host: ActorHost) -> None:
+        """Run a taken-over task's call again in ``host`` (its next attempt); fail the
+        task when that cannot be done here."""
+        call = record.call
+        running = RunningTask(
+            record.task_id,
+            self,
+            record.requestor,
+            attempt=record.attempt,
+            rerun_safe=call is not None and call.rerun_safe,
+        )
+        try:
+            if self.rerun is None:
+                raise McpError(errors.INTERNAL_ERROR, "this worker cannot run tasks again")
+            work = self.rerun(record)
+        except McpError as error:
+            await self._record(running, status="failed", error=_error_object(error))
+            return
+        log.info("task %s: taken over, attempt %d", record.task_id, record.attempt)
+        self._launch(running, work, host)
 
     def _running_of(self, requestor: str) -> int:
         return sum(1 for running in self._running.values() if running.requestor == requestor)

@@ -84,6 +84,13 @@ class RegisteredTool:
     task: TaskMode = attrs.field(default="never", validator=attrs.validators.in_(TASK_MODES))
     #: OAuth scopes a caller's token must carry to use it (see :mod:`.authorization`).
     scopes: frozenset[str] = attrs.field(default=frozenset(), converter=scope_set, kw_only=True)
+    #: Whether a task of it may run again after the worker running it died (durable
+    #: tasks, see :mod:`.tasks`): at-least-once, the handler given the same task id
+    #: (``ctx.task_id``) to recognise a repeat. False: such a task ends ``failed``.
+    #: Only a tool whose calls run as tasks ("optional", "always") can declare it.
+    rerun_safe: bool = attrs.field(
+        default=False, kw_only=True, validator=attrs.validators.instance_of(bool)
+    )
     is_async: bool = attrs.field(init=False)
     #: Whether the input schema mirrors arguments into ``Mcp-Param-*`` headers (valid
     #: ``x-mcp-header`` annotations): what a 2026-07-28 HTTP call's headers are checked
@@ -96,6 +103,11 @@ class RegisteredTool:
         self.mirrors_arguments = (
             bool(header_arguments(schema)) and invalid_x_mcp_header(schema) is None
         )
+        if self.rerun_safe and self.task not in ("optional", "always"):
+            raise ValueError(
+                f"tool {self.definition.name!r}: rerun_safe=True needs task='optional' or"
+                f" 'always' (a task='{self.task}' call is not re-run from its record)"
+            )
         if self.inline and not inspect.iscoroutinefunction(self.function):
             raise TypeError(
                 f"tool {self.definition.name!r}: inline=True needs an async def"

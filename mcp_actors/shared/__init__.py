@@ -8,7 +8,8 @@ for is not kept in one worker's memory. This package keeps it in Redis:
 - :class:`~.bus.RedisBus` — the change bus (:mod:`mcp_actors.runtime.bus`) across
   workers: an update published on one worker reaches listeners on every worker;
 - :class:`~.task_store.RedisTaskStore` — task records (:mod:`mcp_actors.runtime.task_store`)
-  any worker answers ``tasks/get`` from; a task whose worker died is reported failed;
+  any worker answers ``tasks/get`` from; a task whose worker died is taken over
+  (run again elsewhere, or failed with the reason: durable tasks);
 - :class:`~.event_store.RedisEventStore` — the resumability events of legacy SSE
   streams, so a reconnect with ``Last-Event-ID`` loses nothing;
 - :class:`~.settings.SharedSettings` — the URL, key prefix, TTLs, bounds, and the

@@ -6,7 +6,7 @@ Parsed strictly, as plugin settings are (:mod:`mcp_actors.config`)::
     redis_url = "redis://127.0.0.1:6379/0"
     key_prefix = "mcp-actors"          # every key and channel starts with "<prefix>:"
     state_keys = ["<64 hex digits>"]   # requestState keys: the first seals, all open
-    heartbeat_seconds = 1.0            # a worker silent 3 heartbeats is dead
+    heartbeat_seconds = 1.0            # a worker refreshes its lease (and looks for orphans)
     task_ttl_seconds = 86400.0         # for tasks kept "until the process ends" in memory
     bus_outbox = 1024                  # changes waiting to be sent to Redis (coalesced)
     share_events = false               # legacy SSE events in Redis (resumable on any worker)
@@ -14,6 +14,8 @@ Parsed strictly, as plugin settings are (:mod:`mcp_actors.config`)::
     event_ttl_seconds = 3600.0         # a stream's events expire after this idle time
     redis_connections = 16             # Redis connections per worker (commands beyond wait)
     redis_timeout = 5.0                # seconds per command
+    task_lease_seconds = 3.0           # a worker silent this long is dead: its tasks are taken over
+    task_max_attempts = 3              # runs a re-run-safe task gets, first included
 
 or ``MCP_ACTORS_SHARED_REDIS_URL=redis://...`` and so on; ``mcp-actors run
 --redis-url URL`` overrides ``redis_url``. Without ``redis_url`` nothing is shared
@@ -59,6 +61,16 @@ def _check_state_keys(
         _state_key(text)
 
 
+def _outlasts_heartbeat(
+    instance: SharedSettings, attribute: attrs.Attribute[float], value: float
+) -> None:
+    if value <= instance.heartbeat_seconds:
+        raise ValueError(
+            f"{attribute.name} ({value!r}) must be longer than heartbeat_seconds"
+            f" ({instance.heartbeat_seconds!r}): a lease is renewed every heartbeat"
+        )
+
+
 @attrs.frozen
 class SharedSettings:
     """What workers share, and how (see the module docstring)."""
@@ -74,6 +86,10 @@ class SharedSettings:
     event_ttl_seconds: float = attrs.field(default=3600.0, validator=_positive)
     redis_connections: int = attrs.field(default=16, validator=attrs.validators.ge(2))
     redis_timeout: float = attrs.field(default=5.0, validator=_positive)
+    task_lease_seconds: float = attrs.field(default=3.0, validator=[_positive, _outlasts_heartbeat])
+    task_max_attempts: int = attrs.field(
+        default=3, validator=[attrs.validators.instance_of(int), attrs.validators.ge(1)]
+    )
 
     def key(self, *parts: str) -> str:
         """A Redis key (or channel) of this deployment: ``<prefix>:<part>:<part>...``."""

@@ -96,6 +96,8 @@ async def _sharing(
         max_tasks=max_tasks,
         default_ttl=settings.task_ttl_seconds,
         heartbeat=settings.heartbeat_seconds,
+        lease=settings.task_lease_seconds,
+        max_attempts=settings.task_max_attempts,
     )
     async with trio.open_nursery() as nursery:
         await nursery.start(bus.run)
