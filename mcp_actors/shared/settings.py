@@ -9,6 +9,8 @@ Parsed strictly, as plugin settings are (:mod:`mcp_actors.config`)::
     heartbeat_seconds = 1.0            # a worker silent 3 heartbeats is dead
     task_ttl_seconds = 86400.0         # for tasks kept "until the process ends" in memory
     bus_outbox = 1024                  # changes waiting to be sent to Redis (coalesced)
+    bus_retention = 10000              # changes the bus stream keeps (a worker behind
+                                       # by more is told to re-list)
     share_events = false               # legacy SSE events in Redis (resumable on any worker)
     event_stream_max = 1000            # SSE events kept per stream (oldest trimmed)
     event_ttl_seconds = 3600.0         # a stream's events expire after this idle time
@@ -69,6 +71,7 @@ class SharedSettings:
     heartbeat_seconds: float = attrs.field(default=1.0, validator=_positive)
     task_ttl_seconds: float = attrs.field(default=86400.0, validator=_positive)
     bus_outbox: int = attrs.field(default=1024, validator=attrs.validators.ge(1))
+    bus_retention: int = attrs.field(default=10_000, validator=attrs.validators.ge(1))
     share_events: bool = False
     event_stream_max: int = attrs.field(default=1000, validator=attrs.validators.ge(1))
     event_ttl_seconds: float = attrs.field(default=3600.0, validator=_positive)

@@ -88,7 +88,9 @@ async def _sharing(
 ) -> AsyncIterator[SharedState]:
     """The bus and task store of this worker, their actors running, for the block."""
     worker = worker_name()
-    bus = RedisBus(client, settings.key("bus"), worker, settings.bus_outbox)
+    bus = RedisBus(
+        client, settings.key("bus"), worker, settings.bus_outbox, settings.bus_retention
+    )
     store = RedisTaskStore(
         client,
         settings.key_prefix,
