@@ -238,3 +238,28 @@ async def test_changes_made_on_a_worker_that_lost_redis_reach_the_others_once_it
             await on_b.call_tool("touch", {"uri": "note://end"})
             heard = await heard_until(events, "note://end")
     assert heard == [*((UPDATED, uri) for uri in notes), (UPDATED, "note://end")], heard
+
+
+async def test_changes_a_cut_off_worker_could_not_keep_make_the_others_relist() -> None:
+    """B's outbox holds 2 changes; B makes 4 while it cannot reach Redis: 2 are lost,
+    and once B is back the listeners on A are told to re-list."""
+    env = {"MCP_ACTORS_SHARED_BUS_OUTBOX": "2"}
+    async with deployment(**env) as deployed:
+        a, b = (open_client(w.url, era="modern") for w in (deployed.a, deployed.b))
+        watched = ["note://x", "note://end"]
+        async with (
+            a as on_a,
+            b as on_b,
+            on_a.listen(resource_subscriptions=watched, tools_list_changed=True) as events,
+        ):
+            await events.wait_acknowledged()
+            deployed.relay.cut()
+            for n in range(4):
+                await on_b.call_tool("touch", {"uri": f"note://other-{n}"})
+            with trio.fail_after(30):
+                await deployed.relay.wait_refused()
+            deployed.relay.restore()
+            await on_b.call_tool("touch", {"uri": "note://end"})
+            heard = await heard_until(events, "note://end")
+    signal = {(TOOLS_CHANGED, None), (UPDATED, "note://x")}
+    assert signal <= set(heard) <= signal | {(UPDATED, "note://end")}, heard

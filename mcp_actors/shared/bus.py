@@ -289,7 +289,7 @@ class RedisBus:
 
     def _missed(self) -> None:
         self.missed += 1
-        log.warning("Redis bus: changes were trimmed before this worker read them; re-listing")
+        log.warning("Redis bus: changes may have been lost before this worker read them")
         self._local.publish(Change(CHANGES_MISSED))
 
     def _deliver(self, data: bytes) -> None:
