@@ -9,7 +9,9 @@
 - ``mcp-actors inspect TARGET`` prints a server's info, capabilities and offerings;
 - ``mcp-actors config TARGET --client claude|cursor|vscode`` prints the entry to paste
   into a desktop client's configuration (:mod:`.cli_config`);
-- ``mcp-actors dev TARGET`` opens the server in the MCP Inspector (:mod:`.cli_dev`).
+- ``mcp-actors dev TARGET`` opens the server in the MCP Inspector (:mod:`.cli_dev`);
+- ``mcp-actors status [REDIS_URL]`` shows the workers of a deployment sharing state
+  through Redis, and Redis's health (:mod:`.cli_status`).
 
 A server TARGET is ``MODULE[:ATTR]``, ``path/to/file.py[:ATTR]`` (without ``:ATTR``:
 its ``server``, ``mcp`` or ``app``), an installed plugin's name or a ``GATEWAY.toml``
@@ -47,6 +49,7 @@ from .cli_config import add_parser as add_config_parser
 from .cli_dev import add_parser as add_dev_parser
 from .cli_errors import EXIT_CODES, EXIT_FAILURE, EXIT_TOOL_ERROR, explain
 from .cli_run import add_parser as add_run_parser
+from .cli_status import add_parser as add_status_parser
 from .cli_targets import client_target
 from .client.client import Client, open_client
 from .protocol.errors import McpError
@@ -132,6 +135,7 @@ def _parser() -> argparse.ArgumentParser:
     add_bench_parser(commands)  # `mcp-actors bench`: mcp_actors/bench/command.py
     add_config_parser(commands)  # `mcp-actors config`: mcp_actors/cli_config.py
     add_dev_parser(commands)  # `mcp-actors dev`: mcp_actors/cli_dev.py
+    add_status_parser(commands)  # `mcp-actors status`: mcp_actors/cli_status.py
     _add_common_options(parser, commands)
     return parser
 

@@ -17,8 +17,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import attrs
-
 from .cli_errors import EXIT_FAILURE
 from .cli_targets import SERVED_METAVAR, load_served
 from .server.app import Server
@@ -136,7 +134,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "--redis-url",
         default=None,
         metavar="URL",
-        help="http: share tasks, listen notifications and stored events through this Redis"
+        help="http: share tasks, listen notifications and stored events through this Redis:"
+        " redis://, rediss://, unix://, redis+cluster://h:p,h:p, redis+sentinel://h:p,h:p/SERVICE"
         " (overrides [shared] redis_url; see README 'Deployment')",
     )
     run.add_argument(
@@ -222,7 +221,7 @@ def _serve_http(server: Server, options: argparse.Namespace, given: dict[str, An
         return EXIT_FAILURE
     shared = load_shared_settings(options.config)
     if options.redis_url is not None:
-        shared = attrs.evolve(shared, redis_url=options.redis_url)
+        shared = shared.with_redis_url(options.redis_url)
     run_http(
         server,
         shared=shared,

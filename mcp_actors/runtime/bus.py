@@ -12,7 +12,12 @@ whatever the listeners' peers are doing.
 :class:`MemoryBus` is the bus of one process. A bus spanning processes (Redis,
 for servers scaled out over several workers) implements the same :class:`Bus`
 interface: ``publish`` forwards the change, and the changes other workers publish
-reach this worker's receivers the same way.
+reach this worker's receivers the same way. Such a bus may lose changes on their way
+between processes (a link down longer than the others' changes were kept): then it
+publishes one :data:`CHANGES_MISSED` change to this process's receivers, which means
+"assume everything you watch changed" — a listen stream turns it into a
+``list_changed`` for each list it follows and a ``resources/updated`` for each
+resource it follows, telling its client to re-list and re-read.
 
 A :class:`Mailbox` is one listener's bounded, coalescing inbox, read by the
 listener's actor (:meth:`Mailbox.get`):
@@ -35,7 +40,7 @@ listener's actor (:meth:`Mailbox.get`):
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import attrs
 import trio
@@ -45,6 +50,16 @@ import trio
 Receiver = Callable[["Change"], int]
 #: Ends a subscription to a bus.
 Unsubscribe = Callable[[], None]
+
+#: The method of the change a bus publishes to this process's receivers when changes
+#: published in other processes may not have reached it (see the module docstring).
+CHANGES_MISSED: Final = "mcp-actors/changes-missed"
+#: The list changes :data:`CHANGES_MISSED` stands for (every list may have changed).
+LIST_CHANGES: Final = (
+    "notifications/tools/list_changed",
+    "notifications/prompts/list_changed",
+    "notifications/resources/list_changed",
+)
 
 
 @attrs.frozen

@@ -156,6 +156,10 @@ class SubscriptionHub(Generic[T]):
             self._coalesced += subscription.offer(value)
         return len(subscribers)
 
+    def topics(self) -> list[str]:
+        """Every topic with at least one subscription now."""
+        return list(self._topics)
+
     def subscribers(self, topic: str) -> int:
         """How many subscriptions ``topic`` has."""
         return len(self._topics.get(topic, ()))

@@ -41,7 +41,7 @@ from ..protocol.lifecycle import ServerDescription, SessionState
 from ..protocol.request_state import StateKeys
 from ..protocol.versions import ALL, LATEST, REVISIONS, Revision
 from ..runtime.actors import ActorHost
-from ..runtime.bus import Bus, Change, MemoryBus
+from ..runtime.bus import CHANGES_MISSED, LIST_CHANGES, Bus, Change, MemoryBus
 from ..runtime.config import SessionConfig
 from ..runtime.middleware import Middleware, check_middleware
 from ..runtime.request import InboundRequest
@@ -484,7 +484,16 @@ class Server(Registry):
 
     def _deliver_to_sessions(self, change: Change) -> int:
         """The bus's receiver for legacy sessions: list changes to every initialized
-        session, resource updates to the subscription actors of ``resources/subscribe``."""
+        session, resource updates to the subscription actors of ``resources/subscribe``;
+        changes missed (:data:`~mcp_actors.runtime.bus.CHANGES_MISSED`): every list
+        changed, and every subscribed resource was updated."""
+        if change.method == CHANGES_MISSED:
+            updates = [
+                Change("notifications/resources/updated", uri, t.ResourceUpdatedParams(uri=uri))
+                for uri in self._hub.topics()
+            ]
+            lists = [Change(method) for method in LIST_CHANGES]
+            return sum(self._deliver_to_sessions(each) for each in (*lists, *updates))
         if change.method == "notifications/resources/updated":
             assert change.subject is not None
             return self._hub.publish(change.subject, change.params)

@@ -38,6 +38,15 @@ a resource update beyond the bound is dropped; both are counted in
 :meth:`ListenStreams.statistics`. A slow client therefore never slows the
 publisher nor any other listener.
 
+**Missed changes.** A bus spanning workers that may have lost changes on their way
+to this one publishes :data:`~mcp_actors.runtime.bus.CHANGES_MISSED`. The spec's
+stream carries notifications only, none of which says "you missed some"; what it
+can say is what a client does about it: each stream is sent a ``list_changed`` for
+every list it follows and a ``resources/updated`` for every resource it follows
+(:func:`missed`), the notifications that make a client re-list and re-read. They
+may be spurious (nothing changed), never wrong: both say only "it may have changed".
+The ``taskIds`` key sends nothing then: a task's state is its record (``tasks/get``).
+
 Extensions add filter keys with :func:`register_filter_key` (the tasks extension's
 ``taskIds`` delivers ``notifications/tasks``): a :class:`FilterKey` says how to
 honour the requested value and which changes it selects. A change addressed to one
@@ -58,7 +67,7 @@ from ..protocol import types as t
 from ..protocol.errors import McpError
 from ..protocol.jsonrpc import RequestId
 from ..protocol.modern import SUBSCRIPTION_ID_KEY
-from ..runtime.bus import Bus, Change, Mailbox
+from ..runtime.bus import CHANGES_MISSED, Bus, Change, Mailbox
 
 #: Sends one notification on the listen request's stream.
 Notify = Callable[[str, Any], Awaitable[None]]
@@ -85,12 +94,15 @@ class FilterKey:
     ``honour(value, offer)`` returns the value the server agrees to (what the
     acknowledgement carries), or None to leave the key out; it raises McpError
     (-32602) for a value of the wrong shape. ``selects(honoured, change)`` says
-    whether a change goes to a stream that honoured ``honoured``.
+    whether a change goes to a stream that honoured ``honoured``. ``missed(honoured)``
+    is what such a stream is sent in place of changes that may have been lost (see
+    the module docstring; none by default).
     """
 
     name: str
     honour: Callable[[Any, ListenOffer], Any]
     selects: Callable[[Any, Change], bool]
+    missed: Callable[[Any], list[Change]] = attrs.field(default=lambda honoured: [])
 
 
 def _flag(name: str) -> Callable[[Any, ListenOffer], Any]:
@@ -127,16 +139,29 @@ def _list_change(kind: str) -> Callable[[Any, Change], bool]:
     return lambda honoured, change: change.method == method
 
 
+def _list_missed(kind: str) -> Callable[[Any], list[Change]]:
+    method = f"notifications/{kind}/list_changed"
+    return lambda honoured: [Change(method)]
+
+
 def _resource_update(honoured: Any, change: Change) -> bool:
     return change.method == "notifications/resources/updated" and change.subject in honoured
+
+
+def _resources_missed(honoured: Any) -> list[Change]:
+    method = "notifications/resources/updated"
+    return [Change(method, uri, t.ResourceUpdatedParams(uri=uri)) for uri in honoured]
 
 
 #: The filter keys the server understands, by name (see :func:`register_filter_key`).
 FILTER_KEYS: Final[dict[str, FilterKey]] = {
     **{
-        name: FilterKey(name, _flag(name), _list_change(kind)) for name, kind in _LIST_KINDS.items()
+        name: FilterKey(name, _flag(name), _list_change(kind), _list_missed(kind))
+        for name, kind in _LIST_KINDS.items()
     },
-    "resourceSubscriptions": FilterKey("resourceSubscriptions", _resource_uris, _resource_update),
+    "resourceSubscriptions": FilterKey(
+        "resourceSubscriptions", _resource_uris, _resource_update, _resources_missed
+    ),
 }
 
 
@@ -165,6 +190,17 @@ def selects(honoured: Mapping[str, Any], change: Change) -> bool:
         if key is not None and key.selects(value, change):
             return True
     return False
+
+
+def missed(honoured: Mapping[str, Any]) -> list[Change]:
+    """What a stream that honoured ``honoured`` is sent when changes may have been
+    lost on their way to this worker (see the module docstring)."""
+    changes: list[Change] = []
+    for name, value in honoured.items():
+        key = FILTER_KEYS.get(name)
+        if key is not None:
+            changes.extend(key.missed(value))
+    return changes
 
 
 def tagged(params: Any, subscription_id: RequestId) -> Any:
@@ -235,6 +271,10 @@ class ListenStreams:
         mailbox = Mailbox(self.mailbox_size)
 
         def receive(change: Change) -> int:
+            if change.method == CHANGES_MISSED:
+                for catch_up in missed(honoured):
+                    mailbox.offer(catch_up)
+                return 1
             addressed = change.audience is None or change.audience == offer.audience
             if not addressed or not selects(honoured, change):
                 return 0

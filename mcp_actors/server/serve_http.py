@@ -350,9 +350,12 @@ async def sharing(
         server.share_state(state_keys=keys)
         yield None
         return
-    from ..shared.state import open_shared_state  # imports redis-py
+    from ..shared.fleet import Observed  # imports coredis
+    from ..shared.state import open_shared_state
 
-    async with open_shared_state(settings, max_tasks=server.tasks.max_tasks) as state:
+    observed = server if isinstance(server, Observed) else None  # its counters: the fleet's
+    opened = open_shared_state(settings, max_tasks=server.tasks.max_tasks, observed=observed)
+    async with opened as state:
         server.share_state(bus=state.bus, task_store=state.task_store, state_keys=keys)
         yield state
 

@@ -11,20 +11,37 @@ of its own, so the client has a lifetime like any other actor):
   (at most ``timeout`` seconds, then fails);
 - ``timeout`` bounds connecting and every reply.
 
+The URL says what to reach (its forms: :mod:`.redis_urls`): one server
+(``coredis.Redis``), a Redis Cluster (``coredis.RedisCluster``: commands go to the
+node owning their key's hash slot; ``max_connections`` is then per node), or the
+primary a set of Sentinels names (``coredis.Sentinel``: the client asks them for the
+primary, and again after a failover). Code using :attr:`RedisClient.client` is the
+same for all three, with one rule for a Cluster: the keys of one ``MULTI`` or one
+multi-key command must share a hash slot — put the part they share in braces
+(``{...}``), as :mod:`.bus` needs not (one key) and the event and task stores do.
+
 Errors are :class:`coredis.exceptions.RedisError` (connection refused, timeouts,
 ``WATCH`` conflicts, …): :data:`RedisError` names it for callers.
 """
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import attrs
 import coredis
+from coredis.connection import TCPLocation
 from coredis.exceptions import RedisError
 
+from .redis_urls import ClusterNodes, SentinelService, parse_redis_url
+
 __all__ = ["RedisClient", "RedisError", "as_bytes", "as_text", "open_redis"]
+
+
+#: A client of one server, of the Sentinel-managed primary, or of a Cluster.
+AnyRedis = coredis.Redis[bytes] | coredis.RedisCluster[bytes]
 
 
 @attrs.frozen
@@ -33,7 +50,7 @@ class RedisClient:
     client (``await redis.client.get(key)``)."""
 
     url: str
-    client: coredis.Redis[bytes]
+    client: AnyRedis
 
     async def ping(self) -> bool:
         """Whether Redis answers now (False on any connection error or timeout)."""
@@ -48,19 +65,66 @@ class RedisClient:
 async def open_redis(
     url: str, *, max_connections: int = 16, timeout: float = 5.0
 ) -> AsyncIterator[RedisClient]:
-    """A client of the Redis at ``url`` for the duration of the block (see the module
-    docstring). Connections open on first use: :meth:`RedisClient.ping` tells whether
+    """A client of the Redis deployment at ``url`` for the duration of the block (see
+    the module docstring; raises :class:`~.redis_urls.RedisUrlError` for a URL of no
+    known form). Connections open on first use: :meth:`RedisClient.ping` tells whether
     Redis answers."""
-    client: coredis.Redis[bytes] = coredis.Redis.from_url(
-        url,
+    target = parse_redis_url(url)
+    if isinstance(target, ClusterNodes):
+        cluster: coredis.RedisCluster[bytes] = coredis.RedisCluster(
+            startup_nodes=[TCPLocation(host, port) for host, port in target.nodes],
+            username=target.credentials.username,
+            password=target.credentials.password,
+            ssl=target.tls,
+            decode_responses=False,
+            max_connections=max_connections,
+            max_connections_per_node=True,
+            pool_timeout=timeout,
+            connect_timeout=timeout,
+            stream_timeout=timeout,
+        )
+        async with cluster:
+            yield RedisClient(url, cluster)
+    elif isinstance(target, SentinelService):
+        async with _sentinel_primary(target, max_connections, timeout) as primary:
+            yield RedisClient(url, primary)
+    else:
+        client: coredis.Redis[bytes] = coredis.Redis.from_url(
+            url,
+            decode_responses=False,
+            max_connections=max_connections,
+            pool_timeout=timeout,
+            connect_timeout=timeout,
+            stream_timeout=timeout,
+        )
+        async with client:
+            yield RedisClient(url, client)
+
+
+@asynccontextmanager
+async def _sentinel_primary(
+    target: SentinelService, max_connections: int, timeout: float
+) -> AsyncIterator[coredis.Redis[bytes]]:
+    """The primary ``target``'s Sentinels name (asked again after a failover)."""
+    sentinels: coredis.Sentinel[bytes] = coredis.Sentinel(
+        [TCPLocation(host, port) for host, port in target.sentinels],
+        sentinel_kwargs={"connect_timeout": timeout, "stream_timeout": timeout},
         decode_responses=False,
-        max_connections=max_connections,
-        pool_timeout=timeout,
-        connect_timeout=timeout,
-        stream_timeout=timeout,
     )
-    async with client:
-        yield RedisClient(url, client)
+    async with sentinels:
+        primary = sentinels.primary_for(
+            target.service,
+            db=target.db,
+            username=target.credentials.username,
+            password=target.credentials.password,
+            ssl_context=ssl.create_default_context() if target.tls else None,
+            max_connections=max_connections,
+            connect_timeout=timeout,
+            stream_timeout=timeout,
+            timeout=timeout,  # the pool's wait for a connection
+        )
+        async with primary:
+            yield primary
 
 
 def as_text(value: str | bytes) -> str:

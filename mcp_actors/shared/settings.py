@@ -3,12 +3,14 @@
 Parsed strictly, as plugin settings are (:mod:`mcp_actors.config`)::
 
     [shared]
-    redis_url = "redis://127.0.0.1:6379/0"
+    redis_url = "redis://127.0.0.1:6379/0"   # or redis+cluster://..., redis+sentinel://...
     key_prefix = "mcp-actors"          # every key and channel starts with "<prefix>:"
     state_keys = ["<64 hex digits>"]   # requestState keys: the first seals, all open
     heartbeat_seconds = 1.0            # a worker refreshes its lease (and looks for orphans)
     task_ttl_seconds = 86400.0         # for tasks kept "until the process ends" in memory
     bus_outbox = 1024                  # changes waiting to be sent to Redis (coalesced)
+    bus_retention = 10000              # changes the bus stream keeps (a worker behind
+                                       # by more is told to re-list)
     share_events = false               # legacy SSE events in Redis (resumable on any worker)
     event_stream_max = 1000            # SSE events kept per stream (oldest trimmed)
     event_ttl_seconds = 3600.0         # a stream's events expire after this idle time
@@ -18,9 +20,11 @@ Parsed strictly, as plugin settings are (:mod:`mcp_actors.config`)::
     task_max_attempts = 3              # runs a re-run-safe task gets, first included
 
 or ``MCP_ACTORS_SHARED_REDIS_URL=redis://...`` and so on; ``mcp-actors run
---redis-url URL`` overrides ``redis_url``. Without ``redis_url`` nothing is shared
-(one worker keeps everything in memory) — except ``state_keys``, which workers need
-even without Redis for an MRTR retry to land on any of them.
+--redis-url URL`` overrides ``redis_url`` (its forms — one server, a Cluster, Sentinel —
+are in :mod:`.redis_urls`; checked here, when the settings are read). Without
+``redis_url`` nothing is shared (one worker keeps everything in memory) — except
+``state_keys``, which workers need even without Redis for an MRTR retry to land on
+any of them.
 """
 
 from __future__ import annotations
@@ -31,8 +35,9 @@ from pathlib import Path
 
 import attrs
 
-from ..config import load_settings
+from ..config import SettingsError, load_settings
 from ..protocol.request_state import KEY_BYTES, StateKeys
+from .redis_urls import RedisUrlError, parse_redis_url
 
 
 class SharedStateUnavailable(Exception):
@@ -71,16 +76,24 @@ def _outlasts_heartbeat(
         )
 
 
+def _check_redis_url(
+    instance: object, attribute: attrs.Attribute[str | None], value: str | None
+) -> None:
+    if value is not None:
+        parse_redis_url(value)
+
+
 @attrs.frozen
 class SharedSettings:
     """What workers share, and how (see the module docstring)."""
 
-    redis_url: str | None = None
+    redis_url: str | None = attrs.field(default=None, validator=_check_redis_url)
     key_prefix: str = "mcp-actors"
     state_keys: tuple[str, ...] = attrs.field(default=(), validator=_check_state_keys)
     heartbeat_seconds: float = attrs.field(default=1.0, validator=_positive)
     task_ttl_seconds: float = attrs.field(default=86400.0, validator=_positive)
     bus_outbox: int = attrs.field(default=1024, validator=attrs.validators.ge(1))
+    bus_retention: int = attrs.field(default=10_000, validator=attrs.validators.ge(1))
     share_events: bool = False
     event_stream_max: int = attrs.field(default=1000, validator=attrs.validators.ge(1))
     event_ttl_seconds: float = attrs.field(default=3600.0, validator=_positive)
@@ -94,6 +107,14 @@ class SharedSettings:
     def key(self, *parts: str) -> str:
         """A Redis key (or channel) of this deployment: ``<prefix>:<part>:<part>...``."""
         return ":".join((self.key_prefix, *parts))
+
+    def with_redis_url(self, url: str) -> SharedSettings:
+        """These settings with ``url`` as ``redis_url`` (``--redis-url``); raises
+        :class:`~mcp_actors.config.SettingsError` for a URL of no known form."""
+        try:
+            return attrs.evolve(self, redis_url=url)
+        except RedisUrlError as error:
+            raise SettingsError("shared", [str(error)]) from None
 
     def request_state_keys(self) -> StateKeys | None:
         """The shared ``requestState`` keys (None: none configured)."""

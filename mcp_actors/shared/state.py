@@ -1,8 +1,9 @@
 """Opening the shared state of one worker: a Redis client, the bus, the task store.
 
 :func:`open_shared_state` connects (failing at once, with the URL, when Redis does
-not answer), starts the bus's sender and listener and the task store's heartbeat as
-actors, and stops them when the block ends. :func:`mcp_actors.server.serve_http.serve_http`
+not answer), starts the bus's sender and listener, the task store's heartbeat and
+the fleet reporter (:mod:`.fleet`: what ``mcp-actors status`` shows) as actors, and
+stops them when the block ends. :func:`mcp_actors.server.serve_http.serve_http`
 opens it for its server when given :class:`~.settings.SharedSettings` with a
 ``redis_url``.
 """
@@ -21,6 +22,7 @@ import trio
 from ..transports.http.event_store import EventStore
 from .bus import RedisBus
 from .event_store import redis_event_stores
+from .fleet import FleetReporter, Observed, server_counters
 from .redis_client import RedisClient, open_redis
 from .settings import SharedSettings, SharedStateUnavailable
 from .task_store import RedisTaskStore
@@ -60,10 +62,12 @@ def worker_name() -> str:
 
 @asynccontextmanager
 async def open_shared_state(
-    settings: SharedSettings, *, max_tasks: int
+    settings: SharedSettings, *, max_tasks: int, observed: Observed | None = None
 ) -> AsyncIterator[SharedState]:
     """The shared state of this worker for the duration of the block (see the module
-    docstring). ``max_tasks``: unfinished tasks this worker may run at once."""
+    docstring). ``max_tasks``: unfinished tasks this worker may run at once;
+    ``observed``: the server whose counters the fleet report carries (None: the bus's
+    only)."""
     if settings.redis_url is None:
         raise ValueError("shared state needs a redis_url")
     answered = False
@@ -76,7 +80,7 @@ async def open_shared_state(
         # raised outside it, plain.
         answered = await client.ping()
         if answered:
-            async with _sharing(settings, client, max_tasks) as state:
+            async with _sharing(settings, client, max_tasks, observed) as state:
                 yield state
     if not answered:
         raise SharedStateUnavailable(f"Redis does not answer at {settings.redis_url}")
@@ -84,11 +88,12 @@ async def open_shared_state(
 
 @asynccontextmanager
 async def _sharing(
-    settings: SharedSettings, client: RedisClient, max_tasks: int
+    settings: SharedSettings, client: RedisClient, max_tasks: int, observed: Observed | None
 ) -> AsyncIterator[SharedState]:
-    """The bus and task store of this worker, their actors running, for the block."""
+    """The bus, task store and fleet reporter of this worker, their actors running,
+    for the block."""
     worker = worker_name()
-    bus = RedisBus(client, settings.key("bus"), worker, settings.bus_outbox)
+    bus = RedisBus(client, settings.key("bus"), worker, settings.bus_outbox, settings.bus_retention)
     store = RedisTaskStore(
         client,
         settings.key_prefix,
@@ -99,9 +104,25 @@ async def _sharing(
         lease=settings.task_lease_seconds,
         max_attempts=settings.task_max_attempts,
     )
+
+    def counters() -> dict[str, int]:
+        found = bus.counters()
+        mine = {
+            "bus_sent": found.sent,
+            "bus_received": found.received,
+            "bus_dropped": found.dropped,
+            "bus_missed": found.missed,
+            "redis_errors": found.errors,
+        }
+        return mine if observed is None else {**server_counters(observed), **mine}
+
+    reporter = FleetReporter(
+        client, settings.key("fleet"), worker, counters, settings.heartbeat_seconds
+    )
     async with trio.open_nursery() as nursery:
         await nursery.start(bus.run)
         await nursery.start(store.run)
+        await nursery.start(reporter.run)
         yield SharedState(settings, worker, client, bus, store)
         nursery.cancel_scope.cancel()
     await store.retire()
