@@ -26,7 +26,9 @@ from mcp_actors.protocol import types as t
 
 from deployment import SCALE_OUT_SERVER, free_port, mcp_actors_run, redis_server
 
-HEARTBEAT = {"MCP_ACTORS_SHARED_HEARTBEAT_SECONDS": "0.2"}
+# A worker is alive while its key lives: three heartbeats. One second each keeps a
+# worker starved of CPU by a loaded machine alive, and a killed one is dead in 3 s.
+HEARTBEAT = {"MCP_ACTORS_SHARED_HEARTBEAT_SECONDS": "1.0"}
 WITH_TASKS = t.ClientCapabilities(extensions={t.TASKS_EXTENSION: {}})
 
 
@@ -92,11 +94,17 @@ async def test_status_shows_each_worker_with_what_it_holds_and_a_killed_one_dead
             if set(workers) != {a.process.pid, b.process.pid}:
                 return False
             on_a, on_b = workers[a.process.pid], workers[b.process.pid]
-            return (on_a["sessions"], on_a["tasks_running"], on_b["listen_streams"]) == (
-                1,
-                1,
-                1,
-            ) and on_b["continuations_parked"] == 1
+            return (
+                (on_a["sessions"], on_a["tasks_running"], on_b["listen_streams"])
+                == (
+                    1,
+                    1,
+                    1,
+                )
+                and on_b["continuations_parked"] == 1
+                and on_a["alive"]
+                and on_b["alive"]
+            )
 
         found = await status_until(url, holding)
         assert all(worker["alive"] for worker in found["workers"])

@@ -35,6 +35,7 @@ import msgspec
 import trio
 
 from .redis_client import RedisClient, RedisError, as_bytes
+from .task_store import task_space
 
 log = logging.getLogger("mcp_actors.shared.fleet")
 
@@ -223,12 +224,12 @@ _task_status = msgspec.json.Decoder(_TaskStatus).decode
 async def tasks_by_state(
     redis: RedisClient, prefix: str, *, limit: int = 10_000
 ) -> tuple[dict[str, int], bool]:
-    """How many task records (``<prefix>:task:<id>``, :mod:`.task_store`) are in each
+    """How many task records (``{<prefix>}:tasks:task:<id>``, :mod:`.task_store`) are in each
     state, reading at most ``limit`` of them (``SCAN``, then ``MGET`` 100 at a time);
     and whether there were more."""
     keys: list[Any] = []
     more = False
-    async for key in redis.client.scan_iter(match=f"{prefix}:task:*", count=1000):
+    async for key in redis.client.scan_iter(match=f"{task_space(prefix)}:task:*", count=1000):
         if len(keys) == limit:
             more = True
             break

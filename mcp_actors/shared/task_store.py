@@ -1,6 +1,6 @@
 """Task records in Redis: ``tasks/get`` answers on any worker, and no task is silently lost.
 
-Each record is one JSON string at ``<prefix>:task:<id>``, written with the record's
+Each record is one JSON string at ``{<prefix>}:tasks:task:<id>``, written with the record's
 time to live (``task_ttl_seconds`` for a task configured to live "until the process
 ends": Redis has to forget it some day) — Redis expires it, so the store needs no
 sweeper. Updates are compare-and-set transactions (``WATCH``/``MULTI``): a finished
@@ -8,16 +8,16 @@ record never changes again, whichever worker tries.
 
 **Requestors.** A record keeps its :attr:`TaskRecord.requestor` (who may see it), so
 every worker refuses a task to another caller alike. The ids of a requestor's tasks
-are also in the set ``<prefix>:requestor:<requestor>`` (for ``tasks/list``; the set
+are also in the set ``{<prefix>}:tasks:requestor:<requestor>`` (for ``tasks/list``; the set
 lives as long as the longest-lived record added to it; ids whose record expired are
 dropped from it when it is read). Listing reads every id of the set: one record per
 task the requestor started within those tasks' TTL.
 
 **Dead workers: takeover.** A record names the worker running it
 (:attr:`TaskRecord.owner`), and the ids of the unfinished tasks each worker runs are
-in the set ``<prefix>:running:<worker>`` (the workers that have such a set are in
-``<prefix>:runners``). A worker's *lease* on all of its tasks is its heartbeat key,
-``<prefix>:worker:<name>``: refreshed each ``heartbeat_seconds``, it lives
+in the set ``{<prefix>}:tasks:running:<worker>`` (the workers that have such a set are in
+``{<prefix>}:tasks:runners``). A worker's *lease* on all of its tasks is its heartbeat key,
+``{<prefix>}:tasks:worker:<name>``: refreshed each ``heartbeat_seconds``, it lives
 ``task_lease_seconds``, and is deleted when the worker stops in order. The lease is
 the worker's, not each task's: a task actor lives exactly as long as its worker
 process (when it ends, it writes its end), so the worker's liveness *is* its tasks';
@@ -80,6 +80,15 @@ def _decode(data: bytes | None) -> TaskRecord | None:
         return None
 
 
+def task_space(prefix: str) -> str:
+    """What every key of the task store starts with: ``{<prefix>}:tasks``. The braces
+    are a Redis Cluster hash tag: every key of the store is in one hash slot, so its
+    transactions — a record with its requestor's index, a claim watching a record and
+    a worker's lease — work on a Cluster as on one server (at the price of not
+    spreading task records over the Cluster's nodes)."""
+    return f"{{{prefix}}}:tasks"
+
+
 @attrs.define(eq=False)
 class RedisTaskStore:
     """A :class:`~mcp_actors.runtime.task_store.TaskStore` in Redis (see the module docstring).
@@ -105,20 +114,20 @@ class RedisTaskStore:
         return time.time()
 
     def _task_key(self, task_id: str) -> str:
-        return f"{self.prefix}:task:{task_id}"
+        return f"{task_space(self.prefix)}:task:{task_id}"
 
     def _requestor_key(self, requestor: str) -> str:
-        return f"{self.prefix}:requestor:{requestor}"
+        return f"{task_space(self.prefix)}:requestor:{requestor}"
 
     def _worker_key(self, worker: str) -> str:
-        return f"{self.prefix}:worker:{worker}"
+        return f"{task_space(self.prefix)}:worker:{worker}"
 
     def _running_key(self, worker: str) -> str:
-        return f"{self.prefix}:running:{worker}"
+        return f"{task_space(self.prefix)}:running:{worker}"
 
     @property
     def _runners_key(self) -> str:
-        return f"{self.prefix}:runners"
+        return f"{task_space(self.prefix)}:runners"
 
     async def add(self, record: TaskRecord) -> None:
         if len(self._mine) >= self.max_tasks:
