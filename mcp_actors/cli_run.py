@@ -137,7 +137,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         default=None,
         metavar="URL",
         help="http: share tasks, listen notifications and stored events through this Redis"
-        " (overrides [shared] redis_url; see README 'Deployment')",
+        " (overrides [shared] redis_url; see docs/deployment.md)",
     )
     run.add_argument(
         "--workers",
