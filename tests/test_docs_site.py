@@ -9,6 +9,7 @@ it); these checks are the ones a reader of the Markdown on GitHub relies on too.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -56,6 +57,18 @@ def links(path: Path) -> list[str]:
     text = FENCED.sub("", path.read_text())
     targets = [match.group(1) for match in LINK.finditer(text)]
     return [target for target in targets if not re.match(r"[a-z]+:", target)]
+
+
+def mcp_actors_help() -> str:
+    """What ``mcp-actors --help`` prints (80 columns)."""
+    return subprocess.run(
+        [sys.executable, "-m", "mcp_actors.cli", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+        env={**os.environ, "COLUMNS": "80"},
+    ).stdout
 
 
 def test_the_readme_is_at_most_250_lines() -> None:
@@ -121,12 +134,15 @@ def test_the_exit_codes_page_lists_the_codes_the_command_names() -> None:
     """``mcp-actors --help`` ends with the exit codes: the page's table has the same."""
     page = (DOCS / "reference" / "exit-codes.md").read_text()
     table = set(re.findall(r"^\| (\d+) \|", page, flags=re.MULTILINE))
-    help_text = subprocess.run(
-        [sys.executable, "-m", "mcp_actors.cli", "--help"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    ).stdout
-    epilog = help_text.split("exit codes:", 1)[1]
+    epilog = mcp_actors_help().split("exit codes:", 1)[1]
     assert table == set(re.findall(r"\b(\d+) ", epilog))
+
+
+def test_the_cli_reference_shows_the_help_of_every_command() -> None:
+    """Each command ``mcp-actors --help`` lists has its help in docs/reference/cli.md
+    (a ``<!-- cli-help: NAME -->`` marker, filled in by docs/_hooks/cli_help.py)."""
+    page = (DOCS / "reference" / "cli.md").read_text()
+    shown = set(re.findall(r"^<!-- cli-help: (\w+) -->$", page, flags=re.MULTILINE))
+    listed = mcp_actors_help().split("positional arguments:", 1)[1].split("options:", 1)[0]
+    commands = set(re.findall(r"^    (\w+)\s", listed, flags=re.MULTILINE))
+    assert commands and commands == shown

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mkdocs.structure.nav import Link, Navigation, Section, StructureItem
+from mkdocs.structure import StructureItem
+from mkdocs.structure.nav import Link, Navigation, Section
 
 
 def pending(item: StructureItem) -> bool:
