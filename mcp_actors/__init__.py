@@ -8,7 +8,7 @@ The network transports are exported lazily (``from mcp_actors import serve_http`
 imports hypercorn then, not ``import mcp_actors``).
 
 The public modules are this one, :mod:`mcp_actors.aio`, :mod:`mcp_actors.sync`,
-:mod:`mcp_actors.testing`, and those the README teaches for one feature each:
+:mod:`mcp_actors.testing`, and those the documentation teaches for one feature each:
 :mod:`mcp_actors.plugins`, :mod:`mcp_actors.gateway`, :mod:`mcp_actors.middleware`,
 :mod:`mcp_actors.auth.server`, :mod:`mcp_actors.auth.client`,
 :mod:`mcp_actors.auth.client.loopback`, :mod:`mcp_actors.server.tasks`,

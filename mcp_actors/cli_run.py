@@ -136,7 +136,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         metavar="URL",
         help="http: share tasks, listen notifications and stored events through this Redis:"
         " redis://, rediss://, unix://, redis+cluster://h:p,h:p, redis+sentinel://h:p,h:p/SERVICE"
-        " (overrides [shared] redis_url; see README 'Deployment')",
+        " (overrides [shared] redis_url; see docs/deployment.md)",
     )
     run.add_argument(
         "--workers",

@@ -156,12 +156,13 @@ async def _drain(stream: trio.abc.ReceiveStream) -> None:
 
 
 NGINX_CONF = Path(__file__).parent.parent / "deploy" / "nginx.conf"
-README = Path(__file__).parent.parent / "README.md"
+DEPLOYMENT_PAGE = Path(__file__).parent.parent / "docs" / "deployment.md"
 
 
 def documented_nginx_command() -> str:
-    """The nginx command line README's "Deployment" section documents, as written."""
-    lines = [line for line in README.read_text().splitlines() if line.startswith("nginx ")]
+    """The nginx command line docs/deployment.md documents, as written."""
+    text = DEPLOYMENT_PAGE.read_text()
+    lines = [line for line in text.splitlines() if line.startswith("nginx ")]
     assert len(lines) == 1, lines
     return lines[0]
 
@@ -184,7 +185,8 @@ def render_nginx_conf(directory: Path, listen: int, workers: list[int]) -> Path:
 @asynccontextmanager
 async def nginx(directory: Path, workers: list[int]) -> AsyncIterator[str]:
     """nginx with the shipped configuration in front of ``workers`` (ports), started with
-    README's documented command line run by bash from ``directory``; yields its URL."""
+    the command line docs/deployment.md documents, run by bash from ``directory``; yields
+    its URL."""
     listen = free_port()
     render_nginx_conf(directory, listen, workers)
     path = f"{os.path.dirname(need('nginx'))}:{os.environ['PATH']}"

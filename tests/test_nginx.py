@@ -59,7 +59,8 @@ async def test_legacy_sessions_stay_on_their_worker_behind_nginx(tmp_path: Path)
 async def test_the_documented_nginx_command_serves_modern_and_legacy_calls(
     tmp_path: Path,
 ) -> None:
-    """README's nginx command, run as written on the shipped file (its ports made free ones)."""
+    """docs/deployment.md's nginx command, run as written on the shipped file (its ports made
+    free ones)."""
     async with AsyncExitStack() as stack:
         workers = []
         for tag in ("w1.", "w2."):
