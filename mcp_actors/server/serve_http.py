@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 from ..transports.abc import MessageStream
 from ..transports.http.app import HealthCheck, McpHttpApp
 from ..transports.http.config import HttpConfig
+from ..transports.http.directory import SessionDirectory
 from ..transports.http.lean import LeanHttpServer
 from ..transports.http.lean_limits import LeanLimits
 from ..transports.http.modern import InputSchemaOf
@@ -282,7 +283,10 @@ async def serve_http(
                 config, event_store_factory=state.event_stores(), replay_unknown_sessions=True
             )
         health = None if state is None else state.unhealthy
-        await _serve(server, host, port, config, policy, sock, health, auth, task_status)
+        async with session_directory(state) as directory:
+            await _serve(
+                server, host, port, config, policy, sock, health, auth, directory, task_status
+            )
 
 
 def _with_overrides(server: HostedServer, config: HttpConfig, **given: Any) -> HttpConfig:
@@ -303,6 +307,7 @@ async def _serve(
     sock: socket.socket | None,
     health: HealthCheck | None,
     auth: ResourceServer | None,
+    directory: SessionDirectory | None,
     task_status: trio.TaskStatus[HttpServerHandle],
 ) -> None:
     front_end = front_end_of(config)
@@ -318,6 +323,7 @@ async def _serve(
             input_schema_lookup(server),
             auth,
             health_check=health,
+            directory=directory,
         )
         await nursery.start(app.registry.run_expiry)
         async with trio.open_nursery() as http_nursery:
@@ -354,6 +360,18 @@ async def sharing(
     async with open_shared_state(settings, max_tasks=server.tasks.max_tasks) as state:
         server.share_state(bus=state.bus, task_store=state.task_store, state_keys=keys)
         yield state
+
+
+@asynccontextmanager
+async def session_directory(state: SharedState | None) -> AsyncIterator[SessionDirectory | None]:
+    """The shared sessions' directory when ``state``'s settings share sessions, else None."""
+    if state is None or not state.settings.share_sessions:
+        yield None
+        return
+    from ..shared.sessions import open_session_directory  # imports coredis
+
+    async with open_session_directory(state.settings) as directory:
+        yield directory
 
 
 def run_http(

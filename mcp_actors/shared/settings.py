@@ -14,6 +14,9 @@ Parsed strictly, as plugin settings are (:mod:`mcp_actors.config`)::
     event_ttl_seconds = 3600.0         # a stream's events expire after this idle time
     redis_threads = 16                 # Redis commands in flight at once per worker
     redis_timeout = 5.0                # seconds per command
+    share_sessions = false             # legacy sessions served by any worker (no affinity)
+    session_ttl_seconds = 3600.0       # a shared session's record expires after this idle time
+    max_shared_sessions = 100000       # shared session records per deployment (then 503)
 
 or ``MCP_ACTORS_SHARED_REDIS_URL=redis://...`` and so on; ``mcp-actors run
 --redis-url URL`` overrides ``redis_url``. Without ``redis_url`` nothing is shared
@@ -74,6 +77,9 @@ class SharedSettings:
     event_ttl_seconds: float = attrs.field(default=3600.0, validator=_positive)
     redis_threads: int = attrs.field(default=16, validator=attrs.validators.ge(1))
     redis_timeout: float = attrs.field(default=5.0, validator=_positive)
+    share_sessions: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+    session_ttl_seconds: float = attrs.field(default=3600.0, validator=_positive)
+    max_shared_sessions: int = attrs.field(default=100_000, validator=attrs.validators.ge(1))
 
     def key(self, *parts: str) -> str:
         """A Redis key (or channel) of this deployment: ``<prefix>:<part>:<part>...``."""

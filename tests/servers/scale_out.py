@@ -3,7 +3,8 @@
 ``whoami`` returns the worker's pid; ``touch(uri)`` publishes a resource update and
 ``grow`` a tool-list change (it adds a tool) (on the change bus: other workers' listeners hear them
 when the bus is shared); ``slow(seconds)`` runs as a task when the client declares
-the extension; ``book(room)`` asks a question (an MRTR round in the modern era).
+the extension; ``book(room)`` asks a question (an MRTR round in the modern era);
+``chatter`` logs one message at each of debug, info and warning.
 """
 
 from __future__ import annotations
@@ -63,6 +64,16 @@ async def approve(ctx: Context, change: str) -> str:
     answer = await ctx.elicit(f"Approve {change}?", CONFIRM, key="approve")
     approved = answer.accepted and answer.content is not None and answer.content["ok"]
     return f"{change}: approved={approved} in {os.getpid()}"
+
+
+@server.tool
+async def chatter(ctx: Context) -> int:
+    """Logs "<level> from <pid>" at debug, info and warning; returns the pid."""
+    pid = os.getpid()
+    await ctx.debug(f"debug from {pid}")
+    await ctx.info(f"info from {pid}")
+    await ctx.warning(f"warning from {pid}")
+    return pid
 
 
 @server.tool

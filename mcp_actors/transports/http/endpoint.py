@@ -81,9 +81,11 @@ from .asgi import (
 )
 from .auth import HttpAuthHook, same_caller, token_deadline, until_token_expires
 from .config import HttpConfig
+from .directory import SessionFull, initialize_params, record_changes
 from .event_store import EventMemory, EventStore, InMemoryEventStore
 from .exchange import HttpExchange
 from .modern import InputSchemaOf, ModernPostHandler
+from .replicas import NoLocalRoom, SharedSessions
 from .reply import carry, refuse, reply, send_last_shielded, wait_finished
 from .routing import (
     GET_NOT_ACCEPTABLE,
@@ -106,7 +108,7 @@ from .routing import (
     unsupported_version,
 )
 from .session_stream import HttpSessionStream, ResponseStream
-from .sessions import ServeExchange, SessionRegistry, StartSession, mint_session_id
+from .sessions import Activity, ServeExchange, SessionRegistry, StartSession, mint_session_id
 from .sse import encode_event
 
 log = logging.getLogger("mcp_actors.http")
@@ -126,6 +128,10 @@ class StreamableHttpEndpoint:
     input_schema_of: InputSchemaOf | None = None
     #: Admits each POST body by what it asks (scopes), see :mod:`.auth`.
     auth: HttpAuthHook | None = None
+    #: The deployment's shared sessions (None: this worker holds its sessions alone).
+    shared: SharedSessions | None = None
+    #: Requests of legacy sessions this endpoint served (POSTs carrying requests).
+    session_requests: int = attrs.field(init=False, default=0)
     #: The memory the sessions' in-memory event stores share (None: a custom factory).
     event_memory: EventMemory | None = attrs.field(init=False)
     _new_store: Callable[[str], EventStore] = attrs.field(init=False)
@@ -213,10 +219,18 @@ class StreamableHttpEndpoint:
         if not await self._admissible(transport, request, post, send):
             return
         headers = [(SESSION_HEADER, session_id)]
+        shared = self.shared
+        initialize = None
+        if shared is not None:
+            initialize = initialize_params(post.message)
+            changes = record_changes(post.message)
+            if changes:
+                await shared.changed(session_id, changes)
         if not post.request_ids:
             if await self._deliver(transport, post, send):
                 await respond(send, 202, headers=headers)
             return
+        self.session_requests += 1
         stream = await transport.open_stream(post.request_ids, json=json_mode)
         if post.initialize:
             transport.initialize_id = post.request_ids[0]
@@ -227,6 +241,9 @@ class StreamableHttpEndpoint:
             # Answer only once we know whether the session exists: a failed
             # initialize gets its error without a session id, and the session goes.
             await wait_finished(transport, stream, receive)
+            shares = transport.version is not None and shared is not None
+            if shares and not await self._share(shared, session_id, initialize, request, send):
+                return
             if transport.version is None:
                 failed = self.registry.discard(session_id)
                 headers = []
@@ -343,9 +360,32 @@ class StreamableHttpEndpoint:
             await self.serve_exchange(exchange, version)
         await exchange.finish()
 
-    async def _create_session(self, client: str | None) -> tuple[str, HttpSessionStream] | None:
-        """A new session for ``client``, or None if the session table has no room for it."""
-        session_id = mint_session_id(self.config.session_id_prefix)
+    async def _share(
+        self,
+        shared: SharedSessions | None,
+        session_id: str,
+        initialize: bytes | None,
+        request: Request,
+        send: Send,
+    ) -> bool:
+        """Record a session just initialized here; False once a full directory's 503 is
+        answered (the session ended)."""
+        assert shared is not None and initialize is not None
+        try:
+            await shared.opened(session_id, initialize, request.principal)
+        except SessionFull:
+            self.registry.close(session_id)
+            await respond_too_many_sessions(send, request.header(VERSION_HEADER))
+            return False
+        return True
+
+    async def _create_session(
+        self, client: str | None, session_id: str | None = None
+    ) -> tuple[str, HttpSessionStream] | None:
+        """A new session for ``client`` (a new id unless ``session_id``: a shared session's
+        local actor), or None if the session table has no room for it."""
+        if session_id is None:
+            session_id = mint_session_id(self.config.session_id_prefix)
         config = self.config
         transport = HttpSessionStream(session_id, config, self._new_store(session_id))
         registry = self.registry
@@ -357,8 +397,12 @@ class StreamableHttpEndpoint:
             registry.discard(session_id)
             raise
 
+        shared = self.shared
+
         def forget() -> None:
             registry.discard(session_id)
+            if shared is not None:
+                shared.forget(session_id)
 
         transport.on_close = forget
         return session_id, transport
@@ -472,6 +516,8 @@ class StreamableHttpEndpoint:
             return
         if await self._session(request, send, session_id) is None:
             return
+        if self.shared is not None:
+            await self.shared.end(session_id)
         self.registry.close(session_id)
         await respond(send, 200)
 
@@ -479,8 +525,16 @@ class StreamableHttpEndpoint:
         self, request: Request, send: Send, session_id: str
     ) -> HttpSessionStream | None:
         """The session a request names, or None once the error has been answered."""
-        entry = self.registry.get(session_id)
-        transport = None if entry is None else entry.transport
+        transport: Activity | None
+        if self.shared is not None:
+            try:
+                transport = await self._shared_session(self.shared, request, session_id)
+            except NoLocalRoom:
+                await respond_too_many_sessions(send, request.header(VERSION_HEADER))
+                return None
+        else:
+            entry = self.registry.get(session_id)
+            transport = None if entry is None else entry.transport
         if not isinstance(transport, HttpSessionStream) or not same_caller(
             transport.principal, request.principal
         ):
@@ -495,6 +549,27 @@ class StreamableHttpEndpoint:
         if request.principal is not None:
             transport.principal = request.principal  # a new token may carry new scopes
         return transport
+
+    async def _shared_session(
+        self, shared: SharedSessions, request: Request, session_id: str
+    ) -> HttpSessionStream | None:
+        """This worker's actor of a shared session, restored or brought up to date from its
+        record (see :mod:`.replicas`); None: no such session for this caller."""
+        record = await shared.directory.find(session_id)
+        if record is None:
+            self.registry.close(session_id)  # ended or expired on another worker
+            return None
+        if not record.belongs_to(request.principal):
+            return None
+
+        async def create() -> HttpSessionStream | None:
+            created = await self._create_session(request.client, session_id)
+            if created is None:
+                return None
+            created[1].principal = request.principal
+            return created[1]
+
+        return await shared.local_session(session_id, record, self.registry, create)
 
 
 def _ok(error_code: int | None) -> int:

@@ -1,0 +1,153 @@
+"""Legacy sessions on any worker: two ``mcp-actors run`` processes sharing their sessions
+through a real ``redis-server``, behind nginx round robin without affinity
+(``deploy/nginx-any-worker.conf``).
+
+Every request of one session may land on either worker; each worker serves it with
+its own actor of the session, rebuilt from the record in Redis. The spread is asserted
+from the workers' own statistics (``sessionRequests`` of their health endpoints).
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import attrs
+import httpx
+import pytest
+import trio
+from mcp import Client as SdkClient
+from test_http_sdk_interop import SDK_CLIENT_LEAKS
+
+from mcp_actors import ClientHandlers, open_client
+from mcp_actors.protocol import types as t
+
+from deployment import (
+    HEADERS,
+    NGINX_ANY_WORKER_CONF,
+    SCALE_OUT_SERVER,
+    Running,
+    mcp_actors_run,
+    nginx,
+    redis_server,
+    request,
+)
+
+SHARE_SESSIONS = {"MCP_ACTORS_SHARED_SHARE_SESSIONS": "true"}
+
+
+@attrs.frozen
+class Deployment:
+    url: str
+    workers: list[Running]
+
+    @property
+    def pids(self) -> set[int]:
+        return {worker.process.pid for worker in self.workers}
+
+    async def session_requests(self) -> list[int]:
+        """Each worker's count of legacy session requests served, from its health endpoint."""
+        counts = []
+        async with httpx.AsyncClient() as http:
+            for worker in self.workers:
+                health = await http.get(worker.url.removesuffix("/mcp") + "/healthz")
+                counts.append(health.json()["sessionRequests"])
+        return counts
+
+
+@asynccontextmanager
+async def any_worker_deployment(tmp_path: Path) -> AsyncIterator[Deployment]:
+    async with redis_server() as redis_url, AsyncExitStack() as stack:
+        workers = []
+        for _ in range(2):
+            arguments = ("--transport", "http", "--port", "0", "--redis-url", redis_url)
+            running = mcp_actors_run(SCALE_OUT_SERVER, *arguments, env=SHARE_SESSIONS)
+            workers.append(await stack.enter_async_context(running))
+        ports = [int(worker.url.rsplit(":", 1)[1].split("/")[0]) for worker in workers]
+        base = await stack.enter_async_context(nginx(tmp_path, ports, NGINX_ANY_WORKER_CONF))
+        yield Deployment(base + "/mcp", workers)
+
+
+def text(result: t.CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, t.TextContent)
+    return block.text
+
+
+async def test_our_client_one_session_on_both_workers(tmp_path: Path) -> None:
+    logs: list[str] = []
+
+    async def on_log(params: t.LoggingMessageParams) -> None:
+        logs.append(str(params.data))
+
+    async with any_worker_deployment(tmp_path) as deployment:
+        handlers = ClientHandlers(on_log=on_log)
+        async with open_client(deployment.url, era="legacy", handlers=handlers) as client:
+            pids = {int(text(await client.call_tool("whoami"))) for _ in range(6)}
+            assert pids == deployment.pids  # one session, served by both
+            await client.set_logging_level("warning")  # lands on one worker, applies on both
+            chatted = {int(text(await client.call_tool("chatter"))) for _ in range(6)}
+            assert chatted == deployment.pids
+            with trio.fail_after(10):
+                while len(logs) < 6:
+                    await trio.sleep(0.01)
+        assert {entry.split(" from ")[0] for entry in logs} == {"warning"}, logs
+        assert {int(entry.split(" from ")[1]) for entry in logs} == deployment.pids
+        assert all(count >= 3 for count in await deployment.session_requests())
+
+
+@SDK_CLIENT_LEAKS
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_sdk_client_one_session_on_both_workers(tmp_path: Path) -> None:
+    logs: list[Any] = []
+
+    async def on_log(params: Any) -> None:
+        logs.append(params.data)
+
+    async with any_worker_deployment(tmp_path) as deployment:
+        async with SdkClient(deployment.url, mode="legacy", logging_callback=on_log) as client:
+            assert client.protocol_version == "2025-11-25"
+            pids = set()
+            for _ in range(6):
+                result = await client.call_tool("whoami", {})
+                pids.add(int(result.content[0].text))  # type: ignore[union-attr]
+            assert pids == deployment.pids
+            await client.set_logging_level("warning")  # deprecated in the modern era only
+            for _ in range(6):
+                await client.call_tool("chatter", {})
+            with trio.fail_after(10):
+                while len(logs) < 6:
+                    await trio.sleep(0.01)
+        assert {entry.split(" from ")[0] for entry in logs} == {"warning"}, logs
+        assert {int(entry.split(" from ")[1]) for entry in logs} == deployment.pids
+        assert all(count >= 3 for count in await deployment.session_requests())
+    gc.collect()  # the SDK's abandoned generators are reported here (SDK_CLIENT_LEAKS)
+
+
+async def test_delete_on_one_worker_ends_the_session_on_both(tmp_path: Path) -> None:
+    async with any_worker_deployment(tmp_path) as deployment, httpx.AsyncClient() as http:
+        first, second = (worker.url for worker in deployment.workers)
+        init = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        }
+        opened = await http.post(first, content=request(1, "initialize", init), headers=HEADERS)
+        assert opened.status_code == 200, opened.text
+        session = {
+            "mcp-session-id": opened.headers["mcp-session-id"],
+            "mcp-protocol-version": "2025-11-25",
+        }
+        headers = {**HEADERS, **session}
+        call = request(2, "tools/call", {"name": "whoami", "arguments": {}})
+        for url in (second, first):  # the other worker takes the session up, then its maker
+            answered = await http.post(url, content=call, headers=headers)
+            assert answered.status_code == 200, answered.text
+        ended = await http.delete(second, headers=headers)
+        assert ended.status_code == 200, ended.text
+        for url in (first, second):
+            gone = await http.post(url, content=call, headers=headers)
+            assert gone.status_code == 404, gone.text
