@@ -59,7 +59,7 @@ EXTRAS = {
     "hypercorn": ("http", "the http transport"),
     "httpx": ("http", "the http transport"),
     "trio_websocket": ("ws", "the ws transport"),
-    "redis": ("redis", "sharing state through Redis"),
+    "coredis": ("redis", "sharing state through Redis"),
     "opentelemetry": ("otel", "OpenTelemetry tracing"),
 }
 _LISTEN_ERRORS = {errno.EADDRINUSE: "address already in use", errno.EACCES: "permission denied"}

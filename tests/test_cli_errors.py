@@ -92,7 +92,7 @@ REDIS = ("--transport", "http", "--port", "0", "--redis-url", "redis://127.0.0.1
             "the ws transport",
         ),
         ("httpx", ("call", "http://127.0.0.1:9/mcp", "add"), "http", "the http transport"),
-        ("redis", ("run", "servers.sample", *REDIS), "redis", "sharing state through Redis"),
+        ("coredis", ("run", "servers.sample", *REDIS), "redis", "sharing state through Redis"),
     ],
 )
 def test_a_missing_extra_names_what_to_install(

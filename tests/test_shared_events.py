@@ -8,7 +8,7 @@ from contextlib import AsyncExitStack
 import httpx
 
 from mcp_actors.shared.event_store import RedisEventStore
-from mcp_actors.shared.redis_client import RedisClient
+from mcp_actors.shared.redis_client import open_redis
 
 from deployment import (
     HEADERS,
@@ -66,8 +66,7 @@ async def test_a_stream_resumed_on_another_worker_gets_every_stored_event() -> N
 async def test_the_redis_event_store_is_bounded_per_stream_and_forgets_acknowledged_events() -> (
     None
 ):
-    async with redis_server() as redis_url:
-        client = RedisClient(redis_url)
+    async with redis_server() as redis_url, open_redis(redis_url) as client:
         store = RedisEventStore(client, "t:events:s1", max_events=3, ttl=60)
         ids = [await store.append("post-1", f"m{i}".encode()) for i in range(5)]
         assert store.stream_of(ids[0]) == "post-1"
@@ -77,8 +76,7 @@ async def test_the_redis_event_store_is_bounded_per_stream_and_forgets_acknowled
         assert [e.payload for e in await store.read("post-1", ids[0])] == [b"m2", b"m3", b"m4"]
         await store.acknowledge("post-1", ids[3])
         assert [event.payload for event in await store.read("post-1", None)] == [b"m4"]
-        ttl = await client.run(lambda redis: redis.pttl("t:events:s1:post-1"))
+        ttl = await client.client.pttl("t:events:s1:post-1")
         assert 0 < ttl <= 60_000
         await store.aclose()
         assert await store.read("post-1", None) == []
-        client.close()

@@ -14,12 +14,9 @@ for is not kept in one worker's memory. This package keeps it in Redis:
 - :class:`~.settings.SharedSettings` — the URL, key prefix, TTLs, bounds, and the
   ``requestState`` keys every worker must share (MRTR retries land anywhere).
 
-Redis is reached with redis-py's **synchronous** client, each command run in a
-worker thread (``trio.to_thread.run_sync``) under a bounded
-:class:`trio.CapacityLimiter` (:mod:`.redis_client`): redis-py is the maintained
-client and parser, its sync client is thread-safe over a connection pool, and its
-asyncio client would need an asyncio loop, which this Trio runtime does not run.
-A command costs a thread hop (tens of microseconds) next to its network round trip.
+Redis is reached natively from Trio through coredis (:mod:`.redis_client`): each
+command is awaited in the task that needs it, over a bounded connection pool, and a
+cancellation cancels the command — no thread per command.
 
-Importing this package imports redis-py; ``import mcp_actors`` does not.
+Importing this package imports coredis; ``import mcp_actors`` does not.
 """

@@ -1,20 +1,21 @@
-"""The change bus across workers: Redis pub/sub behind :class:`~mcp_actors.runtime.bus.Bus`.
+"""The change bus across workers: a Redis stream behind :class:`~mcp_actors.runtime.bus.Bus`.
 
 :meth:`RedisBus.publish` hands a change to this worker's receivers at once (as the
 in-process bus does: it never blocks) and queues it for the other workers; a
-sender actor publishes the queue on one Redis channel (``<prefix>:bus``), and a
-listener actor hands what the other workers published to this worker's receivers.
-Each message names the worker it came from, so a worker skips its own.
+sender actor appends the queue to one Redis stream (``<prefix>:bus``, ``XADD``), and
+a listener actor reads that stream from the last entry it saw (``XREAD BLOCK``) and
+hands what the other workers published to this worker's receivers. Each entry
+names the worker it came from, so a worker skips its own.
+
+Reading from a cursor is what makes the fan-out **at least once**: a worker that
+lost Redis for a while reads on from its cursor when it is back, and gets what
+was published meanwhile — as long as the stream still holds it. The stream keeps
+its newest ``retention`` entries (``XADD MAXLEN``).
 
 The queue is bounded and coalescing, like a listener's mailbox: a change whose
 :attr:`~mcp_actors.runtime.bus.Change.key` is already waiting replaces it (latest
 wins), and beyond ``outbox`` distinct keys a change is not sent to the other
 workers (counted in :attr:`RedisBus.dropped`; this worker's listeners still got it).
-Redis pub/sub delivers to the workers connected at that moment, at most once: a
-listener on a worker that lost its Redis connection misses what was published
-meanwhile (it re-subscribes; the listen stream itself stays open). That matches
-what listen promises (notifications, not a log); task *records* are in the task
-store, so a client polling ``tasks/get`` never misses a final state.
 """
 
 from __future__ import annotations
@@ -24,19 +25,22 @@ from typing import Any
 
 import attrs
 import msgspec
-import redis
 import trio
+from coredis import PureToken
 
 from ..protocol.methods import METHODS
 from ..runtime.bus import BusStatistics, Change, MemoryBus, Receiver, Unsubscribe
-from .redis_client import RedisClient
+from .redis_client import RedisClient, RedisError, as_bytes, as_text
 
 log = logging.getLogger("mcp_actors.shared.bus")
 
-#: Seconds the listener blocks in Redis per read (bounds how long a stop waits on it).
-_READ_SECONDS = 0.5
 #: Seconds to wait before reconnecting after a Redis error.
 _RETRY_SECONDS = 1.0
+#: Milliseconds one read blocks in Redis, and entries it takes at most.
+_BLOCK_MS = 500
+_READ_COUNT = 256
+#: The field of a stream entry holding the change.
+_FIELD = b"c"
 
 
 class _Wire(msgspec.Struct, frozen=True):
@@ -59,10 +63,13 @@ class RedisBus:
     Run :meth:`run` in a nursery for as long as the bus is used."""
 
     redis: RedisClient
-    channel: str
+    #: The Redis stream every worker appends to and reads.
+    stream: str
     #: This worker's name on the bus (unique per process).
     origin: str
     outbox: int = 1024
+    #: Entries the stream keeps (older ones are trimmed).
+    retention: int = 10_000
     _local: MemoryBus = attrs.field(init=False, factory=MemoryBus)
     _waiting: dict[tuple[str, str | None], Change] = attrs.field(init=False, factory=dict)
     _wakeup: trio.Event = attrs.field(init=False, factory=trio.Event)
@@ -101,9 +108,17 @@ class RedisBus:
             batch, self._waiting = list(self._waiting.values()), {}
             messages = [self._encode(change) for change in batch]
             try:
-                await self.redis.run(_publish_all, self.channel, messages)
+                async with self.redis.client.pipeline(transaction=False) as pipeline:
+                    for message in messages:
+                        pipeline.xadd(
+                            self.stream,
+                            {_FIELD: message},
+                            trim_strategy=PureToken.MAXLEN,
+                            threshold=self.retention,
+                            trim_operator=PureToken.APPROXIMATELY,
+                        )
                 self.sent += len(messages)
-            except redis.RedisError as error:
+            except RedisError as error:
                 self.dropped += len(messages)
                 log.warning("could not publish %d change(s) to Redis: %s", len(messages), error)
 
@@ -112,23 +127,25 @@ class RedisBus:
         return _encode(wire)
 
     async def _receive(self, *, task_status: trio.TaskStatus[None]) -> None:
-        started = False
+        cursor = await self._newest_entry()
+        task_status.started()
         while True:
-            pubsub: Any = self.redis.client.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
             try:
-                await self.redis.run(_subscribe, pubsub, self.channel)
-                if not started:
-                    task_status.started()
-                    started = True
-                while True:
-                    message = await self.redis.run(_next_message, pubsub)
-                    if message is not None and message.get("type") == "message":
-                        self._deliver(message["data"])
-            except redis.RedisError as error:
-                log.warning("Redis bus listener: %s; reconnecting", error)
-            finally:
-                pubsub.close()
-            await trio.sleep(_RETRY_SECONDS)
+                found = await self.redis.client.xread(
+                    {self.stream: cursor}, count=_READ_COUNT, block=_BLOCK_MS
+                )
+            except RedisError as error:
+                log.warning("Redis bus listener: %s; reading on from %s", error, cursor)
+                await trio.sleep(_RETRY_SECONDS)
+                continue
+            for entry in (found or {}).get(self.stream.encode(), ()):
+                cursor = as_text(entry.identifier)
+                self._deliver(as_bytes(entry.field_values.get(_FIELD, b"")))
+
+    async def _newest_entry(self) -> str:
+        """The id of the stream's newest entry (what this worker reads after)."""
+        newest = await self.redis.client.xrevrange(self.stream, "+", "-", count=1)
+        return as_text(newest[0].identifier) if newest else "0-0"
 
     def _deliver(self, data: bytes) -> None:
         try:
@@ -144,19 +161,3 @@ class RedisBus:
             return
         self.received += 1
         self._local.publish(Change(wire.method, wire.subject, params, wire.audience))
-
-
-def _publish_all(client: redis.Redis, channel: str, messages: list[bytes]) -> None:
-    pipeline = client.pipeline(transaction=False)
-    for message in messages:
-        pipeline.publish(channel, message)
-    pipeline.execute()
-
-
-def _subscribe(client: redis.Redis, pubsub: Any, channel: str) -> None:
-    pubsub.subscribe(channel)
-
-
-def _next_message(client: redis.Redis, pubsub: Any) -> dict[str, Any] | None:
-    message: dict[str, Any] | None = pubsub.get_message(timeout=_READ_SECONDS)
-    return message

@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
 
-import redis
+from coredis import PureToken
 
 from ..transports.http.event_store import EventStore, StoredEvent
-from .redis_client import RedisClient
+from .redis_client import RedisClient, as_bytes, as_text
 
 _ENTRY_ID = re.compile(r"([0-9]{1,20})-([0-9]{1,20})")
 _PAYLOAD = b"d"
@@ -49,17 +48,30 @@ class RedisEventStore(EventStore):
     async def append(self, stream: str, payload: bytes) -> str:
         key = self._stream_key(stream)
         self._streams.add(stream)
-        entry = await self.redis.run(_append, key, payload, self.max_events, self.ttl_ms)
-        return f"{stream}/{entry}"
+        async with self.redis.client.pipeline(transaction=False) as pipeline:
+            entry = pipeline.xadd(
+                key,
+                {_PAYLOAD: payload},
+                trim_strategy=PureToken.MAXLEN,
+                threshold=self.max_events,
+                trim_operator=PureToken.EQUAL,
+            )
+            pipeline.pexpire(key, self.ttl_ms)
+        identifier = await entry
+        assert identifier is not None  # XADD without NOMKSTREAM always adds
+        return f"{stream}/{as_text(identifier)}"
 
     async def read(self, stream: str, after: str | None) -> list[StoredEvent]:
         start = "-" if after is None else _exclusive(after)
         if start is None:
             return []
         key = self._stream_key(stream)
-        entries = await self.redis.run(lambda client: client.xrange(key, start, "+"))
+        entries = await self.redis.client.xrange(key, start, "+")
         return [
-            StoredEvent(f"{stream}/{_text(entry)}", fields[_PAYLOAD]) for entry, fields in entries
+            StoredEvent(
+                f"{stream}/{as_text(entry.identifier)}", as_bytes(entry.field_values[_PAYLOAD])
+            )
+            for entry in entries
         ]
 
     def stream_of(self, event_id: str) -> str | None:
@@ -77,30 +89,18 @@ class RedisEventStore(EventStore):
         milliseconds, sequence = threshold.split("-")
         # Trim what is <= event_id: keep entries >= its successor.
         successor = f"{milliseconds}-{int(sequence) + 1}"
-        await self.redis.run(lambda client: client.xtrim(key, minid=successor, approximate=False))
+        await self.redis.client.xtrim(key, PureToken.MINID, successor)  # type: ignore[arg-type]
 
     async def discard(self, stream: str) -> None:
         self._streams.discard(stream)
         key = self._stream_key(stream)
-        await self.redis.run(lambda client: client.delete(key))
+        await self.redis.client.delete([key])
 
     async def aclose(self) -> None:
         keys = [self._stream_key(stream) for stream in self._streams]
         self._streams.clear()
         if keys:
-            await self.redis.run(lambda client: client.delete(*keys))
-
-
-def _append(client: redis.Redis, key: str, payload: bytes, max_events: int, ttl_ms: int) -> str:
-    pipeline = client.pipeline(transaction=False)
-    pipeline.xadd(key, {_PAYLOAD: payload}, maxlen=max_events, approximate=False)
-    pipeline.pexpire(key, ttl_ms)
-    entry, _ = pipeline.execute()
-    return _text(entry)
-
-
-def _text(entry: Any) -> str:
-    return entry.decode() if isinstance(entry, bytes) else str(entry)
+            await self.redis.client.delete(keys)
 
 
 def _exclusive(event_id: str) -> str | None:

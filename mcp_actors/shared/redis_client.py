@@ -1,67 +1,73 @@
-"""Redis from Trio: redis-py's synchronous client, each command in a bounded thread.
+"""Redis from Trio, natively: a coredis client whose commands are awaited in the caller's task.
 
-``await redis.run(fn, *args)`` runs ``fn(client, *args)`` in a worker thread, at most
-``threads`` at once (more wait their turn: the limiter is the bound); the client's
-connection pool holds as many connections. A Trio cancellation abandons the thread
-(the command still finishes or times out there: ``socket_timeout`` bounds it), so a
-stuck Redis never blocks a shutdown.
+coredis runs on Trio (through anyio): a command is written on a pooled connection
+and its reply awaited in the calling task — no thread per command, and a Trio
+cancellation cancels the command where it waits (its connection is then dropped
+from the pool rather than reused half-read). :func:`open_redis` opens the client for
+the duration of a block (coredis keeps its connections' reader tasks in a nursery
+of its own, so the client has a lifetime like any other actor):
+
+- ``max_connections`` bounds the pool: a command beyond it waits for a connection
+  (at most ``timeout`` seconds, then fails);
+- ``timeout`` bounds connecting and every reply.
+
+Errors are :class:`coredis.exceptions.RedisError` (connection refused, timeouts,
+``WATCH`` conflicts, …): :data:`RedisError` names it for callers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import partial
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import attrs
-import redis
-import trio
+import coredis
+from coredis.exceptions import RedisError
 
-T = TypeVar("T")
+__all__ = ["RedisClient", "RedisError", "as_bytes", "as_text", "open_redis"]
 
 
-@attrs.define(eq=False)
+@attrs.frozen
 class RedisClient:
-    """One Redis server, as Trio code calls it (see the module docstring)."""
+    """One Redis deployment, as Trio code calls it: :attr:`client` is the coredis
+    client (``await redis.client.get(key)``)."""
 
     url: str
-    threads: int = 16
-    #: Seconds a command (or a connection attempt) may take before it fails.
-    timeout: float = 5.0
-    _client: redis.Redis = attrs.field(init=False)
-    _limiter: trio.CapacityLimiter = attrs.field(init=False)
-
-    def __attrs_post_init__(self) -> None:
-        pool = redis.BlockingConnectionPool.from_url(
-            self.url,
-            max_connections=self.threads + 2,  # + the pub/sub listener's
-            timeout=self.timeout,
-            socket_timeout=self.timeout,
-            socket_connect_timeout=self.timeout,
-        )
-        self._client = redis.Redis(connection_pool=pool)
-        self._limiter = trio.CapacityLimiter(self.threads)
-
-    @property
-    def client(self) -> redis.Redis:
-        """The synchronous client: for code already running in a thread."""
-        return self._client
-
-    async def run(self, command: Callable[..., T], *args: Any) -> T:
-        """``command(client, *args)`` in a thread; its result, or its exception."""
-        call = partial(command, self._client, *args)
-        return await trio.to_thread.run_sync(call, limiter=self._limiter, abandon_on_cancel=True)
+    client: coredis.Redis[bytes]
 
     async def ping(self) -> bool:
-        """Whether Redis answers now (False on any connection error)."""
+        """Whether Redis answers now (False on any connection error or timeout)."""
         try:
-            return bool(await self.run(redis.Redis.ping))
-        except redis.RedisError:
+            await self.client.ping()
+        except RedisError:
             return False
+        return True
 
-    def close(self) -> None:
-        """Close every connection of the pool, in use or idle: a pool handed to
-        ``redis.Redis`` is not closed by the client's own ``close``, and a thread
-        abandoned on cancellation may still hold one (its command then fails there)."""
-        self._client.close()
-        self._client.connection_pool.disconnect()
+
+@asynccontextmanager
+async def open_redis(
+    url: str, *, max_connections: int = 16, timeout: float = 5.0
+) -> AsyncIterator[RedisClient]:
+    """A client of the Redis at ``url`` for the duration of the block (see the module
+    docstring). Connections open on first use: :meth:`RedisClient.ping` tells whether
+    Redis answers."""
+    client: coredis.Redis[bytes] = coredis.Redis.from_url(
+        url,
+        decode_responses=False,
+        max_connections=max_connections,
+        pool_timeout=timeout,
+        connect_timeout=timeout,
+        stream_timeout=timeout,
+    )
+    async with client:
+        yield RedisClient(url, client)
+
+
+def as_text(value: str | bytes) -> str:
+    """A reply's string (coredis types a reply as either, by the client's decoding)."""
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def as_bytes(value: str | bytes) -> bytes:
+    """A reply's bytes (the clients here never decode, but the type says either)."""
+    return value if isinstance(value, bytes) else value.encode()

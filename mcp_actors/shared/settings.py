@@ -12,7 +12,7 @@ Parsed strictly, as plugin settings are (:mod:`mcp_actors.config`)::
     share_events = false               # legacy SSE events in Redis (resumable on any worker)
     event_stream_max = 1000            # SSE events kept per stream (oldest trimmed)
     event_ttl_seconds = 3600.0         # a stream's events expire after this idle time
-    redis_threads = 16                 # Redis commands in flight at once per worker
+    redis_connections = 16             # Redis connections per worker (commands beyond wait)
     redis_timeout = 5.0                # seconds per command
     share_sessions = false             # legacy sessions served by any worker (no affinity)
     session_ttl_seconds = 3600.0       # a shared session's record expires after this idle time
@@ -75,7 +75,7 @@ class SharedSettings:
     share_events: bool = False
     event_stream_max: int = attrs.field(default=1000, validator=attrs.validators.ge(1))
     event_ttl_seconds: float = attrs.field(default=3600.0, validator=_positive)
-    redis_threads: int = attrs.field(default=16, validator=attrs.validators.ge(1))
+    redis_connections: int = attrs.field(default=16, validator=attrs.validators.ge(2))
     redis_timeout: float = attrs.field(default=5.0, validator=_positive)
     share_sessions: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
     session_ttl_seconds: float = attrs.field(default=3600.0, validator=_positive)

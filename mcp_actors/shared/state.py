@@ -21,7 +21,7 @@ import trio
 from ..transports.http.event_store import EventStore
 from .bus import RedisBus
 from .event_store import redis_event_stores
-from .redis_client import RedisClient
+from .redis_client import RedisClient, open_redis
 from .settings import SharedSettings, SharedStateUnavailable
 from .task_store import RedisTaskStore
 
@@ -66,24 +66,40 @@ async def open_shared_state(
     docstring). ``max_tasks``: unfinished tasks this worker may run at once."""
     if settings.redis_url is None:
         raise ValueError("shared state needs a redis_url")
-    client = RedisClient(settings.redis_url, settings.redis_threads, settings.redis_timeout)
-    try:
-        if not await client.ping():
-            raise SharedStateUnavailable(f"Redis does not answer at {settings.redis_url}")
-        worker = worker_name()
-        bus = RedisBus(client, settings.key("bus"), worker, settings.bus_outbox)
-        store = RedisTaskStore(
-            client,
-            settings.key_prefix,
-            worker,
-            max_tasks=max_tasks,
-            default_ttl=settings.task_ttl_seconds,
-            heartbeat=settings.heartbeat_seconds,
-        )
-        async with trio.open_nursery() as nursery:
-            await nursery.start(bus.run)
-            await nursery.start(store.run)
-            yield SharedState(settings, worker, client, bus, store)
-            nursery.cancel_scope.cancel()
-    finally:
-        client.close()
+    answered = False
+    async with open_redis(
+        settings.redis_url,
+        max_connections=settings.redis_connections,
+        timeout=settings.redis_timeout,
+    ) as client:
+        # coredis wraps what leaves its block in an exception group: the refusal is
+        # raised outside it, plain.
+        answered = await client.ping()
+        if answered:
+            async with _sharing(settings, client, max_tasks) as state:
+                yield state
+    if not answered:
+        raise SharedStateUnavailable(f"Redis does not answer at {settings.redis_url}")
+
+
+@asynccontextmanager
+async def _sharing(
+    settings: SharedSettings, client: RedisClient, max_tasks: int
+) -> AsyncIterator[SharedState]:
+    """The bus and task store of this worker, their actors running, for the block."""
+    worker = worker_name()
+    bus = RedisBus(client, settings.key("bus"), worker, settings.bus_outbox)
+    store = RedisTaskStore(
+        client,
+        settings.key_prefix,
+        worker,
+        max_tasks=max_tasks,
+        default_ttl=settings.task_ttl_seconds,
+        heartbeat=settings.heartbeat_seconds,
+    )
+    async with trio.open_nursery() as nursery:
+        await nursery.start(bus.run)
+        await nursery.start(store.run)
+        yield SharedState(settings, worker, client, bus, store)
+        nursery.cancel_scope.cancel()
+    await store.retire()

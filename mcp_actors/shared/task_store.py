@@ -36,11 +36,12 @@ from typing import Any
 
 import attrs
 import msgspec
-import redis
 import trio
+from coredis import PureToken
+from coredis.exceptions import WatchError
 
 from ..runtime.task_store import TaskRecord, TaskStoreFull
-from .redis_client import RedisClient
+from .redis_client import RedisClient, RedisError
 
 log = logging.getLogger("mcp_actors.shared.tasks")
 
@@ -107,13 +108,18 @@ class RedisTaskStore:
         lifetime_ms = record.ttl_ms or int(self.default_ttl * 1000)
         key = self._task_key(record.task_id)
         index = self._requestor_key(record.requestor) if record.requestor else None
-        await self.redis.run(_add_record, key, _encode(record), lifetime_ms, index, record.task_id)
+        async with self.redis.client.pipeline(transaction=True) as pipeline:
+            pipeline.set(key, _encode(record), px=lifetime_ms)
+            if index is not None:  # the set lives at least as long as the record
+                pipeline.sadd(index, [record.task_id])
+                pipeline.pexpire(index, lifetime_ms, PureToken.NX)
+                pipeline.pexpire(index, lifetime_ms, PureToken.GT)
         self._mine.add(record.task_id)
         self._added += 1
 
     async def get(self, task_id: str) -> TaskRecord | None:
         key = self._task_key(task_id)
-        record = _decode(await self.redis.run(lambda client: client.get(key)))
+        record = _decode(await self.redis.client.get(key))
         if record is None:
             self._mine.discard(task_id)
             return None
@@ -131,28 +137,47 @@ class RedisTaskStore:
         if not requestor:
             return []
         index = self._requestor_key(requestor)
-        ids = sorted(await self.redis.run(lambda client: client.smembers(index)))
+        ids = sorted(await self.redis.client.smembers(index))
         if not ids:
             return []
         keys = [self._task_key(task_id.decode()) for task_id in ids]
-        found = await self.redis.run(lambda client: client.mget(keys))
+        found = await self.redis.client.mget(keys)
         records = [_decode(data) for data in found]
         gone = [task_id for task_id, record in zip(ids, records, strict=True) if record is None]
         if gone:
-            await self.redis.run(lambda client: client.srem(index, *gone))
+            await self.redis.client.srem(index, gone)
         mine = [r for r in records if r is not None and r.requestor == requestor]
         return sorted(mine, key=lambda record: record.created)
 
     async def _alive(self, worker: str) -> bool:
         key = self._worker_key(worker)
-        return bool(await self.redis.run(lambda client: client.exists(key)))
+        return bool(await self.redis.client.exists([key]))
 
     async def update(self, task_id: str, **changes: Any) -> TaskRecord | None:
         changes["updated"] = self.now()
-        record = await self.redis.run(_compare_and_set, self._task_key(task_id), changes)
+        record = await self._compare_and_set(self._task_key(task_id), changes)
         if record is None or record.terminal:
             self._mine.discard(task_id)
         return record
+
+    async def _compare_and_set(self, key: str, changes: dict[str, Any]) -> TaskRecord | None:
+        """Apply ``changes`` to the record at ``key`` unless it is finished: read it
+        under ``WATCH``, write it in ``MULTI``; another worker's write in between
+        fails the transaction, and it is tried again."""
+        for _ in range(_ATTEMPTS):
+            try:
+                pipeline = self.redis.client.pipeline(transaction=True)
+                async with pipeline, pipeline.watch(key):
+                    record = _decode(await self.redis.client.get(key))
+                    if record is None or record.terminal:
+                        return record
+                    for name, value in changes.items():
+                        setattr(record, name, value)
+                    pipeline.set(key, _encode(record), keepttl=True)
+                return record
+            except WatchError:
+                continue
+        raise RedisError(f"{key}: changed concurrently {_ATTEMPTS} times; update abandoned")
 
     def live(self) -> int:
         return len(self._mine)
@@ -161,54 +186,22 @@ class RedisTaskStore:
         return len(self._mine)
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Keep this worker's heartbeat key alive until cancelled; then delete it, so
-        the tasks it was running are reported failed at once."""
+        """Keep this worker's heartbeat key alive until cancelled (it expires three
+        heartbeats after the last refresh: then the tasks it ran are reported failed)."""
         key = self._worker_key(self.worker)
         lifetime_ms = int(self.heartbeat * 3000)
-        try:
-            await self.redis.run(lambda client: client.set(key, b"1", px=lifetime_ms))
-            task_status.started()
-            while True:
-                await trio.sleep(self.heartbeat)
-                try:
-                    await self.redis.run(lambda client: client.set(key, b"1", px=lifetime_ms))
-                except redis.RedisError as error:
-                    log.warning("task heartbeat: %s", error)
-        finally:
-            with trio.move_on_after(2.0, shield=True), suppress(redis.RedisError):
-                await self.redis.run(lambda client: client.delete(key))
-
-
-def _add_record(
-    client: redis.Redis, key: str, data: bytes, lifetime_ms: int, index: str | None, task_id: str
-) -> None:
-    """Write a new record, and its id into its requestor's set (in a thread): the set
-    lives at least as long as the record."""
-    with client.pipeline(transaction=True) as pipeline:
-        pipeline.set(key, data, px=lifetime_ms)
-        if index is not None:
-            pipeline.sadd(index, task_id)
-            pipeline.pexpire(index, lifetime_ms, nx=True)
-            pipeline.pexpire(index, lifetime_ms, gt=True)
-        pipeline.execute()
-
-
-def _compare_and_set(client: redis.Redis, key: str, changes: dict[str, Any]) -> TaskRecord | None:
-    """Apply ``changes`` to the record at ``key`` unless it is finished (in a thread)."""
-    for _ in range(_ATTEMPTS):
-        with client.pipeline(transaction=True) as pipeline:
+        await self.redis.client.set(key, b"1", px=lifetime_ms)
+        task_status.started()
+        while True:
+            await trio.sleep(self.heartbeat)
             try:
-                pipeline.watch(key)  # type: ignore[no-untyped-call]
-                record = _decode(pipeline.get(key))  # type: ignore[arg-type]
-                if record is None or record.terminal:
-                    pipeline.unwatch()
-                    return record
-                for name, value in changes.items():
-                    setattr(record, name, value)
-                pipeline.multi()
-                pipeline.set(key, _encode(record), keepttl=True)
-                pipeline.execute()
-                return record
-            except redis.WatchError:
-                continue
-    raise redis.RedisError(f"{key}: changed concurrently {_ATTEMPTS} times; update abandoned")
+                await self.redis.client.set(key, b"1", px=lifetime_ms)
+            except RedisError as error:
+                log.warning("task heartbeat: %s", error)
+
+    async def retire(self) -> None:
+        """Delete this worker's heartbeat key, so the tasks it was running are reported
+        failed at once: called when the worker stops in order (a worker killed, or
+        cancelled from outside, is noticed when its key expires)."""
+        with trio.move_on_after(2.0), suppress(RedisError):
+            await self.redis.client.delete([self._worker_key(self.worker)])
