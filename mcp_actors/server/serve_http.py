@@ -283,10 +283,8 @@ async def serve_http(
                 config, event_store_factory=state.event_stores(), replay_unknown_sessions=True
             )
         health = None if state is None else state.unhealthy
-        async with session_directory(state) as directory:
-            await _serve(
-                server, host, port, config, policy, sock, health, auth, directory, task_status
-            )
+        directory = _session_directory(state)
+        await _serve(server, host, port, config, policy, sock, health, auth, directory, task_status)
 
 
 def _with_overrides(server: HostedServer, config: HttpConfig, **given: Any) -> HttpConfig:
@@ -362,16 +360,13 @@ async def sharing(
         yield state
 
 
-@asynccontextmanager
-async def session_directory(state: SharedState | None) -> AsyncIterator[SessionDirectory | None]:
+def _session_directory(state: SharedState | None) -> SessionDirectory | None:
     """The shared sessions' directory when ``state``'s settings share sessions, else None."""
     if state is None or not state.settings.share_sessions:
-        yield None
-        return
-    from ..shared.sessions import open_session_directory  # imports coredis
+        return None
+    from ..shared.sessions import session_directory
 
-    async with open_session_directory(state.settings) as directory:
-        yield directory
+    return session_directory(state)
 
 
 def run_http(

@@ -25,15 +25,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import attrs
 import coredis
 
 from ..transports.http.directory import SessionFull, SessionRecord, StateChange
-from .settings import SharedSettings
+from .redis_client import as_bytes
+from .state import SharedState
 
 log = logging.getLogger("mcp_actors.shared.sessions")
 
@@ -114,10 +113,9 @@ def _change_args(changes: list[StateChange]) -> list[bytes]:
 
 @attrs.define(eq=False)
 class RedisSessionDirectory:
-    """Session records in Redis (see the module docstring). ``client`` is a coredis
-    client (bytes responses)."""
+    """Session records in Redis (see the module docstring)."""
 
-    client: Any
+    client: coredis.Redis[bytes]
     prefix: str
     #: Seconds a record lives after the last request that touched it.
     ttl: float = 3600.0
@@ -138,7 +136,8 @@ class RedisSessionDirectory:
     async def create(self, session_id: str, record: SessionRecord) -> None:
         keys = [self._key(session_id), self._index]
         now = int(time.time() * 1000)
-        args = [session_id, record.initialize, record.caller, self._ttl_ms, now, self.max_sessions]
+        args: list[Any] = [session_id, record.initialize, record.caller, self._ttl_ms, now]
+        args.append(self.max_sessions)
         created = await self.client.eval(_CREATE, keys=keys, args=args)
         if not created:
             raise SessionFull(f"{self.max_sessions} shared sessions are open")
@@ -146,8 +145,10 @@ class RedisSessionDirectory:
     async def find(self, session_id: str) -> SessionRecord | None:
         keys = [self._key(session_id), self._index]
         now = int(time.time() * 1000)
-        flat = await self.client.eval(_FIND, keys=keys, args=[session_id, self._ttl_ms, now])
-        return _record(_pairs(list(flat)))
+        args: list[Any] = [session_id, self._ttl_ms, now]
+        flat = await self.client.eval(_FIND, keys=keys, args=args)
+        assert isinstance(flat, list)
+        return _record(_pairs([as_bytes(item) for item in flat]))
 
     async def change(self, session_id: str, changes: list[StateChange]) -> None:
         args: list[Any] = [self.max_subscriptions, *_change_args(changes)]
@@ -161,25 +162,17 @@ class RedisSessionDirectory:
             )
 
     async def end(self, session_id: str) -> None:
-        await self.client.delete([self._key(session_id)])
-        await self.client.zrem(self._index, [session_id])
+        async with self.client.pipeline(transaction=True) as pipeline:
+            pipeline.delete([self._key(session_id)])
+            pipeline.zrem(self._index, [session_id])
 
 
-@asynccontextmanager
-async def open_session_directory(settings: SharedSettings) -> AsyncIterator[RedisSessionDirectory]:
-    """The session directory of ``settings``' deployment, over a coredis client of its
-    own for the duration of the block."""
-    if settings.redis_url is None:
-        raise ValueError("shared sessions need a redis_url")
-    client = coredis.Redis.from_url(
-        settings.redis_url,
-        stream_timeout=settings.redis_timeout,
-        connect_timeout=settings.redis_timeout,
+def session_directory(state: SharedState) -> RedisSessionDirectory:
+    """The session directory of ``state``'s deployment, over its Redis client."""
+    settings = state.settings
+    return RedisSessionDirectory(
+        state.redis.client,
+        settings.key_prefix,
+        ttl=settings.session_ttl_seconds,
+        max_sessions=settings.max_shared_sessions,
     )
-    async with client:
-        yield RedisSessionDirectory(
-            client,
-            settings.key_prefix,
-            ttl=settings.session_ttl_seconds,
-            max_sessions=settings.max_shared_sessions,
-        )
