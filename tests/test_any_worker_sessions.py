@@ -10,7 +10,7 @@ from the workers' own statistics (``sessionRequests`` of their health endpoints)
 from __future__ import annotations
 
 import gc
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -151,3 +151,68 @@ async def test_delete_on_one_worker_ends_the_session_on_both(tmp_path: Path) -> 
         for url in (first, second):
             gone = await http.post(url, content=call, headers=headers)
             assert gone.status_code == 404, gone.text
+
+
+async def wait_until(predicate: Callable[[], bool]) -> None:
+    """Return once ``predicate()`` holds (a hang guard, not a timing assertion)."""
+    with trio.fail_after(15):
+        while not predicate():
+            await trio.sleep(0.01)
+
+
+async def test_our_client_every_legacy_feature_across_workers(tmp_path: Path) -> None:
+    """Progress, sampling and elicitation inside tools, a subscription's updates and a
+    list change on the GET stream, cancellation: each request may land on either
+    worker, and whatever must reach a live actor elsewhere is routed to it."""
+    changes: list[str] = []
+
+    async def sample(params: t.CreateMessageParams) -> t.CreateMessageResult:
+        return t.CreateMessageResult(
+            role="assistant", content=t.TextContent(text="old pond"), model="m"
+        )
+
+    async def elicit(params: t.ElicitParams) -> t.ElicitResult:
+        return t.ElicitResult(action="accept", content={"ok": True})
+
+    handlers = ClientHandlers(sampling=sample, elicitation=elicit, on_list_changed=changes.append)
+    async with any_worker_deployment(tmp_path) as deployment:
+        async with open_client(deployment.url, era="legacy", handlers=handlers) as client:
+            progress: list[float] = []
+            for _ in range(4):
+                progress.clear()
+                steps = await client.call_tool(
+                    "steps", {"count": 3}, on_progress=lambda p, total, m: progress.append(p)
+                )
+                assert int(text(steps)) in deployment.pids
+                assert progress[-1] == 3  # reports may coalesce; the last one arrives
+            # A call and the client's answer to its question are two POSTs: a third one
+            # after each makes the calls alternate between the workers (round robin).
+            asked, booked = set(), set()
+            for _ in range(4):
+                asked.add(text(await client.call_tool("haiku", {"topic": "frogs"})))
+                booked.add(text(await client.call_tool("book", {"room": "A"})))
+                await client.call_tool("whoami")
+            assert {answer.split(" (asked by ")[0] for answer in asked} == {"old pond"}
+            assert {int(a.split(" (asked by ")[1].rstrip(")")) for a in asked} == deployment.pids
+            assert {b.split(" by ")[0] for b in booked} == {"A: confirmed=True"}
+            assert {int(b.split(" by ")[1]) for b in booked} == deployment.pids
+
+            async with client.subscribe("note://a") as updates:
+                touched = set()
+                for _ in range(4):  # published from either worker
+                    touched.add(int(text(await client.call_tool("touch", {"uri": "note://a"}))))
+                    with trio.fail_after(15):
+                        update = await updates.receive()
+                    assert update.uri == "note://a"
+                assert touched == deployment.pids
+
+            grown = int(text(await client.call_tool("grow")))
+            await wait_until(lambda: "notifications/tools/list_changed" in changes)
+            assert grown in deployment.pids
+
+            for attempt in range(4):
+                marker = tmp_path / f"cancelled-{attempt}"
+                with trio.move_on_after(1):  # the client cancels the call: notifications/cancelled
+                    await client.call_tool("hold", {"marker": str(marker)})
+                await wait_until(marker.exists)
+        assert all(count >= 10 for count in await deployment.session_requests())

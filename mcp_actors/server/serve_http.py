@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 from ..transports.abc import MessageStream
 from ..transports.http.app import HealthCheck, McpHttpApp
 from ..transports.http.config import HttpConfig
-from ..transports.http.directory import SessionDirectory
+from ..transports.http.directory import Mailbox, SessionDirectory
 from ..transports.http.lean import LeanHttpServer
 from ..transports.http.lean_limits import LeanLimits
 from ..transports.http.modern import InputSchemaOf
@@ -283,8 +283,10 @@ async def serve_http(
                 config, event_store_factory=state.event_stores(), replay_unknown_sessions=True
             )
         health = None if state is None else state.unhealthy
-        directory = _session_directory(state)
-        await _serve(server, host, port, config, policy, sock, health, auth, directory, task_status)
+        shared_sessions = await _shared_sessions(state)
+        await _serve(
+            server, host, port, config, policy, sock, health, auth, shared_sessions, task_status
+        )
 
 
 def _with_overrides(server: HostedServer, config: HttpConfig, **given: Any) -> HttpConfig:
@@ -305,12 +307,13 @@ async def _serve(
     sock: socket.socket | None,
     health: HealthCheck | None,
     auth: ResourceServer | None,
-    directory: SessionDirectory | None,
+    shared_sessions: tuple[SessionDirectory, Mailbox] | None,
     task_status: trio.TaskStatus[HttpServerHandle],
 ) -> None:
     front_end = front_end_of(config)
     serve = partial(_serve_front_end, front_end)
     shutdown = trio.Event()
+    directory, mailbox = shared_sessions or (None, None)
     async with open_supervisor() as supervisor, trio.open_nursery() as nursery:
         await server.mounts.connect(supervisor)  # what they offer is declared: see .mount
         app = McpHttpApp(
@@ -322,8 +325,11 @@ async def _serve(
             auth,
             health_check=health,
             directory=directory,
+            mailbox=mailbox,
         )
         await nursery.start(app.registry.run_expiry)
+        if app.shared is not None:
+            await nursery.start(app.shared.run)
         async with trio.open_nursery() as http_nursery:
             bound = await http_nursery.start(serve, app, host, port, shutdown, sock)
             bound_port = bound[0][1]
@@ -360,13 +366,16 @@ async def sharing(
         yield state
 
 
-def _session_directory(state: SharedState | None) -> SessionDirectory | None:
-    """The shared sessions' directory when ``state``'s settings share sessions, else None."""
+async def _shared_sessions(
+    state: SharedState | None,
+) -> tuple[SessionDirectory, Mailbox] | None:
+    """The session directory and this worker's mailbox when ``state``'s settings share
+    legacy sessions, else None."""
     if state is None or not state.settings.share_sessions:
         return None
-    from ..shared.sessions import session_directory
+    from ..shared.sessions import open_shared_sessions
 
-    return session_directory(state)
+    return await open_shared_sessions(state)
 
 
 def run_http(

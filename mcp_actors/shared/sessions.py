@@ -6,7 +6,10 @@ Each record is one hash, ``<prefix>:session:<id>``:
 - ``init``: the client's ``initialize`` params (JSON, as sent);
 - ``caller``: who opened it (``""``: a server without authentication);
 - ``level``: its ``logging/setLevel`` level, once set;
-- ``s:<uri>``: one field per subscribed URI.
+- ``get``: the number of the worker carrying its GET stream, while one is open;
+- ``w:<n>``: one field per worker that has run an actor of the session;
+
+and its subscriptions are the set ``<prefix>:session:<id>:subs``.
 
 **Bounds.** A record expires ``ttl`` seconds after the last request that touched it
 (every request of the session restarts the clock with its read: ``PEXPIRE``), so a
@@ -17,8 +20,8 @@ expiry time; creating one first drops the expired ones from it, then refuses
 answered 503 with ``Retry-After``) when the set is full — all in one Lua script, so
 workers creating sessions at once cannot overshoot. A record holds at most
 ``max_subscriptions`` subscriptions: past it, further ``resources/subscribe``
-requests are still served by the worker they land on but not recorded (logged),
-so another worker does not deliver their updates.
+requests are still served by the worker they land on but not recorded (logged), so
+another worker does not deliver their updates.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import attrs
 import coredis
 
 from ..transports.http.directory import SessionFull, SessionRecord, StateChange
+from .mailbox import RedisMailbox, take_worker_number
 from .redis_client import as_bytes
 from .state import SharedState
 
@@ -39,76 +43,83 @@ log = logging.getLogger("mcp_actors.shared.sessions")
 _INIT = b"init"
 _CALLER = b"caller"
 _LEVEL = b"level"
-_SUBSCRIPTION = b"s:"
+_STREAM = b"get"
+_WORKER = b"w:"
 
-#: KEYS: record, index. ARGV: id, init, caller, ttl ms, now ms, max sessions.
+#: KEYS: record, subscriptions, index. ARGV: id, init, caller, ttl ms, now ms, max
+#: sessions, the creating worker's field.
 _CREATE = """
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[5])
-if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[6]) then return 0 end
-redis.call('HSET', KEYS[1], 'init', ARGV[2], 'caller', ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[5])
+if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[6]) then return 0 end
+redis.call('DEL', KEYS[2])
+redis.call('HSET', KEYS[1], 'init', ARGV[2], 'caller', ARGV[3], ARGV[7], '1')
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
-redis.call('ZADD', KEYS[2], ARGV[5] + ARGV[4], ARGV[1])
+redis.call('ZADD', KEYS[3], ARGV[5] + ARGV[4], ARGV[1])
 return 1
 """
 
-#: KEYS: record, index. ARGV: id, ttl ms, now ms. The record, its clock restarted.
+#: KEYS: record, subscriptions, index. ARGV: id, ttl ms, now ms, worker field.
+#: The record and its subscriptions, its clock restarted and the worker added.
 _FIND = """
-local fields = redis.call('HGETALL', KEYS[1])
-if #fields == 0 then return fields end
+if redis.call('EXISTS', KEYS[1]) == 0 then return {{}, {}} end
+redis.call('HSET', KEYS[1], ARGV[4], '1')
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
-redis.call('ZADD', KEYS[2], ARGV[3] + ARGV[2], ARGV[1])
-return fields
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+redis.call('ZADD', KEYS[3], ARGV[3] + ARGV[2], ARGV[1])
+return {redis.call('HGETALL', KEYS[1]), redis.call('SMEMBERS', KEYS[2])}
 """
 
-#: KEYS: record. ARGV: max subscriptions, then (field, value or "" to delete) pairs.
-#: A change to a record that is gone is dropped (the session ended meanwhile).
+#: KEYS: record, subscriptions. ARGV: max subscriptions, ttl ms, then (kind, value)
+#: pairs. A change to a record that is gone is dropped (the session ended meanwhile).
 _CHANGE = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local dropped = 0
-for i = 2, #ARGV, 2 do
-  if ARGV[i + 1] == '' then
-    redis.call('HDEL', KEYS[1], ARGV[i])
-  elseif string.sub(ARGV[i], 1, 2) == 's:'
-      and redis.call('HEXISTS', KEYS[1], ARGV[i]) == 0
-      and redis.call('HLEN', KEYS[1]) - 2 - redis.call('HEXISTS', KEYS[1], 'level')
-          >= tonumber(ARGV[1]) then
+for i = 3, #ARGV, 2 do
+  if ARGV[i] == 'level' then
+    redis.call('HSET', KEYS[1], 'level', ARGV[i + 1])
+  elseif ARGV[i] == 'unsubscribe' then
+    redis.call('SREM', KEYS[2], ARGV[i + 1])
+  elseif redis.call('SCARD', KEYS[2]) >= tonumber(ARGV[1]) then
     dropped = dropped + 1
   else
-    redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+    redis.call('SADD', KEYS[2], ARGV[i + 1])
   end
 end
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
 return dropped
 """
 
+#: KEYS: record. ARGV: worker. Sets ``get`` if the record exists.
+_HOLD = """
+if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'get', ARGV[1]) end
+return 0
+"""
 
-def _record(fields: dict[bytes, bytes]) -> SessionRecord | None:
+#: KEYS: record. ARGV: worker. Clears ``get`` if it is still that worker's.
+_RELEASE = """
+if redis.call('HGET', KEYS[1], 'get') == ARGV[1] then redis.call('HDEL', KEYS[1], 'get') end
+return 0
+"""
+
+
+def _record(fields: dict[bytes, bytes], subscriptions: list[bytes]) -> SessionRecord | None:
     if _INIT not in fields:
         return None
     level = fields.get(_LEVEL)
-    subscriptions = frozenset(
-        name[len(_SUBSCRIPTION) :].decode() for name in fields if name.startswith(_SUBSCRIPTION)
-    )
+    stream = fields.get(_STREAM)
+    workers = frozenset(int(name[len(_WORKER) :]) for name in fields if name.startswith(_WORKER))
     return SessionRecord(
         fields[_INIT],
         fields.get(_CALLER, b"").decode(),
         None if level is None else level.decode(),
-        subscriptions,
+        frozenset(uri.decode() for uri in subscriptions),
+        None if stream is None else int(stream),
+        workers,
     )
 
 
 def _pairs(flat: list[bytes]) -> dict[bytes, bytes]:
     return dict(zip(flat[::2], flat[1::2], strict=True))
-
-
-def _change_args(changes: list[StateChange]) -> list[bytes]:
-    args: list[bytes] = []
-    for change in changes:
-        if change.kind == "level":
-            args += [_LEVEL, change.value.encode()]
-        else:
-            value = b"1" if change.kind == "subscribe" else b""
-            args += [_SUBSCRIPTION + change.value.encode(), value]
-    return args
 
 
 @attrs.define(eq=False)
@@ -122,37 +133,39 @@ class RedisSessionDirectory:
     max_sessions: int = 100_000
     max_subscriptions: int = 1000
 
-    def _key(self, session_id: str) -> str:
-        return f"{self.prefix}:session:{session_id}"
-
-    @property
-    def _index(self) -> str:
-        return f"{self.prefix}:sessions"
+    def _keys(self, session_id: str) -> list[str]:
+        record = f"{self.prefix}:session:{session_id}"
+        return [record, f"{record}:subs", f"{self.prefix}:sessions"]
 
     @property
     def _ttl_ms(self) -> int:
         return max(1, int(self.ttl * 1000))
 
     async def create(self, session_id: str, record: SessionRecord) -> None:
-        keys = [self._key(session_id), self._index]
         now = int(time.time() * 1000)
         args: list[Any] = [session_id, record.initialize, record.caller, self._ttl_ms, now]
-        args.append(self.max_sessions)
-        created = await self.client.eval(_CREATE, keys=keys, args=args)
+        (worker,) = record.workers
+        args += [self.max_sessions, f"w:{worker}"]
+        created = await self.client.eval(_CREATE, keys=self._keys(session_id), args=args)
         if not created:
             raise SessionFull(f"{self.max_sessions} shared sessions are open")
 
-    async def find(self, session_id: str) -> SessionRecord | None:
-        keys = [self._key(session_id), self._index]
+    async def find(self, session_id: str, worker: int) -> SessionRecord | None:
         now = int(time.time() * 1000)
-        args: list[Any] = [session_id, self._ttl_ms, now]
-        flat = await self.client.eval(_FIND, keys=keys, args=args)
-        assert isinstance(flat, list)
-        return _record(_pairs([as_bytes(item) for item in flat]))
+        args: list[Any] = [session_id, self._ttl_ms, now, f"w:{worker}"]
+        found = await self.client.eval(_FIND, keys=self._keys(session_id), args=args)
+        assert isinstance(found, list) and len(found) == 2
+        fields, subscriptions = found
+        return _record(
+            _pairs([as_bytes(item) for item in fields]),
+            [as_bytes(item) for item in subscriptions],
+        )
 
     async def change(self, session_id: str, changes: list[StateChange]) -> None:
-        args: list[Any] = [self.max_subscriptions, *_change_args(changes)]
-        dropped = await self.client.eval(_CHANGE, keys=[self._key(session_id)], args=args)
+        args: list[Any] = [self.max_subscriptions, self._ttl_ms]
+        for change in changes:
+            args += [change.kind, change.value]
+        dropped = await self.client.eval(_CHANGE, keys=self._keys(session_id)[:2], args=args)
         if dropped:
             log.warning(
                 "session %s: %d subscription(s) not recorded (at most %d per session)",
@@ -161,10 +174,17 @@ class RedisSessionDirectory:
                 self.max_subscriptions,
             )
 
+    async def hold_stream(self, session_id: str, worker: int) -> None:
+        await self.client.eval(_HOLD, keys=self._keys(session_id)[:1], args=[worker])
+
+    async def release_stream(self, session_id: str, worker: int) -> None:
+        await self.client.eval(_RELEASE, keys=self._keys(session_id)[:1], args=[worker])
+
     async def end(self, session_id: str) -> None:
+        record, subscriptions, index = self._keys(session_id)
         async with self.client.pipeline(transaction=True) as pipeline:
-            pipeline.delete([self._key(session_id)])
-            pipeline.zrem(self._index, [session_id])
+            pipeline.delete([record, subscriptions])
+            pipeline.zrem(index, [session_id])
 
 
 def session_directory(state: SharedState) -> RedisSessionDirectory:
@@ -176,3 +196,12 @@ def session_directory(state: SharedState) -> RedisSessionDirectory:
         ttl=settings.session_ttl_seconds,
         max_sessions=settings.max_shared_sessions,
     )
+
+
+async def open_shared_sessions(state: SharedState) -> tuple[RedisSessionDirectory, RedisMailbox]:
+    """``state``'s deployment's session directory, and this worker's mailbox under a
+    fresh worker number (see :mod:`.mailbox`)."""
+    client, settings = state.redis.client, state.settings
+    worker = await take_worker_number(client, settings.key_prefix)
+    mailbox = RedisMailbox(client, settings.key_prefix, worker, ttl=settings.session_ttl_seconds)
+    return session_directory(state), mailbox

@@ -4,18 +4,22 @@
 ``grow`` a tool-list change (it adds a tool) (on the change bus: other workers' listeners hear them
 when the bus is shared); ``slow(seconds)`` runs as a task when the client declares
 the extension; ``book(room)`` asks a question (an MRTR round in the modern era);
-``chatter`` logs one message at each of debug, info and warning.
+``chatter`` logs one message at each of debug, info and warning; ``steps`` reports
+progress; ``haiku`` asks the client's model (sampling); ``hold(marker)`` waits until
+cancelled, then writes its pid to the file ``marker``.
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Annotated, Any
 
 import msgspec
 import trio
 
 from mcp_actors import Context, Server
+from mcp_actors.protocol import types as t
 
 server = Server("scale-out", "1.0.0")
 
@@ -74,6 +78,31 @@ async def chatter(ctx: Context) -> int:
     await ctx.info(f"info from {pid}")
     await ctx.warning(f"warning from {pid}")
     return pid
+
+
+@server.tool
+async def steps(ctx: Context, count: Annotated[int, msgspec.Meta(ge=1, le=100)]) -> int:
+    """Reports progress 1..count of count; returns the pid."""
+    for step in range(1, count + 1):
+        await ctx.report_progress(step, count, f"step {step}")
+    return os.getpid()
+
+
+@server.tool
+async def haiku(ctx: Context, topic: str) -> str:
+    """Asks the client's model for a haiku; returns its text and the pid that asked."""
+    answer = await ctx.sample(f"A haiku about {topic}", max_tokens=50)
+    assert isinstance(answer.content, t.TextContent)
+    return f"{answer.content.text} (asked by {os.getpid()})"
+
+
+@server.tool
+async def hold(marker: str) -> str:
+    """Waits until cancelled; then writes this pid to the file ``marker``."""
+    try:
+        await trio.sleep_forever()
+    finally:
+        Path(marker).write_text(str(os.getpid()))
 
 
 @server.tool

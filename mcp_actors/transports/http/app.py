@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 import attrs
 
 from ...protocol.health import health_document
+from .any_worker import SharedSessions
 from .asgi import (
     Receive,
     Request,
@@ -30,12 +31,11 @@ from .asgi import (
 )
 from .auth import HttpAnswer, HttpAuthHook
 from .config import HttpConfig
-from .directory import SessionDirectory
+from .directory import Mailbox, SessionDirectory
 from .endpoint import StreamableHttpEndpoint
 from .event_store import EventStoreStatistics
 from .legacy_sse import LegacySseEndpoints
 from .modern import InputSchemaOf
-from .replicas import SharedSessions
 from .routing import VERSION_HEADER as VERSION
 from .security import HostPolicy
 from .sessions import ServeExchange, SessionRegistry, StartSession
@@ -66,6 +66,11 @@ class McpHttpApp:
     #: The records of the deployment's legacy sessions, for any worker to serve any of
     #: them (see :mod:`.replicas`; None: each session stays on the worker that made it).
     directory: SessionDirectory | None = None
+    #: This worker's mailbox among the workers sharing ``directory`` (needed with it).
+    mailbox: Mailbox | None = None
+    #: This worker's part of the shared sessions (None without a directory): run
+    #: :meth:`~.any_worker.SharedSessions.run` beside the app.
+    shared: SharedSessions | None = attrs.field(init=False, default=None)
     #: Set once a graceful shutdown began: the health endpoint says 503 from then on,
     #: so that a load balancer stops sending new work here.
     draining: bool = attrs.field(init=False, default=False)
@@ -89,6 +94,10 @@ class McpHttpApp:
             config.max_sessions_per_client,
             config.session_rest_after,
         )
+        if self.directory is not None:
+            if self.mailbox is None:
+                raise ValueError("a session directory needs a mailbox")
+            self.shared = SharedSessions(self.directory, self.mailbox, self.registry)
         self._streamable = StreamableHttpEndpoint(
             config,
             self.registry,
@@ -96,7 +105,7 @@ class McpHttpApp:
             self.serve_exchange,
             self.input_schema_of,
             self.auth,
-            None if self.directory is None else SharedSessions(self.directory),
+            self.shared,
         )
         self._legacy = LegacySseEndpoints(config, self.registry, self.start_session, self.auth)
 

@@ -10,19 +10,28 @@ any worker can take any request of any session: it rebuilds the session from its
 record (see :mod:`.replicas`), as the 2026-07-28 era serves each request from what
 the request carries.
 
-Everything here is pure: the record, the directory's interface, and which of a
-POST's messages change a record (:func:`record_changes`).
+What must reach one worker's live actor — a client's answer to a request that actor
+sent, a cancellation, a message for the session's GET stream held there — travels as a
+:class:`Letter` to that worker's :class:`Mailbox`. Workers are numbered (each process
+takes a fresh number from the directory when it starts); a worker's number is its
+address, and the ids of the requests its actors send start at ``number << 32``, so an
+answer's id names the worker waiting for it (:func:`worker_of_request`).
+
+Everything here is pure: the record, the interfaces, and which of a POST's messages
+change a record (:func:`record_changes`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Literal, Protocol
 
 import attrs
 import msgspec
+import trio
 from msgspec import UNSET
 
-from ...protocol.jsonrpc import Envelope, Message, peek
+from ...protocol.jsonrpc import Envelope, Message, RequestId, peek
 from .auth import Principal
 
 #: The methods whose effect outlives their request: the record keeps it.
@@ -64,6 +73,10 @@ class SessionRecord:
     log_level: str | None = None
     #: The URIs it is subscribed to.
     subscriptions: frozenset[str] = frozenset()
+    #: The worker whose actor carries the session's GET stream now (None: no GET open).
+    stream_worker: int | None = None
+    #: The workers that have run an actor of the session (where news of it go).
+    workers: frozenset[int] = frozenset()
 
     def belongs_to(self, principal: Principal | None) -> bool:
         """Whether a request from ``principal`` may use the session (as over one worker)."""
@@ -114,6 +127,81 @@ def initialize_params(message: Message | None) -> bytes | None:
     return None
 
 
+#: Bits of a request id below the worker number (see the module docstring).
+WORKER_SHIFT = 32
+
+
+def first_request_id(worker: int) -> int:
+    """The first id of the requests a worker's session actors send (JSON-safe up to
+    worker 2**20)."""
+    return (worker << WORKER_SHIFT) + 1
+
+
+def worker_of_request(request_id: RequestId | None) -> int | None:
+    """The worker that sent the request ``request_id`` answers (None: not one of ours)."""
+    if isinstance(request_id, int) and not isinstance(request_id, bool) and request_id > 0:
+        return request_id >> WORKER_SHIFT
+    return None
+
+
+def for_every_actor(message: Message | None) -> bool:
+    """Whether every worker's actor of the session must get ``message``: it cancels a
+    request (running on one of them) or says the client is initialized (the actor of
+    the worker that answered ``initialize`` waits for it, wherever it was POSTed)."""
+    items = message if isinstance(message, list) else [message]
+    return any(
+        isinstance(item, Envelope) and item.id is UNSET and item.method in _FOR_EVERY_ACTOR
+        for item in items
+    )
+
+
+_FOR_EVERY_ACTOR = frozenset({"notifications/cancelled", "notifications/initialized"})
+
+
+def answered_ids(message: Message | None) -> list[RequestId]:
+    """The ids ``message`` answers: its responses' (a client's answers to our requests)."""
+    items = message if isinstance(message, list) else [message]
+    return [
+        item.id
+        for item in items
+        if isinstance(item, Envelope)
+        and item.method is UNSET
+        and item.id is not UNSET
+        and item.id is not None
+    ]
+
+
+@attrs.frozen
+class Letter:
+    """What one worker sends another about a session (see :class:`Mailbox`)."""
+
+    session_id: str
+    #: ``inbound``: a client's message for the session actor there (``payload``);
+    #: ``standalone``: a message for the GET stream held there (``payload``);
+    #: ``sync``: the record changed, bring the actor up to date; ``end``: DELETEd.
+    kind: Literal["inbound", "standalone", "sync", "end"]
+    payload: bytes = b""
+
+
+class Mailbox(Protocol):
+    """Letters to the workers of a deployment, each delivered to its addressee once it
+    reads them, in the order sent. Bounded: see the implementation."""
+
+    #: This worker's number (its address).
+    worker: int
+
+    async def send(self, worker: int, letter: Letter) -> None:
+        """Queue ``letter`` for ``worker``."""
+
+    async def run(
+        self,
+        deliver: Callable[[Letter], Awaitable[None]],
+        *,
+        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Hand this worker's letters to ``deliver``, in order, until cancelled."""
+
+
 class SessionFull(Exception):
     """The deployment holds as many shared sessions as it may (``max_shared_sessions``)."""
 
@@ -129,12 +217,18 @@ class SessionDirectory(Protocol):
     async def create(self, session_id: str, record: SessionRecord) -> None:
         """Store a new session's record; raises :class:`SessionFull` when full."""
 
-    async def find(self, session_id: str) -> SessionRecord | None:
-        """The record of ``session_id`` (its idle clock restarted), or None: unknown,
-        expired or ended."""
+    async def find(self, session_id: str, worker: int) -> SessionRecord | None:
+        """The record of ``session_id`` (its idle clock restarted, ``worker`` added to
+        its workers), or None: unknown, expired or ended."""
 
     async def change(self, session_id: str, changes: list[StateChange]) -> None:
         """Apply what a request of the session changed (a level, subscriptions)."""
+
+    async def hold_stream(self, session_id: str, worker: int) -> None:
+        """``worker`` carries the session's GET stream from now on."""
+
+    async def release_stream(self, session_id: str, worker: int) -> None:
+        """``worker``'s GET stream of the session closed (unless another took it over)."""
 
     async def end(self, session_id: str) -> None:
         """Forget the session (DELETE): every worker answers 404 for it from now on."""

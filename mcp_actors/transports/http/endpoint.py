@@ -57,11 +57,13 @@ import logging
 from collections.abc import Callable
 
 import attrs
+import trio
 
 from ...protocol.jsonrpc import InvalidMessage
 from ...protocol.received import Post, read_post
 from ...protocol.versions import HTTP_DEFAULT
 from ..abc import TransportClosed
+from .any_worker import SharedSessions
 from .asgi import (
     EVENT_STREAM,
     BodyTimeout,
@@ -85,7 +87,7 @@ from .directory import SessionFull, initialize_params, record_changes
 from .event_store import EventMemory, EventStore, InMemoryEventStore
 from .exchange import HttpExchange
 from .modern import InputSchemaOf, ModernPostHandler
-from .replicas import NoLocalRoom, SharedSessions
+from .replicas import NoLocalRoom
 from .reply import carry, refuse, reply, send_last_shielded, wait_finished
 from .routing import (
     GET_NOT_ACCEPTABLE,
@@ -112,6 +114,9 @@ from .sessions import Activity, ServeExchange, SessionRegistry, StartSession, mi
 from .sse import encode_event
 
 log = logging.getLogger("mcp_actors.http")
+
+#: Seconds a closing GET stream's worker may take to say it no longer carries it.
+RELEASE_SECONDS = 5.0
 
 
 @attrs.define(eq=False)
@@ -227,7 +232,9 @@ class StreamableHttpEndpoint:
             if changes:
                 await shared.changed(session_id, changes)
         if not post.request_ids:
-            if await self._deliver(transport, post, send):
+            if shared is not None and await shared.route(session_id, post):
+                await respond(send, 202, headers=headers)  # for an actor on another worker
+            elif await self._deliver(transport, post, send):
                 await respond(send, 202, headers=headers)
             return
         self.session_requests += 1
@@ -388,6 +395,8 @@ class StreamableHttpEndpoint:
             session_id = mint_session_id(self.config.session_id_prefix)
         config = self.config
         transport = HttpSessionStream(session_id, config, self._new_store(session_id))
+        if self.shared is not None:
+            self.shared.adopt(transport)
         registry = self.registry
         if not registry.admit(session_id, transport, client):
             return None
@@ -460,7 +469,17 @@ class StreamableHttpEndpoint:
         stream, after = found
         await start_event_stream(send, [(SESSION_HEADER, session_id)])
         deadline = token_deadline(request.principal)
-        await carry(transport, stream, after, receive, send, deadline, self.config.resume_window)
+        window = self.config.resume_window
+        shared = self.shared if stream is transport.standalone else None
+        if shared is None:
+            await carry(transport, stream, after, receive, send, deadline, window)
+            return
+        await shared.hold_stream(session_id)
+        try:
+            await carry(transport, stream, after, receive, send, deadline, window)
+        finally:
+            with trio.move_on_after(RELEASE_SECONDS, shield=True):
+                await shared.release_stream(session_id)
 
     async def _stream_to_carry(
         self,
@@ -555,7 +574,7 @@ class StreamableHttpEndpoint:
     ) -> HttpSessionStream | None:
         """This worker's actor of a shared session, restored or brought up to date from its
         record (see :mod:`.replicas`); None: no such session for this caller."""
-        record = await shared.directory.find(session_id)
+        record = await shared.find(session_id)
         if record is None:
             self.registry.close(session_id)  # ended or expired on another worker
             return None
@@ -569,7 +588,7 @@ class StreamableHttpEndpoint:
             created[1].principal = request.principal
             return created[1]
 
-        return await shared.local_session(session_id, record, self.registry, create)
+        return await shared.local_session(session_id, record, create)
 
 
 def _ok(error_code: int | None) -> int:

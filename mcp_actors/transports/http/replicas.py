@@ -1,6 +1,7 @@
-"""Legacy sessions on any worker: each worker runs its own actor of a shared session.
+"""Local actors of shared sessions: each worker runs its own actor of a session.
 
-With a :class:`~.directory.SessionDirectory` (workers sharing Redis), a legacy
+With a :class:`~.directory.SessionDirectory` (workers sharing Redis, see
+:mod:`.any_worker`), a legacy
 session is not bound to the worker that answered its ``initialize``. Whichever
 worker a request lands on serves it with a *local actor* of the session — a session
 actor like any other, started the first time a request of that session reaches
@@ -16,15 +17,14 @@ Every request of a shared session reads its record first (one Redis round trip,
 which also restarts its idle clock): a record that is gone (DELETE on another
 worker, or expired) closes the local actor and the request gets 404; a record
 that changed since this actor last looked (a level or a subscription set through
-another worker) is replayed into it before the request is delivered. A request
-that changes the record has it written before delivery (:meth:`SharedSessions.changed`).
+another worker) is replayed into it before the request is delivered (and the
+worker that changed it tells the others at once, see :mod:`.any_worker`).
 
 Concurrent first requests of one session on one worker restore it once: the
-others wait for that restoration to finish (:meth:`SharedSessions.local_session`).
+others wait for that restoration to finish (:meth:`Replicas.local_session`).
 
 What a local actor keeps is per worker: a request running here, the response
-streams of the POSTs that landed here, this worker's subscription actors. The
-record alone crosses workers.
+streams of the POSTs that landed here, this worker's subscription actors.
 """
 
 from __future__ import annotations
@@ -35,16 +35,7 @@ import attrs
 import msgspec
 import trio
 
-from .auth import Principal
-from .directory import (
-    LOG_LEVEL,
-    SUBSCRIBE,
-    UNSUBSCRIBE,
-    SessionDirectory,
-    SessionRecord,
-    StateChange,
-    caller_of,
-)
+from .directory import LOG_LEVEL, SUBSCRIBE, UNSUBSCRIBE, SessionRecord, StateChange
 from .session_stream import HttpSessionStream
 from .sessions import SessionRegistry
 
@@ -78,20 +69,17 @@ def _request(request_id: str, method: str, params: bytes) -> bytes:
 
 
 @attrs.define(eq=False)
-class SharedSessions:
+class Replicas:
     """This worker's local actors of a deployment's shared sessions (module docstring)."""
 
-    directory: SessionDirectory
     #: What each local actor has applied, by session id (forgotten when it closes).
     _applied: dict[str, _Applied] = attrs.field(init=False, factory=dict)
     #: Sessions whose local actor is being restored now: set once it is.
     _restoring: dict[str, trio.Event] = attrs.field(init=False, factory=dict)
     _replayed: int = attrs.field(init=False, default=0)
 
-    async def opened(self, session_id: str, initialize: bytes, principal: Principal | None) -> None:
-        """A session was initialized here: record it (raises
-        :class:`~.directory.SessionFull` when the deployment holds as many as it may)."""
-        await self.directory.create(session_id, SessionRecord(initialize, caller_of(principal)))
+    def opened(self, session_id: str) -> None:
+        """A session was initialized here: its actor has applied nothing more."""
         self._applied[session_id] = _Applied()
 
     async def local_session(
@@ -113,7 +101,7 @@ class SharedSessions:
         transport = entry.transport
         if not isinstance(transport, HttpSessionStream):
             return None
-        await self._sync(session_id, transport, record)
+        await self.sync(session_id, transport, record)
         return transport
 
     async def _restore(
@@ -129,13 +117,13 @@ class SharedSessions:
             await self._ask(transport, initialize_id, "initialize", record.initialize)
             await transport.deliver(_INITIALIZED)
             self._applied[session_id] = _Applied()
-            await self._sync(session_id, transport, record)
+            await self.sync(session_id, transport, record)
             return transport
         finally:
             del self._restoring[session_id]
             ready.set()
 
-    async def _sync(
+    async def sync(
         self, session_id: str, transport: HttpSessionStream, record: SessionRecord
     ) -> None:
         """Replay into the local actor what ``record`` holds and it was not told yet."""
@@ -152,10 +140,9 @@ class SharedSessions:
         for method, uri in asks:
             await self._ask(transport, self._next_id(), method, msgspec.json.encode({"uri": uri}))
 
-    async def changed(self, session_id: str, changes: list[StateChange]) -> None:
-        """A request of the session (delivered next, here) changes its record: write the
-        changes to the directory; the local actor applies them itself."""
-        await self.directory.change(session_id, changes)
+    def changed(self, session_id: str, changes: list[StateChange]) -> None:
+        """A request of the session (delivered next, here) changes its record: the local
+        actor applies the changes itself."""
         applied = self._applied.setdefault(session_id, _Applied())
         subscriptions = set(applied.subscriptions)
         for change in changes:
@@ -166,11 +153,6 @@ class SharedSessions:
             else:
                 subscriptions.discard(change.value)
         applied.subscriptions = frozenset(subscriptions)
-
-    async def end(self, session_id: str) -> None:
-        """DELETE: the session ends for every worker."""
-        await self.directory.end(session_id)
-        self.forget(session_id)
 
     def forget(self, session_id: str) -> None:
         """The local actor closed: what it applied goes with it."""

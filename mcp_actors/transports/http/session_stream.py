@@ -39,6 +39,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from typing import Protocol
 
 import trio
 
@@ -57,6 +58,14 @@ log = logging.getLogger("mcp_actors.http")
 Write = Callable[[bytes], Awaitable[None]]
 
 STANDALONE = "g"
+
+
+class Relay(Protocol):
+    """Where a shared session's messages related to no request may go instead of this
+    stream's standalone stream (see :mod:`.any_worker`)."""
+
+    async def unrelated(self, session_id: str, message: Outgoing) -> bool:
+        """True: the relay took ``message`` (it is not written here)."""
 
 
 def _cancellation(request_id: RequestId) -> bytes:
@@ -206,6 +215,8 @@ class HttpSessionStream(MessageStream):
         self._next_stream = 0
         self._live = 0
         self.standalone = self._add(ResponseStream(STANDALONE))
+        #: A shared session's relay (None: every message stays on this stream).
+        self.relay: Relay | None = None
         #: The asleep session's wake-up call (see :meth:`rest`).
         self._wake: Callable[[], None] | None = None
         #: ``last_activity`` when rest was last offered (offered once per idle spell).
@@ -496,7 +507,17 @@ class HttpSessionStream(MessageStream):
         if not stream.pending:
             self._finish(stream)
 
+    async def send_standalone(self, payload: bytes) -> None:
+        """Write a message another worker's actor of this session sent (see
+        :mod:`.any_worker`) on the standalone stream."""
+        await self._append(self.standalone, payload)
+
     async def _unrelated(self, message: Outgoing) -> None:
+        relay, session_id = self.relay, self.session_id
+        if relay is not None and session_id is not None:  # a shared session (see .any_worker)
+            taken = await relay.unrelated(session_id, message)
+            if taken:
+                return
         if self.stateless:
             # Nowhere to go: a stateless session has no standalone stream.
             self._refuse_request(message)
