@@ -20,6 +20,7 @@ import httpx
 import pytest
 import trio
 from mcp import Client as SdkClient
+from mcp import types as mcp_types
 from test_http_sdk_interop import SDK_CLIENT_LEAKS
 
 from mcp_actors import ClientHandlers, open_client
@@ -216,3 +217,76 @@ async def test_our_client_every_legacy_feature_across_workers(tmp_path: Path) ->
                     await client.call_tool("hold", {"marker": str(marker)})
                 await wait_until(marker.exists)
         assert all(count >= 10 for count in await deployment.session_requests())
+
+
+@SDK_CLIENT_LEAKS
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_sdk_client_every_legacy_feature_across_workers(tmp_path: Path) -> None:
+    """As above, with the official Python SDK's client pinned to the legacy era."""
+    notices: list[Any] = []
+
+    async def sample(context: Any, params: Any) -> Any:
+        return mcp_types.CreateMessageResult(
+            role="assistant", content=mcp_types.TextContent(type="text", text="old pond"), model="m"
+        )
+
+    async def elicit(context: Any, params: Any) -> Any:
+        return mcp_types.ElicitResult(action="accept", content={"ok": True})
+
+    async def on_message(message: Any) -> None:
+        if not isinstance(message, Exception):
+            notices.append(message)
+
+    def notified(method: str) -> int:
+        return sum(1 for notice in notices if notice.method == method)
+
+    def sdk_text(result: Any) -> str:
+        return str(result.content[0].text)
+
+    async with any_worker_deployment(tmp_path) as deployment:
+        async with SdkClient(
+            deployment.url,
+            mode="legacy",
+            sampling_callback=sample,
+            elicitation_callback=elicit,
+            message_handler=on_message,
+        ) as client:
+            progress: list[float] = []
+
+            async def on_progress(
+                progress_: float, total: float | None, message: str | None
+            ) -> None:
+                progress.append(progress_)
+
+            for _ in range(4):
+                progress.clear()
+                steps = await client.call_tool("steps", {"count": 3}, progress_callback=on_progress)
+                assert int(sdk_text(steps)) in deployment.pids
+                await wait_until(lambda: bool(progress) and progress[-1] == 3)
+            asked, booked = set(), set()
+            for _ in range(4):
+                asked.add(sdk_text(await client.call_tool("haiku", {"topic": "frogs"})))
+                booked.add(sdk_text(await client.call_tool("book", {"room": "A"})))
+                await client.call_tool("whoami", {})
+            assert {int(a.split(" (asked by ")[1].rstrip(")")) for a in asked} == deployment.pids
+            assert {b.split(" by ")[0] for b in booked} == {"A: confirmed=True"}
+            assert {int(b.split(" by ")[1]) for b in booked} == deployment.pids
+
+            await client.subscribe_resource("note://a")
+            touched = set()
+            for count in range(1, 5):
+                touched.add(int(sdk_text(await client.call_tool("touch", {"uri": "note://a"}))))
+                await wait_until(
+                    lambda count=count: notified("notifications/resources/updated") >= count
+                )
+            assert touched == deployment.pids
+            await client.call_tool("grow", {})
+            await wait_until(lambda: notified("notifications/tools/list_changed") >= 1)
+
+            for attempt in range(4):
+                marker = tmp_path / f"cancelled-{attempt}"
+                with trio.move_on_after(1):
+                    await client.call_tool("hold", {"marker": str(marker)})
+                await wait_until(marker.exists)
+        assert all(count >= 10 for count in await deployment.session_requests())
+    gc.collect()  # the SDK's abandoned generators are reported here (SDK_CLIENT_LEAKS)
