@@ -251,18 +251,18 @@ async def test_sdk_client_every_legacy_feature_across_workers(tmp_path: Path) ->
             elicitation_callback=elicit,
             message_handler=on_message,
         ) as client:
-            progress: list[float] = []
+            reported: list[float] = []
 
             async def on_progress(
-                progress_: float, total: float | None, message: str | None
+                progress: float, total: float | None, message: str | None
             ) -> None:
-                progress.append(progress_)
+                reported.append(progress)
 
             for _ in range(4):
-                progress.clear()
+                reported.clear()
                 steps = await client.call_tool("steps", {"count": 3}, progress_callback=on_progress)
                 assert int(sdk_text(steps)) in deployment.pids
-                await wait_until(lambda: bool(progress) and progress[-1] == 3)
+                await wait_until(lambda: bool(reported) and reported[-1] == 3)
             asked, booked = set(), set()
             for _ in range(4):
                 asked.add(sdk_text(await client.call_tool("haiku", {"topic": "frogs"})))
