@@ -1,26 +1,33 @@
-"""Legacy sessions on any worker: two ``mcp-actors run`` processes sharing their sessions
-through a real ``redis-server``, behind nginx round robin without affinity
-(``deploy/nginx-any-worker.conf``).
+"""Legacy sessions on any worker: one session's requests spread over two workers that
+share their sessions through a real ``redis-server``.
 
-Every request of one session may land on either worker; each worker serves it with
-its own actor of the session, rebuilt from the record in Redis. The spread is asserted
-from the workers' own statistics (``sessionRequests`` of their health endpoints).
+Two deployments: two ``mcp-actors run`` processes on their own ports behind nginx
+round robin without affinity (``deploy/nginx-any-worker.conf``), and ``mcp-actors run
+--workers 2`` on one port (its clients open a fresh connection per request, which the
+kernel hands to either worker). Our client and the official Python SDK's each complete
+every legacy feature — progress, sampling and elicitation inside a tool, a resource
+subscription's updates and a list change on the GET stream, cancellation,
+``logging/setLevel`` — in one session whose requests land on both workers: asserted
+from the workers' own statistics (``sessionRequests`` of their health endpoints) where
+each has a port of its own, and from the pid each worker puts in its answers.
 """
 
 from __future__ import annotations
 
 import gc
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import attrs
 import httpx
+import httpx2
 import pytest
 import trio
 from mcp import Client as SdkClient
 from mcp import types as mcp_types
+from mcp.client.streamable_http import streamable_http_client
 from test_http_sdk_interop import SDK_CLIENT_LEAKS
 
 from mcp_actors import ClientHandlers, open_client
@@ -38,19 +45,27 @@ from deployment import (
 )
 
 SHARE_SESSIONS = {"MCP_ACTORS_SHARED_SHARE_SESSIONS": "true"}
+#: Calls made at most to see both workers answer (each lands on either).
+ATTEMPTS = 40
 
 
 @attrs.frozen
 class Deployment:
     url: str
-    workers: list[Running]
+    #: The worker processes with ports of their own (empty for ``--workers 2``).
+    workers: list[Running] = attrs.field(factory=list)
+    #: The supervising process of ``--workers 2`` (None: separate workers).
+    supervisor: Running | None = None
 
-    @property
-    def pids(self) -> set[int]:
-        return {worker.process.pid for worker in self.workers}
+    def spread(self, pids: set[int]) -> bool:
+        """Whether ``pids`` (of the workers that answered) are both workers."""
+        if self.supervisor is None:
+            return pids == {worker.process.pid for worker in self.workers}
+        return len(pids) == 2 and self.supervisor.process.pid not in pids
 
     async def session_requests(self) -> list[int]:
-        """Each worker's count of legacy session requests served, from its health endpoint."""
+        """Each worker's count of legacy session requests served, from its health endpoint
+        (separate workers only: on one port a health check reaches either)."""
         counts = []
         async with httpx.AsyncClient() as http:
             for worker in self.workers:
@@ -60,7 +75,8 @@ class Deployment:
 
 
 @asynccontextmanager
-async def any_worker_deployment(tmp_path: Path) -> AsyncIterator[Deployment]:
+async def behind_nginx(tmp_path: Path) -> AsyncIterator[Deployment]:
+    """Two workers on their own ports, nginx round robin (no affinity) in front."""
     async with redis_server() as redis_url, AsyncExitStack() as stack:
         workers = []
         for _ in range(2):
@@ -69,7 +85,49 @@ async def any_worker_deployment(tmp_path: Path) -> AsyncIterator[Deployment]:
             workers.append(await stack.enter_async_context(running))
         ports = [int(worker.url.rsplit(":", 1)[1].split("/")[0]) for worker in workers]
         base = await stack.enter_async_context(nginx(tmp_path, ports, NGINX_ANY_WORKER_CONF))
-        yield Deployment(base + "/mcp", workers)
+        yield Deployment(base + "/mcp", workers=workers)
+
+
+@asynccontextmanager
+async def on_one_port(tmp_path: Path) -> AsyncIterator[Deployment]:
+    """``mcp-actors run --workers 2``: two workers accepting on one port."""
+    async with redis_server() as redis_url:
+        arguments = ("--transport", "http", "--port", "0", "--workers", "2")
+        running = mcp_actors_run(
+            SCALE_OUT_SERVER, *arguments, "--redis-url", redis_url, env=SHARE_SESSIONS
+        )
+        async with running as supervisor:
+            yield Deployment(supervisor.url, supervisor=supervisor)
+
+
+DEPLOYMENTS = {"nginx": behind_nginx, "workers": on_one_port}
+
+
+class FreshConnections(httpx.Auth):
+    """Asks for every request's connection to close after it: on one port, each request
+    is then accepted by either worker (keep-alive would pin them to one)."""
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        request.headers["connection"] = "close"
+        yield request
+
+
+async def until_spread(deployment: Deployment, call: Callable[[], Awaitable[int]]) -> set[int]:
+    """Make ``call`` (which returns the pid that answered) until both workers answered."""
+    pids: set[int] = set()
+    for _ in range(ATTEMPTS):
+        pids.add(await call())
+        if deployment.spread(pids):
+            break
+    assert deployment.spread(pids), pids
+    return pids
+
+
+async def wait_until(predicate: Callable[[], bool]) -> None:
+    """Return once ``predicate()`` holds (a hang guard, not a timing assertion)."""
+    with trio.fail_after(15):
+        while not predicate():
+            await trio.sleep(0.01)
 
 
 def text(result: t.CallToolResult) -> str:
@@ -78,58 +136,213 @@ def text(result: t.CallToolResult) -> str:
     return block.text
 
 
-async def test_our_client_one_session_on_both_workers(tmp_path: Path) -> None:
+def sampled(params: Any) -> t.CreateMessageResult:
+    return t.CreateMessageResult(
+        role="assistant", content=t.TextContent(text="old pond"), model="m"
+    )
+
+
+def pid_after(answer: str, marker: str) -> int:
+    return int(answer.rsplit(marker, 1)[1].rstrip(")"))
+
+
+@pytest.mark.parametrize("kind", sorted(DEPLOYMENTS))
+async def test_our_client_every_legacy_feature_across_workers(tmp_path: Path, kind: str) -> None:
     logs: list[str] = []
+    changes: list[str] = []
 
     async def on_log(params: t.LoggingMessageParams) -> None:
         logs.append(str(params.data))
 
-    async with any_worker_deployment(tmp_path) as deployment:
-        handlers = ClientHandlers(on_log=on_log)
-        async with open_client(deployment.url, era="legacy", handlers=handlers) as client:
-            pids = {int(text(await client.call_tool("whoami"))) for _ in range(6)}
-            assert pids == deployment.pids  # one session, served by both
+    async def elicit(params: t.ElicitParams) -> t.ElicitResult:
+        return t.ElicitResult(action="accept", content={"ok": True})
+
+    handlers = ClientHandlers(
+        sampling=sampled, elicitation=elicit, on_log=on_log, on_list_changed=changes.append
+    )
+    auth = FreshConnections() if kind == "workers" else None
+    async with DEPLOYMENTS[kind](tmp_path) as deployment:
+        async with open_client(
+            deployment.url, era="legacy", handlers=handlers, auth=auth
+        ) as client:
+
+            async def whoami() -> int:
+                return int(text(await client.call_tool("whoami")))
+
+            await until_spread(deployment, whoami)
             await client.set_logging_level("warning")  # lands on one worker, applies on both
-            chatted = {int(text(await client.call_tool("chatter"))) for _ in range(6)}
-            assert chatted == deployment.pids
-            with trio.fail_after(10):
-                while len(logs) < 6:
-                    await trio.sleep(0.01)
-        assert {entry.split(" from ")[0] for entry in logs} == {"warning"}, logs
-        assert {int(entry.split(" from ")[1]) for entry in logs} == deployment.pids
-        assert all(count >= 3 for count in await deployment.session_requests())
+
+            async def chatter() -> int:
+                return int(text(await client.call_tool("chatter")))
+
+            await until_spread(deployment, chatter)
+            await wait_until(lambda: len({entry.split(" from ")[1] for entry in logs}) == 2)
+            assert {entry.split(" from ")[0] for entry in logs} == {"warning"}, logs
+
+            reported: list[float] = []
+
+            async def steps() -> int:
+                reported.clear()
+                answer = await client.call_tool(
+                    "steps", {"count": 3}, on_progress=lambda p, total, m: reported.append(p)
+                )
+                assert reported[-1] == 3  # reports may coalesce; the last one arrives
+                return int(text(answer))
+
+            await until_spread(deployment, steps)
+
+            # A call and the client's answer to its question are two POSTs: a third one
+            # after each makes the calls alternate between workers behind round robin.
+            async def haiku() -> int:
+                answer = text(await client.call_tool("haiku", {"topic": "frogs"}))
+                assert answer.startswith("old pond (asked by ")
+                await whoami()
+                return pid_after(answer, "(asked by ")
+
+            async def book() -> int:
+                answer = text(await client.call_tool("book", {"room": "A"}))
+                assert answer.startswith("A: confirmed=True by ")
+                await whoami()
+                return pid_after(answer, " by ")
+
+            await until_spread(deployment, haiku)
+            await until_spread(deployment, book)
+
+            async with client.subscribe("note://a") as updates:
+
+                async def touch() -> int:
+                    pid = int(text(await client.call_tool("touch", {"uri": "note://a"})))
+                    with trio.fail_after(15):
+                        assert (await updates.receive()).uri == "note://a"
+                    return pid
+
+                await until_spread(deployment, touch)
+
+            await client.call_tool("grow")
+            await wait_until(lambda: "notifications/tools/list_changed" in changes)
+
+            for attempt in range(4):
+                marker = tmp_path / f"cancelled-{attempt}"
+                with trio.move_on_after(1):  # the client cancels: notifications/cancelled
+                    await client.call_tool("hold", {"marker": str(marker)})
+                await wait_until(marker.exists)
+        if deployment.workers:
+            assert all(count >= 5 for count in await deployment.session_requests())
 
 
 @SDK_CLIENT_LEAKS
 @pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
-async def test_sdk_client_one_session_on_both_workers(tmp_path: Path) -> None:
-    logs: list[Any] = []
+@pytest.mark.parametrize("kind", sorted(DEPLOYMENTS))
+async def test_sdk_client_every_legacy_feature_across_workers(tmp_path: Path, kind: str) -> None:
+    """As above, with the official Python SDK's client pinned to the legacy era."""
+    notices: list[Any] = []
+    logs: list[str] = []
+
+    async def sample(context: Any, params: Any) -> Any:
+        return mcp_types.CreateMessageResult(
+            role="assistant", content=mcp_types.TextContent(type="text", text="old pond"), model="m"
+        )
+
+    async def elicit(context: Any, params: Any) -> Any:
+        return mcp_types.ElicitResult(action="accept", content={"ok": True})
+
+    async def on_message(message: Any) -> None:
+        if not isinstance(message, Exception):
+            notices.append(message)
 
     async def on_log(params: Any) -> None:
-        logs.append(params.data)
+        logs.append(str(params.data))
 
-    async with any_worker_deployment(tmp_path) as deployment:
-        async with SdkClient(deployment.url, mode="legacy", logging_callback=on_log) as client:
+    def notified(method: str) -> int:
+        return sum(1 for notice in notices if notice.method == method)
+
+    def sdk_text(result: Any) -> str:
+        return str(result.content[0].text)
+
+    headers = {"connection": "close"} if kind == "workers" else None
+    async with (
+        DEPLOYMENTS[kind](tmp_path) as deployment,
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=None)) as http,
+    ):
+        async with SdkClient(
+            streamable_http_client(deployment.url, http_client=http),
+            mode="legacy",
+            sampling_callback=sample,
+            elicitation_callback=elicit,
+            message_handler=on_message,
+            logging_callback=on_log,
+        ) as client:
             assert client.protocol_version == "2025-11-25"
-            pids = set()
-            for _ in range(6):
-                result = await client.call_tool("whoami", {})
-                pids.add(int(result.content[0].text))  # type: ignore[union-attr]
-            assert pids == deployment.pids
+
+            async def whoami() -> int:
+                return int(sdk_text(await client.call_tool("whoami", {})))
+
+            await until_spread(deployment, whoami)
             await client.set_logging_level("warning")  # deprecated in the modern era only
-            for _ in range(6):
-                await client.call_tool("chatter", {})
-            with trio.fail_after(10):
-                while len(logs) < 6:
-                    await trio.sleep(0.01)
-        assert {entry.split(" from ")[0] for entry in logs} == {"warning"}, logs
-        assert {int(entry.split(" from ")[1]) for entry in logs} == deployment.pids
-        assert all(count >= 3 for count in await deployment.session_requests())
+
+            async def chatter() -> int:
+                return int(sdk_text(await client.call_tool("chatter", {})))
+
+            await until_spread(deployment, chatter)
+            await wait_until(lambda: len({entry.split(" from ")[1] for entry in logs}) == 2)
+            assert {entry.split(" from ")[0] for entry in logs} == {"warning"}, logs
+
+            reported: list[float] = []
+
+            async def on_progress(
+                progress: float, total: float | None, message: str | None
+            ) -> None:
+                reported.append(progress)
+
+            async def steps() -> int:
+                reported.clear()
+                answer = await client.call_tool(
+                    "steps", {"count": 3}, progress_callback=on_progress
+                )
+                await wait_until(lambda: bool(reported) and reported[-1] == 3)
+                return int(sdk_text(answer))
+
+            await until_spread(deployment, steps)
+
+            async def haiku() -> int:
+                answer = sdk_text(await client.call_tool("haiku", {"topic": "frogs"}))
+                assert answer.startswith("old pond (asked by ")
+                await whoami()
+                return pid_after(answer, "(asked by ")
+
+            async def book() -> int:
+                answer = sdk_text(await client.call_tool("book", {"room": "A"}))
+                assert answer.startswith("A: confirmed=True by ")
+                await whoami()
+                return pid_after(answer, " by ")
+
+            await until_spread(deployment, haiku)
+            await until_spread(deployment, book)
+
+            await client.subscribe_resource("note://a")
+
+            async def touch() -> int:
+                seen = notified("notifications/resources/updated")
+                pid = int(sdk_text(await client.call_tool("touch", {"uri": "note://a"})))
+                await wait_until(lambda: notified("notifications/resources/updated") > seen)
+                return pid
+
+            await until_spread(deployment, touch)
+            await client.call_tool("grow", {})
+            await wait_until(lambda: notified("notifications/tools/list_changed") >= 1)
+
+            for attempt in range(4):
+                marker = tmp_path / f"cancelled-{attempt}"
+                with trio.move_on_after(1):
+                    await client.call_tool("hold", {"marker": str(marker)})
+                await wait_until(marker.exists)
+        if deployment.workers:
+            assert all(count >= 5 for count in await deployment.session_requests())
     gc.collect()  # the SDK's abandoned generators are reported here (SDK_CLIENT_LEAKS)
 
 
 async def test_delete_on_one_worker_ends_the_session_on_both(tmp_path: Path) -> None:
-    async with any_worker_deployment(tmp_path) as deployment, httpx.AsyncClient() as http:
+    async with behind_nginx(tmp_path) as deployment, httpx.AsyncClient() as http:
         first, second = (worker.url for worker in deployment.workers)
         init = {
             "protocolVersion": "2025-11-25",
@@ -152,141 +365,3 @@ async def test_delete_on_one_worker_ends_the_session_on_both(tmp_path: Path) -> 
         for url in (first, second):
             gone = await http.post(url, content=call, headers=headers)
             assert gone.status_code == 404, gone.text
-
-
-async def wait_until(predicate: Callable[[], bool]) -> None:
-    """Return once ``predicate()`` holds (a hang guard, not a timing assertion)."""
-    with trio.fail_after(15):
-        while not predicate():
-            await trio.sleep(0.01)
-
-
-async def test_our_client_every_legacy_feature_across_workers(tmp_path: Path) -> None:
-    """Progress, sampling and elicitation inside tools, a subscription's updates and a
-    list change on the GET stream, cancellation: each request may land on either
-    worker, and whatever must reach a live actor elsewhere is routed to it."""
-    changes: list[str] = []
-
-    async def sample(params: t.CreateMessageParams) -> t.CreateMessageResult:
-        return t.CreateMessageResult(
-            role="assistant", content=t.TextContent(text="old pond"), model="m"
-        )
-
-    async def elicit(params: t.ElicitParams) -> t.ElicitResult:
-        return t.ElicitResult(action="accept", content={"ok": True})
-
-    handlers = ClientHandlers(sampling=sample, elicitation=elicit, on_list_changed=changes.append)
-    async with any_worker_deployment(tmp_path) as deployment:
-        async with open_client(deployment.url, era="legacy", handlers=handlers) as client:
-            progress: list[float] = []
-            for _ in range(4):
-                progress.clear()
-                steps = await client.call_tool(
-                    "steps", {"count": 3}, on_progress=lambda p, total, m: progress.append(p)
-                )
-                assert int(text(steps)) in deployment.pids
-                assert progress[-1] == 3  # reports may coalesce; the last one arrives
-            # A call and the client's answer to its question are two POSTs: a third one
-            # after each makes the calls alternate between the workers (round robin).
-            asked, booked = set(), set()
-            for _ in range(4):
-                asked.add(text(await client.call_tool("haiku", {"topic": "frogs"})))
-                booked.add(text(await client.call_tool("book", {"room": "A"})))
-                await client.call_tool("whoami")
-            assert {answer.split(" (asked by ")[0] for answer in asked} == {"old pond"}
-            assert {int(a.split(" (asked by ")[1].rstrip(")")) for a in asked} == deployment.pids
-            assert {b.split(" by ")[0] for b in booked} == {"A: confirmed=True"}
-            assert {int(b.split(" by ")[1]) for b in booked} == deployment.pids
-
-            async with client.subscribe("note://a") as updates:
-                touched = set()
-                for _ in range(4):  # published from either worker
-                    touched.add(int(text(await client.call_tool("touch", {"uri": "note://a"}))))
-                    with trio.fail_after(15):
-                        update = await updates.receive()
-                    assert update.uri == "note://a"
-                assert touched == deployment.pids
-
-            grown = int(text(await client.call_tool("grow")))
-            await wait_until(lambda: "notifications/tools/list_changed" in changes)
-            assert grown in deployment.pids
-
-            for attempt in range(4):
-                marker = tmp_path / f"cancelled-{attempt}"
-                with trio.move_on_after(1):  # the client cancels the call: notifications/cancelled
-                    await client.call_tool("hold", {"marker": str(marker)})
-                await wait_until(marker.exists)
-        assert all(count >= 10 for count in await deployment.session_requests())
-
-
-@SDK_CLIENT_LEAKS
-@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
-async def test_sdk_client_every_legacy_feature_across_workers(tmp_path: Path) -> None:
-    """As above, with the official Python SDK's client pinned to the legacy era."""
-    notices: list[Any] = []
-
-    async def sample(context: Any, params: Any) -> Any:
-        return mcp_types.CreateMessageResult(
-            role="assistant", content=mcp_types.TextContent(type="text", text="old pond"), model="m"
-        )
-
-    async def elicit(context: Any, params: Any) -> Any:
-        return mcp_types.ElicitResult(action="accept", content={"ok": True})
-
-    async def on_message(message: Any) -> None:
-        if not isinstance(message, Exception):
-            notices.append(message)
-
-    def notified(method: str) -> int:
-        return sum(1 for notice in notices if notice.method == method)
-
-    def sdk_text(result: Any) -> str:
-        return str(result.content[0].text)
-
-    async with any_worker_deployment(tmp_path) as deployment:
-        async with SdkClient(
-            deployment.url,
-            mode="legacy",
-            sampling_callback=sample,
-            elicitation_callback=elicit,
-            message_handler=on_message,
-        ) as client:
-            reported: list[float] = []
-
-            async def on_progress(
-                progress: float, total: float | None, message: str | None
-            ) -> None:
-                reported.append(progress)
-
-            for _ in range(4):
-                reported.clear()
-                steps = await client.call_tool("steps", {"count": 3}, progress_callback=on_progress)
-                assert int(sdk_text(steps)) in deployment.pids
-                await wait_until(lambda: bool(reported) and reported[-1] == 3)
-            asked, booked = set(), set()
-            for _ in range(4):
-                asked.add(sdk_text(await client.call_tool("haiku", {"topic": "frogs"})))
-                booked.add(sdk_text(await client.call_tool("book", {"room": "A"})))
-                await client.call_tool("whoami", {})
-            assert {int(a.split(" (asked by ")[1].rstrip(")")) for a in asked} == deployment.pids
-            assert {b.split(" by ")[0] for b in booked} == {"A: confirmed=True"}
-            assert {int(b.split(" by ")[1]) for b in booked} == deployment.pids
-
-            await client.subscribe_resource("note://a")
-            touched = set()
-            for count in range(1, 5):
-                touched.add(int(sdk_text(await client.call_tool("touch", {"uri": "note://a"}))))
-                await wait_until(
-                    lambda count=count: notified("notifications/resources/updated") >= count
-                )
-            assert touched == deployment.pids
-            await client.call_tool("grow", {})
-            await wait_until(lambda: notified("notifications/tools/list_changed") >= 1)
-
-            for attempt in range(4):
-                marker = tmp_path / f"cancelled-{attempt}"
-                with trio.move_on_after(1):
-                    await client.call_tool("hold", {"marker": str(marker)})
-                await wait_until(marker.exists)
-        assert all(count >= 10 for count in await deployment.session_requests())
-    gc.collect()  # the SDK's abandoned generators are reported here (SDK_CLIENT_LEAKS)
