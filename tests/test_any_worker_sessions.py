@@ -15,8 +15,9 @@ each has a port of its own, and from the pid each worker puts in its answers.
 from __future__ import annotations
 
 import gc
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -32,14 +33,19 @@ from test_http_sdk_interop import SDK_CLIENT_LEAKS
 
 from mcp_actors import ClientHandlers, open_client
 from mcp_actors.protocol import types as t
+from mcp_actors.transports.http.client import open_streamable_http
+from mcp_actors.transports.http.client_base import ResponseChunks
+from mcp_actors.transports.http.sse import SSEDecoder
 
 from deployment import (
     HEADERS,
     NGINX_ANY_WORKER_CONF,
     SCALE_OUT_SERVER,
     Running,
+    events_of,
     mcp_actors_run,
     nginx,
+    open_legacy_session,
     redis_server,
     request,
 )
@@ -365,3 +371,176 @@ async def test_delete_on_one_worker_ends_the_session_on_both(tmp_path: Path) -> 
         for url in (first, second):
             gone = await http.post(url, content=call, headers=headers)
             assert gone.status_code == 404, gone.text
+
+
+async def test_a_dropped_stream_resumes_on_the_other_worker(tmp_path: Path) -> None:
+    """A POST's event stream on one worker breaks before its answer; the client resumes
+    it with ``Last-Event-ID`` on the other worker, which carries the rest from the
+    shared events as the first worker's actor writes them."""
+    async with behind_nginx(tmp_path) as deployment, httpx.AsyncClient(timeout=30) as http:
+        first, second = (worker.url for worker in deployment.workers)
+        session = await open_legacy_session(http, first, HEADERS)
+        headers = {**HEADERS, **session}
+        call = request(2, "tools/call", {"name": "slow", "arguments": {"seconds": 1}})
+        decoder = SSEDecoder()
+        async with http.stream("POST", first, content=call, headers=headers) as response:
+            assert response.status_code == 200
+            chunks, primed = ResponseChunks(response), []
+            try:
+                while not primed:
+                    chunk = await chunks.next()
+                    assert chunk is not None
+                    primed = [event for event in decoder.feed(chunk) if event.id]
+            finally:
+                await chunks.aclose()  # the connection drops with an event id in hand
+        assert primed[0].data == b""  # the priming event: the answer is still to come
+        resume = {**headers, "accept": "text/event-stream", "last-event-id": primed[-1].id}
+        async with http.stream("GET", second, headers=resume) as resumed:
+            assert resumed.status_code == 200
+            events = await events_of(resumed)
+        answer = json.loads(events[-1].data)
+        assert answer["id"] == 2
+        pid = deployment.workers[0].process.pid
+        assert answer["result"]["content"][0]["text"] == f"slept 1s in {pid}"
+
+
+async def test_a_dropped_get_stream_resumes_on_the_other_worker(tmp_path: Path) -> None:
+    """The GET stream breaks on one worker and is resumed on the other: a list change
+    and a resource update made on either worker after that reach the client on it."""
+    async with behind_nginx(tmp_path) as deployment, httpx.AsyncClient(timeout=30) as http:
+        first, second = (worker.url for worker in deployment.workers)
+        session = await open_legacy_session(http, first, HEADERS)
+        headers = {**HEADERS, **session}
+        get_headers = {**headers, "accept": "text/event-stream"}
+        async with http.stream("GET", first, headers=get_headers) as response:
+            chunks, primed = ResponseChunks(response), []
+            try:
+                while not primed:
+                    chunk = await chunks.next()
+                    assert chunk is not None
+                    primed = [event for event in SSEDecoder().feed(chunk) if event.id]
+            finally:
+                await chunks.aclose()  # the GET stream's connection drops
+        subscribe = request(2, "resources/subscribe", {"uri": "note://b"})
+        assert (await http.post(second, content=subscribe, headers=headers)).status_code == 200
+        resume = {**get_headers, "last-event-id": primed[-1].id}
+        async with http.stream("GET", second, headers=resume) as resumed:
+            assert resumed.status_code == 200
+            chunks, decoder, methods = ResponseChunks(resumed), SSEDecoder(), []
+            try:
+                made = [(first, "grow"), (second, "touch"), (first, "touch"), (second, "grow")]
+                for number, (url, name) in enumerate(made, start=3):  # each grows once
+                    arguments = {} if name == "grow" else {"uri": "note://b"}
+                    call = request(number, "tools/call", {"name": name, "arguments": arguments})
+                    assert (await http.post(url, content=call, headers=headers)).is_success
+                    wanted = "list_changed" if name == "grow" else "resources/updated"
+                    with trio.fail_after(15):
+                        while not any(wanted in method for method in methods):
+                            chunk = await chunks.next()
+                            assert chunk is not None
+                            events = decoder.feed(chunk)
+                            methods += [json.loads(e.data)["method"] for e in events if e.data]
+                    methods.clear()
+            finally:
+                await chunks.aclose()
+
+
+@attrs.define
+class Drops:
+    """How many event streams a :func:`dropping` transport broke."""
+
+    count: int = 0
+
+
+def dropping(http: Any, tool: str, drops: Drops, *, fresh: bool) -> Any:
+    """An ``http.AsyncBaseTransport`` (``http``: httpx, or the SDK's httpx2) that breaks
+    the event stream of every POST calling ``tool`` after its first event, as a dropped
+    connection would (the client then resumes it with ``Last-Event-ID``); ``fresh``: a
+    connection per request."""
+    marker = b'"name":"%s"' % tool.encode()
+
+    class Breaking(http.AsyncByteStream):  # type: ignore[misc,name-defined]
+        def __init__(self, inner: Any) -> None:
+            self._inner = inner
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            chunks = self._inner.__aiter__()
+            async for chunk in chunks:
+                yield chunk
+                if b"\n\n" in chunk:
+                    break
+            # Close the connection, then step the client's chain of generators to its end
+            # (as ResponseChunks.aclose does): the read error finishes every one of them.
+            await self._inner.aclose()
+            with trio.move_on_after(1), suppress(Exception):
+                async for _ in chunks:
+                    pass
+            raise http.ReadError("the test dropped the connection")
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    class Dropping(http.AsyncBaseTransport):  # type: ignore[misc,name-defined]
+        def __init__(self) -> None:
+            self._inner = http.AsyncHTTPTransport()
+
+        async def handle_async_request(self, request: Any) -> Any:
+            if fresh:
+                request.headers["connection"] = "close"
+            body = await request.aread()
+            response = await self._inner.handle_async_request(request)
+            if request.method != "POST" or marker not in body:
+                return response
+            drops.count += 1
+            broken = Breaking(response.stream)
+            return http.Response(response.status_code, headers=response.headers, stream=broken)
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    return Dropping()
+
+
+@pytest.mark.parametrize("kind", sorted(DEPLOYMENTS))
+async def test_our_client_resumes_dropped_streams_on_any_worker(tmp_path: Path, kind: str) -> None:
+    drops = Drops()
+    transport = dropping(httpx, "slow", drops, fresh=kind == "workers")
+    timeout = httpx.Timeout(30, read=None)
+    async with (
+        DEPLOYMENTS[kind](tmp_path) as deployment,
+        httpx.AsyncClient(transport=transport, timeout=timeout) as http,
+        open_streamable_http(deployment.url, http_client=http) as stream,
+        open_client(stream, era="legacy") as client,
+    ):
+
+        async def slow() -> int:
+            answer = text(await client.call_tool("slow", {"seconds": 0.5}))
+            assert answer.startswith("slept 0.5s in ")
+            return pid_after(answer, " in ")
+
+        await until_spread(deployment, slow)
+        assert stream.reconnects >= drops.count >= 2
+
+
+@SDK_CLIENT_LEAKS
+@pytest.mark.parametrize("kind", sorted(DEPLOYMENTS))
+async def test_sdk_client_resumes_dropped_streams_on_any_worker(tmp_path: Path, kind: str) -> None:
+    drops = Drops()
+    transport = dropping(httpx2, "slow", drops, fresh=kind == "workers")
+    timeout = httpx2.Timeout(30, read=None)
+    async with (
+        DEPLOYMENTS[kind](tmp_path) as deployment,
+        httpx2.AsyncClient(transport=transport, timeout=timeout) as http,
+    ):
+        transport_streams = streamable_http_client(deployment.url, http_client=http)
+        async with SdkClient(transport_streams, mode="legacy") as client:
+
+            async def slow() -> int:
+                result = await client.call_tool("slow", {"seconds": 0.5})
+                answer = str(result.content[0].text)  # type: ignore[union-attr]
+                assert answer.startswith("slept 0.5s in ")
+                return pid_after(answer, " in ")
+
+            await until_spread(deployment, slow)
+        assert drops.count >= 2
+    gc.collect()  # the SDK's abandoned generators are reported here (SDK_CLIENT_LEAKS)

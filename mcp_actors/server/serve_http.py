@@ -278,7 +278,10 @@ async def serve_http(
         host, allowed_hosts=config.allowed_hosts, allowed_origins=config.allowed_origins
     )
     async with sharing(server, shared) as state:
-        if state is not None and state.settings.share_events:
+        if state is not None and state.settings.share_sessions:
+            # Shared sessions share their events: any worker resumes any stream.
+            config = attrs.evolve(config, event_store_factory=state.event_stores())
+        elif state is not None and state.settings.share_events:
             config = attrs.evolve(
                 config, event_store_factory=state.event_stores(), replay_unknown_sessions=True
             )

@@ -36,7 +36,7 @@ log = logging.getLogger("mcp_actors.shared.mailbox")
 _BLOCK_MS = 1000
 #: Seconds before reading again after a Redis error.
 _RETRY_SECONDS = 0.5
-_KINDS = ("inbound", "standalone", "sync", "end")
+_KINDS = ("inbound", "standalone", "sync", "end", "carry", "uncarry", "changed")
 
 
 @attrs.define(eq=False)

@@ -29,6 +29,16 @@ is one worker's part:
   there; a list change or resource update — which every worker's actor hears from
   the change bus — is written by the GET stream's worker only, so the client gets
   it once.
+- **Resumption.** The session's events are in the shared store, each stream's key
+  naming the worker that writes it (``w<n>.p<k>``, ``w<n>.g``). A GET with a
+  ``Last-Event-ID`` of a stream another worker writes — a POST's stream whose
+  connection broke, or the GET stream itself — is carried here: this worker replays
+  what the store holds after that id and asks the writer (a ``carry`` letter) to say
+  when the stream changes (``changed`` letters) until it finishes; meanwhile the
+  writer does not take its client for gone (the request is not cancelled after
+  ``resume_window``), and a resumed GET stream stays its writer's: messages for it
+  keep going there. A writer that died leaves such a stream open (keep-alive
+  comments) until the client goes.
 - **DELETE** on any worker ends the record and tells every worker of the session
   (an ``end`` letter): their actors close, cancelling what runs there, and a GET
   stream held there ends.
@@ -40,6 +50,9 @@ Without a directory nothing of this exists: each session lives on its worker
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import partial
 
 import attrs
 import trio
@@ -58,13 +71,18 @@ from .directory import (
     caller_of,
     first_request_id,
     for_every_actor,
+    stream_prefix,
     worker_of_request,
+    worker_of_stream,
 )
 from .replicas import CreateLocal, Replicas
-from .session_stream import HttpSessionStream
+from .session_stream import ELSEWHERE, STANDALONE, HttpSessionStream, ResponseStream
 from .sessions import SessionRegistry
 
 log = logging.getLogger("mcp_actors.http")
+
+#: Seconds a closing GET's worker may take to tell the records or a writer it stopped.
+RELEASE_SECONDS = 5.0
 
 #: What every worker's actor of a session hears from the change bus: written to the
 #: GET stream by the worker that carries it, dropped by the others.
@@ -88,10 +106,17 @@ class SharedSessions:
     replicas: Replicas = attrs.field(init=False, factory=Replicas)
     #: The newest record seen of each session this worker runs an actor of.
     _known: dict[str, SessionRecord] = attrs.field(init=False, factory=dict)
+    #: Where the tasks reporting carried streams' changes run (see :meth:`run`).
+    _nursery: trio.Nursery | None = attrs.field(init=False, default=None)
 
     @property
     def worker(self) -> int:
         return self.mailbox.worker
+
+    @property
+    def stream_prefix(self) -> str:
+        """What the keys of this worker's actors' streams start with."""
+        return stream_prefix(self.worker)
 
     def adopt(self, transport: HttpSessionStream) -> None:
         """Make a new local actor's stream one of a shared session (before it starts)."""
@@ -118,9 +143,16 @@ class SharedSessions:
         return record
 
     async def local_session(
-        self, session_id: str, record: SessionRecord, create: CreateLocal
+        self, session_id: str, caller: Principal | None, create: CreateLocal
     ) -> HttpSessionStream | None:
-        """This worker's actor of the session, up to date with ``record``."""
+        """This worker's actor of the session, restored or brought up to date from its
+        record (``create`` makes a new one); None: no such session for ``caller``."""
+        record = await self.find(session_id)
+        if record is None:
+            self.registry.close(session_id)  # ended or expired on another worker
+            return None
+        if not record.belongs_to(caller):
+            return None
         return await self.replicas.local_session(session_id, record, self.registry, create)
 
     async def changed(self, session_id: str, changes: list[StateChange]) -> None:
@@ -150,17 +182,56 @@ class SharedSessions:
         await self.mailbox.send(worker, letter)
         return True
 
-    async def hold_stream(self, session_id: str) -> None:
-        """This worker carries the session's GET stream now: say so, and tell the others."""
-        await self.directory.hold_stream(session_id, self.worker)
+    async def _hold_stream(self, session_id: str, writer: int) -> None:
+        """The GET stream ``writer``'s actor writes is carried now: say so, tell the others."""
+        await self.directory.hold_stream(session_id, writer)
         known = self._known.get(session_id)
         if known is not None:
-            self._known[session_id] = attrs.evolve(known, stream_worker=self.worker)
+            self._known[session_id] = attrs.evolve(known, stream_worker=writer)
         await self._tell_others(session_id, Letter(session_id, "sync"))
 
-    async def release_stream(self, session_id: str) -> None:
-        """The GET stream carried here closed."""
-        await self.directory.release_stream(session_id, self.worker)
+    async def resume_elsewhere(
+        self, session_id: str, transport: HttpSessionStream, event_id: str
+    ) -> ResponseStream | None:
+        """The stream of another worker that ``event_id`` (a ``Last-Event-ID``) belongs
+        to, to be carried here (None: no such stream). Its writer is asked to report
+        its changes; call :meth:`stop_carrying` once the connection ends."""
+        key = transport.store.stream_of(event_id)
+        writer = None if key is None else worker_of_stream(key)
+        if key is None or writer is None or writer == self.worker:
+            return None
+        stream = transport.stream(key, foreign=True)
+        assert stream is not None
+        payload = b"%d %s" % (self.worker, key.encode())
+        await self.mailbox.send(writer, Letter(session_id, "carry", payload))
+        return stream
+
+    @asynccontextmanager
+    async def carrying(
+        self, transport: HttpSessionStream, stream: ResponseStream
+    ) -> AsyncIterator[None]:
+        """A GET's connection carries ``stream`` for the block: a GET stream (the record
+        names the worker writing it meanwhile), or a POST's stream; another worker's
+        stream stops having its changes reported after."""
+        session_id = transport.session_id
+        assert session_id is not None
+        writer = worker_of_stream(stream.key)
+        get_stream = writer is not None and stream.key == stream_prefix(writer) + STANDALONE
+        if writer is not None and get_stream:
+            await self._hold_stream(session_id, writer)
+        try:
+            yield
+        finally:
+            with trio.move_on_after(RELEASE_SECONDS, shield=True):
+                await self._stop_carrying(session_id, stream)
+                if writer is not None and get_stream:
+                    await self.directory.release_stream(session_id, writer)
+
+    async def _stop_carrying(self, session_id: str, stream: ResponseStream) -> None:
+        writer = worker_of_stream(stream.key)
+        if writer is not None and writer != self.worker and not stream.finished:
+            payload = b"%d %s" % (self.worker, stream.key.encode())
+            await self.mailbox.send(writer, Letter(session_id, "uncarry", payload))
 
     async def end(self, session_id: str) -> None:
         """DELETE: the session ends on every worker."""
@@ -196,8 +267,12 @@ class SharedSessions:
     # -- letters from the other workers ------------------------------------------------
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Read this worker's letters until cancelled."""
-        await self.mailbox.run(self.receive, task_status=task_status)
+        """Read this worker's letters until cancelled (and report the changes of the
+        streams other workers carry)."""
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            await nursery.start(partial(self.mailbox.run, self.receive))
+            task_status.started()
 
     async def receive(self, letter: Letter) -> None:
         """Act on one letter; one for a session this worker runs no actor of is dropped."""
@@ -211,6 +286,11 @@ class SharedSessions:
                 self.registry.close(session_id)
             elif letter.kind == "standalone":
                 await transport.send_standalone(letter.payload)
+            elif letter.kind in ("carry", "uncarry"):
+                self._carry(transport, letter)
+            elif letter.kind == "changed":
+                key, _, finished = letter.payload.decode().partition(" ")
+                transport.foreign_changed(key, finished=finished == "1")
             elif letter.kind == "sync":
                 record = await self.find(session_id)
                 if record is None:
@@ -221,6 +301,31 @@ class SharedSessions:
                 await self._deliver(transport, letter.payload)
         except TransportClosed:
             log.debug("a letter for session %s came after it closed", session_id[:8])
+
+    def _carry(self, transport: HttpSessionStream, letter: Letter) -> None:
+        """A connection on another worker carries (or stopped carrying) one of our streams."""
+        carrier, _, key = letter.payload.decode().partition(" ")
+        stream = transport.stream(key)
+        if stream is None or not carrier.isdigit():
+            return
+        carried = letter.kind == "carry"
+        transport.carried_elsewhere(stream, carried)
+        if carried and self._nursery is not None:
+            report = partial(self._report, int(carrier), letter.session_id, transport, stream)
+            self._nursery.start_soon(report)
+
+    async def _report(
+        self, carrier: int, session_id: str, transport: HttpSessionStream, stream: ResponseStream
+    ) -> None:
+        """Tell ``carrier`` of each change of ``stream`` while a connection there carries it."""
+        while True:
+            changed = stream.changed
+            finished = stream.finished or transport.closed.is_set()
+            payload = b"%s %d" % (stream.key.encode(), finished)
+            await self.mailbox.send(carrier, Letter(session_id, "changed", payload))
+            if finished or stream.connection is not ELSEWHERE:
+                return
+            await changed.wait()
 
     async def _deliver(self, transport: HttpSessionStream, payload: bytes) -> None:
         try:

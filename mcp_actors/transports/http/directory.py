@@ -171,6 +171,20 @@ def answered_ids(message: Message | None) -> list[RequestId]:
     ]
 
 
+def stream_prefix(worker: int) -> str:
+    """What the keys of a worker's actors' streams start with: a stream's key (and so
+    every event id of it) names the worker that writes it."""
+    return f"w{worker}."
+
+
+def worker_of_stream(key: str) -> int | None:
+    """The worker whose actor writes the stream ``key`` (None: not a shared stream's)."""
+    head, dot, _ = key.partition(".")
+    if not dot or head[:1] != "w" or not head[1:].isdigit():
+        return None
+    return int(head[1:])
+
+
 @attrs.frozen
 class Letter:
     """What one worker sends another about a session (see :class:`Mailbox`)."""
@@ -178,8 +192,11 @@ class Letter:
     session_id: str
     #: ``inbound``: a client's message for the session actor there (``payload``);
     #: ``standalone``: a message for the GET stream held there (``payload``);
-    #: ``sync``: the record changed, bring the actor up to date; ``end``: DELETEd.
-    kind: Literal["inbound", "standalone", "sync", "end"]
+    #: ``sync``: the record changed, bring the actor up to date; ``end``: DELETEd;
+    #: ``carry``/``uncarry``: a connection of the sender carries (no longer carries) a
+    #: stream the addressee writes (``payload``: ``b"<sender> <key>"``);
+    #: ``changed``: the stream the addressee carries changed (``b"<key> <0|1: finished>"``).
+    kind: Literal["inbound", "standalone", "sync", "end", "carry", "uncarry", "changed"]
     payload: bytes = b""
 
 

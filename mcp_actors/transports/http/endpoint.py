@@ -57,7 +57,6 @@ import logging
 from collections.abc import Callable
 
 import attrs
-import trio
 
 from ...protocol.jsonrpc import InvalidMessage
 from ...protocol.received import Post, read_post
@@ -114,9 +113,6 @@ from .sessions import Activity, ServeExchange, SessionRegistry, StartSession, mi
 from .sse import encode_event
 
 log = logging.getLogger("mcp_actors.http")
-
-#: Seconds a closing GET stream's worker may take to say it no longer carries it.
-RELEASE_SECONDS = 5.0
 
 
 @attrs.define(eq=False)
@@ -394,9 +390,12 @@ class StreamableHttpEndpoint:
         if session_id is None:
             session_id = mint_session_id(self.config.session_id_prefix)
         config = self.config
-        transport = HttpSessionStream(session_id, config, self._new_store(session_id))
-        if self.shared is not None:
-            self.shared.adopt(transport)
+        shared = self.shared
+        prefix = "" if shared is None else shared.stream_prefix
+        store = self._new_store(session_id)
+        transport = HttpSessionStream(session_id, config, store, stream_prefix=prefix)
+        if shared is not None:
+            shared.adopt(transport)
         registry = self.registry
         if not registry.admit(session_id, transport, client):
             return None
@@ -405,8 +404,6 @@ class StreamableHttpEndpoint:
         except BaseException:
             registry.discard(session_id)
             raise
-
-        shared = self.shared
 
         def forget() -> None:
             registry.discard(session_id)
@@ -470,16 +467,11 @@ class StreamableHttpEndpoint:
         await start_event_stream(send, [(SESSION_HEADER, session_id)])
         deadline = token_deadline(request.principal)
         window = self.config.resume_window
-        shared = self.shared if stream is transport.standalone else None
-        if shared is None:
+        if self.shared is None:
             await carry(transport, stream, after, receive, send, deadline, window)
             return
-        await shared.hold_stream(session_id)
-        try:
+        async with self.shared.carrying(transport, stream):
             await carry(transport, stream, after, receive, send, deadline, window)
-        finally:
-            with trio.move_on_after(RELEASE_SECONDS, shield=True):
-                await shared.release_stream(session_id)
 
     async def _stream_to_carry(
         self,
@@ -491,7 +483,9 @@ class StreamableHttpEndpoint:
         """What a GET carries, and after which event: the stream ``last_event_id`` belongs to,
         or the standalone stream; None once the refusal is answered."""
         if last_event_id:
-            stream = transport.find_stream(last_event_id) if event_id_shape(last_event_id) else None
+            stream = None
+            if event_id_shape(last_event_id):
+                stream = await self._resumed_stream(transport, last_event_id)
             if stream is None:
                 await refuse(send, unknown_event_id(last_event_id), request)
                 return None
@@ -504,6 +498,18 @@ class StreamableHttpEndpoint:
         after = stream.delivered
         await transport.prime(stream)
         return stream, after
+
+    async def _resumed_stream(
+        self, transport: HttpSessionStream, last_event_id: str
+    ) -> ResponseStream | None:
+        """The stream a ``Last-Event-ID`` belongs to: this session's, or in a shared
+        session one another worker's actor writes (see :mod:`.any_worker`)."""
+        shared, session_id = self.shared, transport.session_id
+        if shared is not None and session_id is not None:
+            elsewhere = await shared.resume_elsewhere(session_id, transport, last_event_id)
+            if elsewhere is not None:
+                return elsewhere
+        return transport.find_stream(last_event_id)
 
     async def _replay_stored(
         self, request: Request, send: Send, session_id: str, last_event_id: str
@@ -572,23 +578,15 @@ class StreamableHttpEndpoint:
     async def _shared_session(
         self, shared: SharedSessions, request: Request, session_id: str
     ) -> HttpSessionStream | None:
-        """This worker's actor of a shared session, restored or brought up to date from its
-        record (see :mod:`.replicas`); None: no such session for this caller."""
-        record = await shared.find(session_id)
-        if record is None:
-            self.registry.close(session_id)  # ended or expired on another worker
-            return None
-        if not record.belongs_to(request.principal):
-            return None
+        """This worker's actor of a shared session (see :mod:`.any_worker`)."""
 
         async def create() -> HttpSessionStream | None:
             created = await self._create_session(request.client, session_id)
-            if created is None:
-                return None
-            created[1].principal = request.principal
-            return created[1]
+            if created is not None:
+                created[1].principal = request.principal
+            return None if created is None else created[1]
 
-        return await shared.local_session(session_id, record, create)
+        return await shared.local_session(session_id, request.principal, create)
 
 
 def _ok(error_code: int | None) -> int:
