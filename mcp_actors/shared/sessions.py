@@ -33,7 +33,8 @@ from typing import Any
 import attrs
 import coredis
 
-from ..transports.http.directory import SessionFull, SessionRecord, StateChange
+from ..protocol.session_record import StateChange
+from ..transports.http.directory import SessionFull, SessionRecord
 from .mailbox import RedisMailbox, take_worker_number
 from .redis_client import as_bytes
 from .state import SharedState

@@ -59,6 +59,7 @@ import trio
 
 from ...protocol.jsonrpc import InvalidMessage, encode_received
 from ...protocol.received import Post, read_post
+from ...protocol.session_record import StateChange, answered_ids, for_every_actor
 from ..abc import Outgoing, TransportClosed
 from .auth import Principal
 from .directory import (
@@ -66,11 +67,8 @@ from .directory import (
     Mailbox,
     SessionDirectory,
     SessionRecord,
-    StateChange,
-    answered_ids,
     caller_of,
     first_request_id,
-    for_every_actor,
     stream_prefix,
     worker_of_request,
     worker_of_stream,

@@ -17,8 +17,8 @@ takes a fresh number from the directory when it starts); a worker's number is it
 address, and the ids of the requests its actors send start at ``number << 32``, so an
 answer's id names the worker waiting for it (:func:`worker_of_request`).
 
-Everything here is pure: the record, the interfaces, and which of a POST's messages
-change a record (:func:`record_changes`).
+Everything here is pure: the record, the interfaces, the addresses. Which of a POST's
+messages change a record is :mod:`mcp_actors.protocol.session_record`'s to say.
 """
 
 from __future__ import annotations
@@ -27,29 +27,11 @@ from collections.abc import Awaitable, Callable
 from typing import Literal, Protocol
 
 import attrs
-import msgspec
 import trio
-from msgspec import UNSET
 
-from ...protocol.jsonrpc import Envelope, Message, RequestId, peek
+from ...protocol.jsonrpc import RequestId
+from ...protocol.session_record import StateChange, caller_key
 from .auth import Principal
-
-#: The methods whose effect outlives their request: the record keeps it.
-LOG_LEVEL = "logging/setLevel"
-SUBSCRIBE = "resources/subscribe"
-UNSUBSCRIBE = "resources/unsubscribe"
-
-
-class _LevelParams(msgspec.Struct):
-    level: str
-
-
-class _UriParams(msgspec.Struct):
-    uri: str
-
-
-_level_params = msgspec.json.Decoder(_LevelParams)
-_uri_params = msgspec.json.Decoder(_UriParams)
 
 
 def caller_of(principal: Principal | None) -> str:
@@ -58,7 +40,7 @@ def caller_of(principal: Principal | None) -> str:
     server that does not authenticate."""
     if principal is None:
         return ""
-    return msgspec.json.encode([principal.subject, principal.client_id]).decode()
+    return caller_key(principal.subject, principal.client_id)
 
 
 @attrs.frozen
@@ -83,50 +65,6 @@ class SessionRecord:
         return caller_of(principal) == self.caller
 
 
-@attrs.frozen
-class StateChange:
-    """One message of a POST that changes its session's record."""
-
-    kind: Literal["level", "subscribe", "unsubscribe"]
-    #: The level, or the URI.
-    value: str
-
-
-def record_changes(message: Message | None) -> list[StateChange]:
-    """The record changes ``message`` (a POST's message or batch) asks for, in order.
-
-    A malformed one is not a change: the session's own answer tells the client why.
-    """
-    items = message if isinstance(message, list) else [message]
-    changes: list[StateChange] = []
-    for item in items:
-        if not isinstance(item, Envelope) or item.id is UNSET or item.params is UNSET:
-            continue
-        if item.method == LOG_LEVEL:
-            level = peek(_level_params, item.params)
-            if level is not None:
-                changes.append(StateChange("level", level.level))
-        elif item.method in (SUBSCRIBE, UNSUBSCRIBE):
-            uri = peek(_uri_params, item.params)
-            if uri is not None:
-                kind: Literal["subscribe", "unsubscribe"] = (
-                    "subscribe" if item.method == SUBSCRIBE else "unsubscribe"
-                )
-                changes.append(StateChange(kind, uri.uri))
-    return changes
-
-
-def initialize_params(message: Message | None) -> bytes | None:
-    """The params of the ``initialize`` request ``message`` is (None: it is not one)."""
-    if (
-        isinstance(message, Envelope)
-        and message.method == "initialize"
-        and message.params is not UNSET
-    ):
-        return bytes(message.params)
-    return None
-
-
 #: Bits of a request id below the worker number (see the module docstring).
 WORKER_SHIFT = 32
 
@@ -142,33 +80,6 @@ def worker_of_request(request_id: RequestId | None) -> int | None:
     if isinstance(request_id, int) and not isinstance(request_id, bool) and request_id > 0:
         return request_id >> WORKER_SHIFT
     return None
-
-
-def for_every_actor(message: Message | None) -> bool:
-    """Whether every worker's actor of the session must get ``message``: it cancels a
-    request (running on one of them) or says the client is initialized (the actor of
-    the worker that answered ``initialize`` waits for it, wherever it was POSTed)."""
-    items = message if isinstance(message, list) else [message]
-    return any(
-        isinstance(item, Envelope) and item.id is UNSET and item.method in _FOR_EVERY_ACTOR
-        for item in items
-    )
-
-
-_FOR_EVERY_ACTOR = frozenset({"notifications/cancelled", "notifications/initialized"})
-
-
-def answered_ids(message: Message | None) -> list[RequestId]:
-    """The ids ``message`` answers: its responses' (a client's answers to our requests)."""
-    items = message if isinstance(message, list) else [message]
-    return [
-        item.id
-        for item in items
-        if isinstance(item, Envelope)
-        and item.method is UNSET
-        and item.id is not UNSET
-        and item.id is not None
-    ]
 
 
 def stream_prefix(worker: int) -> str:

@@ -60,6 +60,7 @@ import attrs
 
 from ...protocol.jsonrpc import InvalidMessage
 from ...protocol.received import Post, read_post
+from ...protocol.session_record import initialize_params, record_changes
 from ...protocol.versions import HTTP_DEFAULT
 from ..abc import TransportClosed
 from .any_worker import SharedSessions
@@ -82,7 +83,7 @@ from .asgi import (
 )
 from .auth import HttpAuthHook, same_caller, token_deadline, until_token_expires
 from .config import HttpConfig
-from .directory import SessionFull, initialize_params, record_changes
+from .directory import SessionFull
 from .event_store import EventMemory, EventStore, InMemoryEventStore
 from .exchange import HttpExchange
 from .modern import InputSchemaOf, ModernPostHandler

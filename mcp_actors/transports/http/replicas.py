@@ -32,16 +32,22 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 import attrs
-import msgspec
 import trio
 
-from .directory import LOG_LEVEL, SUBSCRIBE, UNSUBSCRIBE, SessionRecord, StateChange
+from ...protocol.session_record import (
+    INITIALIZED,
+    LOG_LEVEL,
+    SUBSCRIBE,
+    UNSUBSCRIBE,
+    StateChange,
+    replayed_request,
+)
+from .directory import SessionRecord
 from .session_stream import HttpSessionStream
 from .sessions import SessionRegistry
 
 #: The ids of replayed requests start so: a client's own ids are answered as usual.
 REPLAY_ID = "mcp-actors.replay."
-_INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
 
 
 class NoLocalRoom(Exception):
@@ -58,14 +64,6 @@ class _Applied:
 
     log_level: str | None = None
     subscriptions: frozenset[str] = frozenset()
-
-
-def _request(request_id: str, method: str, params: bytes) -> bytes:
-    return b'{"jsonrpc":"2.0","id":"%s","method":"%s","params":%s}' % (
-        request_id.encode(),
-        method.encode(),
-        params,
-    )
 
 
 @attrs.define(eq=False)
@@ -115,7 +113,7 @@ class Replicas:
             initialize_id = self._next_id()
             transport.initialize_id = initialize_id
             await self._ask(transport, initialize_id, "initialize", record.initialize)
-            await transport.deliver(_INITIALIZED)
+            await transport.deliver(INITIALIZED)
             self._applied[session_id] = _Applied()
             await self.sync(session_id, transport, record)
             return transport
@@ -130,7 +128,7 @@ class Replicas:
         applied = self._applied.setdefault(session_id, _Applied())
         if record.log_level is not None and record.log_level != applied.log_level:
             applied.log_level = record.log_level
-            level = msgspec.json.encode({"level": record.log_level})
+            level = {"level": record.log_level}
             await self._ask(transport, self._next_id(), LOG_LEVEL, level)
         added = record.subscriptions - applied.subscriptions
         removed = applied.subscriptions - record.subscriptions
@@ -138,7 +136,7 @@ class Replicas:
         asks = [(SUBSCRIBE, uri) for uri in sorted(added)]
         asks += [(UNSUBSCRIBE, uri) for uri in sorted(removed)]
         for method, uri in asks:
-            await self._ask(transport, self._next_id(), method, msgspec.json.encode({"uri": uri}))
+            await self._ask(transport, self._next_id(), method, {"uri": uri})
 
     def changed(self, session_id: str, changes: list[StateChange]) -> None:
         """A request of the session (delivered next, here) changes its record: the local
@@ -168,10 +166,14 @@ class Replicas:
         return f"{REPLAY_ID}{self._replayed}"
 
     async def _ask(
-        self, transport: HttpSessionStream, request_id: str, method: str, params: bytes
+        self,
+        transport: HttpSessionStream,
+        request_id: str,
+        method: str,
+        params: bytes | dict[str, str],
     ) -> None:
         """Deliver one replayed request and wait for its (unread) answer."""
         stream = await transport.open_stream([request_id], json=True)
-        await transport.deliver(_request(request_id, method, params))
+        await transport.deliver(replayed_request(request_id, method, params))
         while not stream.finished and not transport.closed.is_set():
             await stream.changed.wait()
