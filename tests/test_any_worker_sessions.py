@@ -32,7 +32,9 @@ from mcp.client.streamable_http import streamable_http_client
 from test_http_sdk_interop import SDK_CLIENT_LEAKS
 
 from mcp_actors import ClientHandlers, open_client
+from mcp_actors.config import SettingsError
 from mcp_actors.protocol import types as t
+from mcp_actors.shared.settings import load_shared_settings
 from mcp_actors.transports.http.client import open_streamable_http
 from mcp_actors.transports.http.client_base import ResponseChunks
 from mcp_actors.transports.http.sse import SSEDecoder
@@ -544,3 +546,36 @@ async def test_sdk_client_resumes_dropped_streams_on_any_worker(tmp_path: Path, 
             await until_spread(deployment, slow)
         assert drops.count >= 2
     gc.collect()  # the SDK's abandoned generators are reported here (SDK_CLIENT_LEAKS)
+
+
+async def test_a_full_directory_refuses_new_sessions_until_one_ends(tmp_path: Path) -> None:
+    """``max_shared_sessions`` bounds the deployment's records: an ``initialize`` beyond
+    is answered 503 with ``Retry-After``, and a DELETE makes room again."""
+    env = {**SHARE_SESSIONS, "MCP_ACTORS_SHARED_MAX_SHARED_SESSIONS": "1"}
+    async with redis_server() as redis_url, httpx.AsyncClient(timeout=30) as http:
+        arguments = ("--transport", "http", "--port", "0", "--redis-url", redis_url)
+        async with mcp_actors_run(SCALE_OUT_SERVER, *arguments, env=env) as worker:
+            first = await open_legacy_session(http, worker.url, HEADERS)
+            init = {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            }
+            body = request(1, "initialize", init)
+            refused = await http.post(worker.url, content=body, headers=HEADERS)
+            assert refused.status_code == 503
+            assert refused.headers["retry-after"] == "5"
+            assert "mcp-session-id" not in refused.headers
+            ended = await http.delete(worker.url, headers={**HEADERS, **first})
+            assert ended.status_code == 200
+            again = await http.post(worker.url, content=body, headers=HEADERS)
+            assert again.status_code == 200, again.text
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("SHARE_SESSIONS", "maybe"), ("MAX_SHARED_SESSIONS", "0"), ("SESSION_TTL_SECONDS", "-1")],
+)
+def test_shared_session_settings_are_parsed_strictly(name: str, value: str) -> None:
+    with pytest.raises(SettingsError, match=name.lower()):
+        load_shared_settings(environ={f"MCP_ACTORS_SHARED_{name}": value})
