@@ -577,5 +577,13 @@ async def test_a_full_directory_refuses_new_sessions_until_one_ends(tmp_path: Pa
     [("SHARE_SESSIONS", "maybe"), ("MAX_SHARED_SESSIONS", "0"), ("SESSION_TTL_SECONDS", "-1")],
 )
 def test_shared_session_settings_are_parsed_strictly(name: str, value: str) -> None:
+    given = {
+        "MCP_ACTORS_SHARED_SHARE_SESSIONS": "true",
+        "MCP_ACTORS_SHARED_MAX_SHARED_SESSIONS": "10",
+        "MCP_ACTORS_SHARED_SESSION_TTL_SECONDS": "60",
+    }
+    settings = load_shared_settings(environ=given)
+    assert (settings.share_sessions, settings.max_shared_sessions) == (True, 10)
+    assert settings.session_ttl_seconds == 60.0
     with pytest.raises(SettingsError, match=name.lower()):
-        load_shared_settings(environ={f"MCP_ACTORS_SHARED_{name}": value})
+        load_shared_settings(environ={**given, f"MCP_ACTORS_SHARED_{name}": value})
