@@ -186,6 +186,14 @@ async def test_our_client_every_legacy_feature_across_workers(tmp_path: Path, ki
             await until_spread(deployment, chatter)
             await wait_until(lambda: len({entry.split(" from ")[1] for entry in logs}) == 2)
             assert {entry.split(" from ")[0] for entry in logs} == {"warning"}, logs
+            logs.clear()
+
+            async def shout() -> int:  # a log message unrelated to the call: the GET stream's
+                return int(text(await client.call_tool("shout", {"text": "hey"})))
+
+            await until_spread(deployment, shout)
+            await wait_until(lambda: len({entry.split(" from ")[1] for entry in logs}) == 2)
+            assert {entry.split(" from ")[0] for entry in logs} == {"hey"}, logs
 
             reported: list[float] = []
 
@@ -294,6 +302,14 @@ async def test_sdk_client_every_legacy_feature_across_workers(tmp_path: Path, ki
             await until_spread(deployment, chatter)
             await wait_until(lambda: len({entry.split(" from ")[1] for entry in logs}) == 2)
             assert {entry.split(" from ")[0] for entry in logs} == {"warning"}, logs
+            logs.clear()
+
+            async def shout() -> int:  # a log message unrelated to the call: the GET stream's
+                return int(sdk_text(await client.call_tool("shout", {"text": "hey"})))
+
+            await until_spread(deployment, shout)
+            await wait_until(lambda: len({entry.split(" from ")[1] for entry in logs}) == 2)
+            assert {entry.split(" from ")[0] for entry in logs} == {"hey"}, logs
 
             reported: list[float] = []
 

@@ -4,13 +4,16 @@
 ``grow`` a tool-list change (it adds a tool) (on the change bus: other workers' listeners hear them
 when the bus is shared); ``slow(seconds)`` runs as a task when the client declares
 the extension; ``book(room)`` asks a question (an MRTR round in the modern era);
-``chatter`` logs one message at each of debug, info and warning; ``steps`` reports
+``chatter`` logs one message at each of debug, info and warning (with the call);
+``shout(text)`` logs one at warning to the session, unrelated to the call (the GET
+stream carries it); ``steps`` reports
 progress; ``haiku`` asks the client's model (sampling); ``hold(marker)`` waits until
 cancelled, then writes its pid to the file ``marker``.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Annotated, Any
@@ -18,7 +21,7 @@ from typing import Annotated, Any
 import msgspec
 import trio
 
-from mcp_actors import Context, Server
+from mcp_actors import Context, McpLogHandler, Server
 from mcp_actors.protocol import types as t
 
 server = Server("scale-out", "1.0.0")
@@ -78,6 +81,21 @@ async def chatter(ctx: Context) -> int:
     await ctx.info(f"info from {pid}")
     await ctx.warning(f"warning from {pid}")
     return pid
+
+
+@server.tool
+async def shout(ctx: Context, text: str) -> int:
+    """Logs "<text> from <pid>" at warning through Python's logging, to this session but
+    unrelated to the call; returns the pid."""
+    logger = logging.getLogger("scale_out.shout")
+    logger.propagate = False
+    handler = McpLogHandler(ctx.session)
+    logger.addHandler(handler)
+    try:
+        logger.warning("%s from %d", text, os.getpid())
+    finally:
+        logger.removeHandler(handler)
+    return os.getpid()
 
 
 @server.tool
