@@ -18,6 +18,7 @@ import gc
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -366,26 +367,26 @@ async def test_sdk_client_every_legacy_feature_across_workers(tmp_path: Path, ki
 
 
 async def test_delete_on_one_worker_ends_the_session_on_both(tmp_path: Path) -> None:
-    async with behind_nginx(tmp_path) as deployment, httpx.AsyncClient() as http:
+    """A DELETE on one worker cancels what the session runs on the other, and both
+    answer 404 for it from then on."""
+    marker = tmp_path / "cancelled"
+    async with behind_nginx(tmp_path) as deployment, httpx.AsyncClient(timeout=30) as http:
         first, second = (worker.url for worker in deployment.workers)
-        init = {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        }
-        opened = await http.post(first, content=request(1, "initialize", init), headers=HEADERS)
-        assert opened.status_code == 200, opened.text
-        session = {
-            "mcp-session-id": opened.headers["mcp-session-id"],
-            "mcp-protocol-version": "2025-11-25",
-        }
+        session = await open_legacy_session(http, first, HEADERS)
         headers = {**HEADERS, **session}
         call = request(2, "tools/call", {"name": "whoami", "arguments": {}})
         for url in (second, first):  # the other worker takes the session up, then its maker
             answered = await http.post(url, content=call, headers=headers)
             assert answered.status_code == 200, answered.text
-        ended = await http.delete(second, headers=headers)
-        assert ended.status_code == 200, ended.text
+        hold = request(3, "tools/call", {"name": "hold", "arguments": {"marker": str(marker)}})
+        async with trio.open_nursery() as nursery:
+            # The call runs on the first worker until cancelled.
+            nursery.start_soon(partial(http.post, first, content=hold, headers=headers))
+            await wait_until(tmp_path.joinpath("cancelled.started").exists)
+            ended = await http.delete(second, headers=headers)
+            assert ended.status_code == 200, ended.text
+            await wait_until(marker.exists)
+        assert int(marker.read_text()) == deployment.workers[0].process.pid
         for url in (first, second):
             gone = await http.post(url, content=call, headers=headers)
             assert gone.status_code == 404, gone.text

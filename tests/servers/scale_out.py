@@ -8,7 +8,7 @@ the extension; ``book(room)`` asks a question (an MRTR round in the modern era);
 ``shout(text)`` logs one at warning to the session, unrelated to the call (the GET
 stream carries it); ``steps`` reports
 progress; ``haiku`` asks the client's model (sampling); ``hold(marker)`` waits until
-cancelled, then writes its pid to the file ``marker``.
+cancelled, then writes its pid to the file ``marker`` (``<marker>.started`` once it runs).
 """
 
 from __future__ import annotations
@@ -116,7 +116,9 @@ async def haiku(ctx: Context, topic: str) -> str:
 
 @server.tool
 async def hold(marker: str) -> str:
-    """Waits until cancelled; then writes this pid to the file ``marker``."""
+    """Writes ``<marker>.started``, waits until cancelled, then writes this pid to the
+    file ``marker``."""
+    Path(f"{marker}.started").write_text(str(os.getpid()))
     try:
         await trio.sleep_forever()
     finally:
