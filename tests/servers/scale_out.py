@@ -6,9 +6,9 @@ when the bus is shared); ``slow(seconds)`` runs as a task when the client declar
 the extension; ``book(room)`` asks a question (an MRTR round in the modern era);
 ``chatter`` logs one message at each of debug, info and warning (with the call);
 ``shout(text)`` logs one at warning to the session, unrelated to the call (the GET
-stream carries it); ``steps`` reports
-progress; ``haiku`` asks the client's model (sampling); ``hold(marker)`` waits until
-cancelled, then writes its pid to the file ``marker`` (``<marker>.started`` once it runs).
+stream carries it); ``steps`` reports progress; ``haiku`` asks the client's model
+(sampling); ``hold(marker)`` waits until cancelled, then writes its pid to the file
+``marker`` (``<marker>.started`` once it runs).
 """
 
 from __future__ import annotations

@@ -43,6 +43,10 @@ is one worker's part:
   (an ``end`` letter): their actors close, cancelling what runs there, and a GET
   stream held there ends.
 
+Letters are acted on one at a time, in the order sent: one for a session whose inbox
+is full waits for room (that session's bound then slows this worker's other letters),
+and a ``sync`` waits until the actor has applied the record.
+
 Without a directory nothing of this exists: each session lives on its worker
 (:class:`~.endpoint.StreamableHttpEndpoint` with ``shared=None``).
 """
