@@ -157,6 +157,8 @@ async def _drain(stream: trio.abc.ReceiveStream) -> None:
 
 NGINX_CONF = Path(__file__).parent.parent / "deploy" / "nginx.conf"
 DEPLOYMENT_PAGE = Path(__file__).parent.parent / "docs" / "deployment.md"
+#: Round robin, no affinity: for workers sharing their sessions.
+NGINX_ANY_WORKER_CONF = NGINX_CONF.with_name("nginx-any-worker.conf")
 
 
 def documented_nginx_command() -> str:
@@ -167,11 +169,13 @@ def documented_nginx_command() -> str:
     return lines[0]
 
 
-def render_nginx_conf(directory: Path, listen: int, workers: list[int]) -> Path:
-    """The shipped ``deploy/nginx.conf`` with test ports (nothing else changed), at
-    ``directory/deploy/nginx.conf``: where the documented command, run from
-    ``directory``, finds it."""
-    shipped = NGINX_CONF.read_text()
+def render_nginx_conf(
+    directory: Path, listen: int, workers: list[int], shipped_conf: Path = NGINX_CONF
+) -> Path:
+    """The shipped ``deploy/nginx.conf`` (or ``shipped_conf``) with test ports (nothing
+    else changed), at ``directory/deploy/nginx.conf``: where the documented command,
+    run from ``directory``, finds it."""
+    shipped = shipped_conf.read_text()
     assert len(workers) == 2, "deploy/nginx.conf names two workers"
     site = shipped.replace("127.0.0.1:8080", f"127.0.0.1:{listen}")
     site = site.replace("127.0.0.1:9001", f"127.0.0.1:{workers[0]}")
@@ -183,12 +187,14 @@ def render_nginx_conf(directory: Path, listen: int, workers: list[int]) -> Path:
 
 
 @asynccontextmanager
-async def nginx(directory: Path, workers: list[int]) -> AsyncIterator[str]:
-    """nginx with the shipped configuration in front of ``workers`` (ports), started with
-    the command line docs/deployment.md documents, run by bash from ``directory``; yields
-    its URL."""
+async def nginx(
+    directory: Path, workers: list[int], shipped_conf: Path = NGINX_CONF
+) -> AsyncIterator[str]:
+    """nginx with the shipped configuration (or ``shipped_conf``) in front of ``workers``
+    (ports), started with the command line docs/deployment.md documents, run by bash
+    from ``directory``; yields its URL."""
     listen = free_port()
-    render_nginx_conf(directory, listen, workers)
+    render_nginx_conf(directory, listen, workers, shipped_conf)
     path = f"{os.path.dirname(need('nginx'))}:{os.environ['PATH']}"
     environment = {**os.environ, "PATH": path, "TMPDIR": str(directory)}  # mktemp -d: in here
     command = ["bash", "-c", documented_nginx_command()]

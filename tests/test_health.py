@@ -22,7 +22,7 @@ async def test_a_server_taking_work_says_ok() -> None:
             refused = await http.post(handle.base_url + "/healthz")
         nursery.cancel_scope.cancel()
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "sessions": 0}
+    assert response.json() == {"status": "ok", "sessions": 0, "sessionRequests": 0}
     assert response.headers["cache-control"] == "no-store"
     assert refused.status_code == 405
 

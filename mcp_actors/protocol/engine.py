@@ -145,6 +145,11 @@ class Engine(Generic[In, Out]):
     _checked: dict[str, MethodSpec] = attrs.field(init=False, factory=dict)
     _checked_for: tuple[object, object] | None = attrs.field(init=False, default=None)
 
+    def number_requests_from(self, first_id: int) -> None:
+        """Give our requests ids from ``first_id`` on (before sending any): ids no other
+        process serving the same peer uses (see ``MessageStream.first_request_id``)."""
+        self._next_id = first_id
+
     # -- receiving ---------------------------------------------------------------------
 
     def receive(self, data: bytes, related_to: RequestId | None = None) -> Event[In, Out] | None:

@@ -141,6 +141,8 @@ class Session:
             max_in_flight=config.max_in_flight,
             modern_only=self.transport.modern_only,
         )
+        if self.transport.first_request_id != 1:
+            self._engine.number_requests_from(self.transport.first_request_id)
         encode_progress = functools.partial(
             self._engine.encode_notification, "notifications/progress"
         )

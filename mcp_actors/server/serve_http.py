@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 from ..transports.abc import MessageStream
 from ..transports.http.app import HealthCheck, McpHttpApp
 from ..transports.http.config import HttpConfig
+from ..transports.http.directory import Mailbox, SessionDirectory
 from ..transports.http.lean import LeanHttpServer
 from ..transports.http.lean_limits import LeanLimits
 from ..transports.http.modern import InputSchemaOf
@@ -277,12 +278,18 @@ async def serve_http(
         host, allowed_hosts=config.allowed_hosts, allowed_origins=config.allowed_origins
     )
     async with sharing(server, shared) as state:
-        if state is not None and state.settings.share_events:
+        if state is not None and state.settings.share_sessions:
+            # Shared sessions share their events: any worker resumes any stream.
+            config = attrs.evolve(config, event_store_factory=state.event_stores())
+        elif state is not None and state.settings.share_events:
             config = attrs.evolve(
                 config, event_store_factory=state.event_stores(), replay_unknown_sessions=True
             )
         health = None if state is None else state.unhealthy
-        await _serve(server, host, port, config, policy, sock, health, auth, task_status)
+        shared_sessions = await _shared_sessions(state)
+        await _serve(
+            server, host, port, config, policy, sock, health, auth, shared_sessions, task_status
+        )
 
 
 def _with_overrides(server: HostedServer, config: HttpConfig, **given: Any) -> HttpConfig:
@@ -303,11 +310,13 @@ async def _serve(
     sock: socket.socket | None,
     health: HealthCheck | None,
     auth: ResourceServer | None,
+    shared_sessions: tuple[SessionDirectory, Mailbox] | None,
     task_status: trio.TaskStatus[HttpServerHandle],
 ) -> None:
     front_end = front_end_of(config)
     serve = partial(_serve_front_end, front_end)
     shutdown = trio.Event()
+    directory, mailbox = shared_sessions or (None, None)
     async with open_supervisor() as supervisor, trio.open_nursery() as nursery:
         await server.mounts.connect(supervisor)  # what they offer is declared: see .mount
         await nursery.start(server.take_over_tasks, supervisor)  # of workers that died
@@ -319,8 +328,12 @@ async def _serve(
             input_schema_lookup(server),
             auth,
             health_check=health,
+            directory=directory,
+            mailbox=mailbox,
         )
         await nursery.start(app.registry.run_expiry)
+        if app.shared is not None:
+            await nursery.start(app.shared.run)
         async with trio.open_nursery() as http_nursery:
             bound = await http_nursery.start(serve, app, host, port, shutdown, sock)
             bound_port = bound[0][1]
@@ -358,6 +371,18 @@ async def sharing(
     async with opened as state:
         server.share_state(bus=state.bus, task_store=state.task_store, state_keys=keys)
         yield state
+
+
+async def _shared_sessions(
+    state: SharedState | None,
+) -> tuple[SessionDirectory, Mailbox] | None:
+    """The session directory and this worker's mailbox when ``state``'s settings share
+    legacy sessions, else None."""
+    if state is None or not state.settings.share_sessions:
+        return None
+    from ..shared.sessions import open_shared_sessions
+
+    return await open_shared_sessions(state)
 
 
 def run_http(

@@ -12,6 +12,10 @@ for is not kept in one worker's memory. This package keeps it in Redis:
   (run again elsewhere, or failed with the reason: durable tasks);
 - :class:`~.event_store.RedisEventStore` — the resumability events of legacy SSE
   streams, so a reconnect with ``Last-Event-ID`` loses nothing;
+- :class:`~.sessions.RedisSessionDirectory` and :class:`~.mailbox.RedisMailbox` —
+  legacy sessions on any worker (``share_sessions``): each session's record, and a
+  mailbox per worker for what must reach a live actor there (see
+  :mod:`mcp_actors.transports.http.any_worker`);
 - :class:`~.settings.SharedSettings` — the URL, key prefix, TTLs, bounds, and the
   ``requestState`` keys every worker must share (MRTR retries land anywhere).
 

@@ -18,6 +18,9 @@ Parsed strictly, as plugin settings are (:mod:`mcp_actors.config`)::
     redis_timeout = 5.0                # seconds per command
     task_lease_seconds = 3.0           # a worker silent this long is dead: its tasks are taken over
     task_max_attempts = 3              # runs a re-run-safe task gets, first included
+    share_sessions = false             # legacy sessions served by any worker (no affinity)
+    session_ttl_seconds = 3600.0       # a shared session's record expires after this idle time
+    max_shared_sessions = 100000       # shared session records per deployment (then 503)
 
 or ``MCP_ACTORS_SHARED_REDIS_URL=redis://...`` and so on; ``mcp-actors run
 --redis-url URL`` overrides ``redis_url`` (its forms — one server, a Cluster, Sentinel —
@@ -103,6 +106,9 @@ class SharedSettings:
     task_max_attempts: int = attrs.field(
         default=3, validator=[attrs.validators.instance_of(int), attrs.validators.ge(1)]
     )
+    share_sessions: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+    session_ttl_seconds: float = attrs.field(default=3600.0, validator=_positive)
+    max_shared_sessions: int = attrs.field(default=100_000, validator=attrs.validators.ge(1))
 
     def key(self, *parts: str) -> str:
         """A Redis key (or channel) of this deployment: ``<prefix>:<part>:<part>...``."""

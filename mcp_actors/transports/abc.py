@@ -167,6 +167,11 @@ class MessageStream(abc.ABC):
         """
         raise NotImplementedError("this stream offers no rest")
 
+    #: The id of the first request the session sends over this stream (then counting
+    #: up). A stream whose peer may answer through another process serving the same
+    #: session (a shared Streamable HTTP session) starts it where no other will.
+    first_request_id: int = 1
+
     #: Whether :meth:`receive_related` can name the request of ours a received message
     #: belongs to (a client over Streamable HTTP: the POST whose response stream carried
     #: it). The session then reads with it; other transports carry no such relation.

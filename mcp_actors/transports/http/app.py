@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 import attrs
 
 from ...protocol.health import health_document
+from .any_worker import SharedSessions
 from .asgi import (
     Receive,
     Request,
@@ -30,6 +31,7 @@ from .asgi import (
 )
 from .auth import HttpAnswer, HttpAuthHook
 from .config import HttpConfig
+from .directory import Mailbox, SessionDirectory
 from .endpoint import StreamableHttpEndpoint
 from .event_store import EventStoreStatistics
 from .legacy_sse import LegacySseEndpoints
@@ -61,6 +63,14 @@ class McpHttpApp:
     #: What the health endpoint asks besides "not draining": None when healthy, else
     #: why not (say, the shared Redis does not answer). None: nothing to ask.
     health_check: HealthCheck | None = None
+    #: The records of the deployment's legacy sessions, for any worker to serve any of
+    #: them (see :mod:`.replicas`; None: each session stays on the worker that made it).
+    directory: SessionDirectory | None = None
+    #: This worker's mailbox among the workers sharing ``directory`` (needed with it).
+    mailbox: Mailbox | None = None
+    #: This worker's part of the shared sessions (None without a directory): run
+    #: :meth:`~.any_worker.SharedSessions.run` beside the app.
+    shared: SharedSessions | None = attrs.field(init=False, default=None)
     #: Set once a graceful shutdown began: the health endpoint says 503 from then on,
     #: so that a load balancer stops sending new work here.
     draining: bool = attrs.field(init=False, default=False)
@@ -84,6 +94,10 @@ class McpHttpApp:
             config.max_sessions_per_client,
             config.session_rest_after,
         )
+        if self.directory is not None:
+            if self.mailbox is None:
+                raise ValueError("a session directory needs a mailbox")
+            self.shared = SharedSessions(self.directory, self.mailbox, self.registry)
         self._streamable = StreamableHttpEndpoint(
             config,
             self.registry,
@@ -91,6 +105,7 @@ class McpHttpApp:
             self.serve_exchange,
             self.input_schema_of,
             self.auth,
+            self.shared,
         )
         self._legacy = LegacySseEndpoints(config, self.registry, self.start_session, self.auth)
 
@@ -99,8 +114,14 @@ class McpHttpApp:
         memory = self._streamable.event_memory
         return None if memory is None else memory.statistics()
 
+    @property
+    def session_requests(self) -> int:
+        """POSTs carrying requests of legacy Streamable HTTP sessions served so far."""
+        return self._streamable.session_requests
+
     async def _health(self, request: Request, send: Send) -> None:
-        """GET: 200 ``{"status": "ok", "sessions": N}`` when this server takes work, else
+        """GET: 200 ``{"status": "ok", "sessions": N, "sessionRequests": M}`` (M: see
+        :attr:`session_requests`) when this server takes work, else
         503 ``{"status": "unavailable", "reason": ...}`` (draining, or ``health_check``)."""
         if request.method not in ("GET", "HEAD"):
             await respond_error(send, 405, "Method Not Allowed", headers=[("allow", "GET")])
@@ -110,7 +131,9 @@ class McpHttpApp:
             reason = await self.health_check()
         status = 200 if reason is None else 503
         headers = [("cache-control", "no-store")]
-        body = health_document(reason=reason, sessions=len(self.registry))
+        body = health_document(
+            reason=reason, sessions=len(self.registry), session_requests=self.session_requests
+        )
         payload = body if request.method == "GET" else b""
         await respond(send, status, payload, content_type="application/json", headers=headers)
 

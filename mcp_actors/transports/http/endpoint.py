@@ -60,8 +60,10 @@ import attrs
 
 from ...protocol.jsonrpc import InvalidMessage
 from ...protocol.received import Post, read_post
+from ...protocol.session_record import initialize_params, record_changes
 from ...protocol.versions import HTTP_DEFAULT
 from ..abc import TransportClosed
+from .any_worker import SharedSessions
 from .asgi import (
     EVENT_STREAM,
     BodyTimeout,
@@ -81,9 +83,11 @@ from .asgi import (
 )
 from .auth import HttpAuthHook, same_caller, token_deadline, until_token_expires
 from .config import HttpConfig
+from .directory import SessionFull
 from .event_store import EventMemory, EventStore, InMemoryEventStore
 from .exchange import HttpExchange
 from .modern import InputSchemaOf, ModernPostHandler
+from .replicas import NoLocalRoom
 from .reply import carry, refuse, reply, send_last_shielded, wait_finished
 from .routing import (
     GET_NOT_ACCEPTABLE,
@@ -106,7 +110,7 @@ from .routing import (
     unsupported_version,
 )
 from .session_stream import HttpSessionStream, ResponseStream
-from .sessions import ServeExchange, SessionRegistry, StartSession, mint_session_id
+from .sessions import Activity, ServeExchange, SessionRegistry, StartSession, mint_session_id
 from .sse import encode_event
 
 log = logging.getLogger("mcp_actors.http")
@@ -126,6 +130,10 @@ class StreamableHttpEndpoint:
     input_schema_of: InputSchemaOf | None = None
     #: Admits each POST body by what it asks (scopes), see :mod:`.auth`.
     auth: HttpAuthHook | None = None
+    #: The deployment's shared sessions (None: this worker holds its sessions alone).
+    shared: SharedSessions | None = None
+    #: Requests of legacy sessions this endpoint served (POSTs carrying requests).
+    session_requests: int = attrs.field(init=False, default=0)
     #: The memory the sessions' in-memory event stores share (None: a custom factory).
     event_memory: EventMemory | None = attrs.field(init=False)
     _new_store: Callable[[str], EventStore] = attrs.field(init=False)
@@ -213,10 +221,20 @@ class StreamableHttpEndpoint:
         if not await self._admissible(transport, request, post, send):
             return
         headers = [(SESSION_HEADER, session_id)]
+        shared = self.shared
+        initialize = None
+        if shared is not None:
+            initialize = initialize_params(post.message)
+            changes = record_changes(post.message)
+            if changes:
+                await shared.changed(session_id, changes)
         if not post.request_ids:
-            if await self._deliver(transport, post, send):
+            if shared is not None and await shared.route(session_id, post):
+                await respond(send, 202, headers=headers)  # for an actor on another worker
+            elif await self._deliver(transport, post, send):
                 await respond(send, 202, headers=headers)
             return
+        self.session_requests += 1
         stream = await transport.open_stream(post.request_ids, json=json_mode)
         if post.initialize:
             transport.initialize_id = post.request_ids[0]
@@ -227,6 +245,9 @@ class StreamableHttpEndpoint:
             # Answer only once we know whether the session exists: a failed
             # initialize gets its error without a session id, and the session goes.
             await wait_finished(transport, stream, receive)
+            shares = transport.version is not None and shared is not None
+            if shares and not await self._share(shared, session_id, initialize, request, send):
+                return
             if transport.version is None:
                 failed = self.registry.discard(session_id)
                 headers = []
@@ -343,11 +364,39 @@ class StreamableHttpEndpoint:
             await self.serve_exchange(exchange, version)
         await exchange.finish()
 
-    async def _create_session(self, client: str | None) -> tuple[str, HttpSessionStream] | None:
-        """A new session for ``client``, or None if the session table has no room for it."""
-        session_id = mint_session_id(self.config.session_id_prefix)
+    async def _share(
+        self,
+        shared: SharedSessions | None,
+        session_id: str,
+        initialize: bytes | None,
+        request: Request,
+        send: Send,
+    ) -> bool:
+        """Record a session just initialized here; False once a full directory's 503 is
+        answered (the session ended)."""
+        assert shared is not None and initialize is not None
+        try:
+            await shared.opened(session_id, initialize, request.principal)
+        except SessionFull:
+            self.registry.close(session_id)
+            await respond_too_many_sessions(send, request.header(VERSION_HEADER))
+            return False
+        return True
+
+    async def _create_session(
+        self, client: str | None, session_id: str | None = None
+    ) -> tuple[str, HttpSessionStream] | None:
+        """A new session for ``client`` (a new id unless ``session_id``: a shared session's
+        local actor), or None if the session table has no room for it."""
+        if session_id is None:
+            session_id = mint_session_id(self.config.session_id_prefix)
         config = self.config
-        transport = HttpSessionStream(session_id, config, self._new_store(session_id))
+        shared = self.shared
+        prefix = "" if shared is None else shared.stream_prefix
+        store = self._new_store(session_id)
+        transport = HttpSessionStream(session_id, config, store, stream_prefix=prefix)
+        if shared is not None:
+            shared.adopt(transport)
         registry = self.registry
         if not registry.admit(session_id, transport, client):
             return None
@@ -359,6 +408,8 @@ class StreamableHttpEndpoint:
 
         def forget() -> None:
             registry.discard(session_id)
+            if shared is not None:
+                shared.forget(session_id)
 
         transport.on_close = forget
         return session_id, transport
@@ -416,7 +467,12 @@ class StreamableHttpEndpoint:
         stream, after = found
         await start_event_stream(send, [(SESSION_HEADER, session_id)])
         deadline = token_deadline(request.principal)
-        await carry(transport, stream, after, receive, send, deadline, self.config.resume_window)
+        window = self.config.resume_window
+        if self.shared is None:
+            await carry(transport, stream, after, receive, send, deadline, window)
+            return
+        async with self.shared.carrying(transport, stream):
+            await carry(transport, stream, after, receive, send, deadline, window)
 
     async def _stream_to_carry(
         self,
@@ -428,7 +484,9 @@ class StreamableHttpEndpoint:
         """What a GET carries, and after which event: the stream ``last_event_id`` belongs to,
         or the standalone stream; None once the refusal is answered."""
         if last_event_id:
-            stream = transport.find_stream(last_event_id) if event_id_shape(last_event_id) else None
+            stream = None
+            if event_id_shape(last_event_id):
+                stream = await self._resumed_stream(transport, last_event_id)
             if stream is None:
                 await refuse(send, unknown_event_id(last_event_id), request)
                 return None
@@ -441,6 +499,18 @@ class StreamableHttpEndpoint:
         after = stream.delivered
         await transport.prime(stream)
         return stream, after
+
+    async def _resumed_stream(
+        self, transport: HttpSessionStream, last_event_id: str
+    ) -> ResponseStream | None:
+        """The stream a ``Last-Event-ID`` belongs to: this session's, or in a shared
+        session one another worker's actor writes (see :mod:`.any_worker`)."""
+        shared, session_id = self.shared, transport.session_id
+        if shared is not None and session_id is not None:
+            elsewhere = await shared.resume_elsewhere(session_id, transport, last_event_id)
+            if elsewhere is not None:
+                return elsewhere
+        return transport.find_stream(last_event_id)
 
     async def _replay_stored(
         self, request: Request, send: Send, session_id: str, last_event_id: str
@@ -472,6 +542,8 @@ class StreamableHttpEndpoint:
             return
         if await self._session(request, send, session_id) is None:
             return
+        if self.shared is not None:
+            await self.shared.end(session_id)
         self.registry.close(session_id)
         await respond(send, 200)
 
@@ -479,8 +551,16 @@ class StreamableHttpEndpoint:
         self, request: Request, send: Send, session_id: str
     ) -> HttpSessionStream | None:
         """The session a request names, or None once the error has been answered."""
-        entry = self.registry.get(session_id)
-        transport = None if entry is None else entry.transport
+        transport: Activity | None
+        if self.shared is not None:
+            try:
+                transport = await self._shared_session(self.shared, request, session_id)
+            except NoLocalRoom:
+                await respond_too_many_sessions(send, request.header(VERSION_HEADER))
+                return None
+        else:
+            entry = self.registry.get(session_id)
+            transport = None if entry is None else entry.transport
         if not isinstance(transport, HttpSessionStream) or not same_caller(
             transport.principal, request.principal
         ):
@@ -495,6 +575,19 @@ class StreamableHttpEndpoint:
         if request.principal is not None:
             transport.principal = request.principal  # a new token may carry new scopes
         return transport
+
+    async def _shared_session(
+        self, shared: SharedSessions, request: Request, session_id: str
+    ) -> HttpSessionStream | None:
+        """This worker's actor of a shared session (see :mod:`.any_worker`)."""
+
+        async def create() -> HttpSessionStream | None:
+            created = await self._create_session(request.client, session_id)
+            if created is not None:
+                created[1].principal = request.principal
+            return None if created is None else created[1]
+
+        return await shared.local_session(session_id, request.principal, create)
 
 
 def _ok(error_code: int | None) -> int:

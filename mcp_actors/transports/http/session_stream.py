@@ -39,6 +39,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from typing import Protocol
 
 import trio
 
@@ -57,6 +58,16 @@ log = logging.getLogger("mcp_actors.http")
 Write = Callable[[bytes], Awaitable[None]]
 
 STANDALONE = "g"
+#: The connection of a stream a connection on another worker carries.
+ELSEWHERE = object()
+
+
+class Relay(Protocol):
+    """Where a shared session's messages related to no request may go instead of this
+    stream's standalone stream (see :mod:`.any_worker`)."""
+
+    async def unrelated(self, session_id: str, message: Outgoing) -> bool:
+        """True: the relay took ``message`` (it is not written here)."""
 
 
 def _cancellation(request_id: RequestId) -> bytes:
@@ -180,6 +191,7 @@ class HttpSessionStream(MessageStream):
         *,
         stateless: bool = False,
         version: str | None = None,
+        stream_prefix: str = "",
     ) -> None:
         self.session_id = session_id
         self.config = config
@@ -204,8 +216,12 @@ class HttpSessionStream(MessageStream):
         #: Streams written out to their end: (when their events go, stream key).
         self._written: list[tuple[float, str]] = []
         self._next_stream = 0
+        #: Before each stream's key: the worker's, for a shared session (see .any_worker).
+        self._prefix = stream_prefix
         self._live = 0
-        self.standalone = self._add(ResponseStream(STANDALONE))
+        self.standalone = self._add(ResponseStream(stream_prefix + STANDALONE))
+        #: A shared session's relay (None: every message stays on this stream).
+        self.relay: Relay | None = None
         #: The asleep session's wake-up call (see :meth:`rest`).
         self._wake: Callable[[], None] | None = None
         #: ``last_activity`` when rest was last offered (offered once per idle spell).
@@ -256,7 +272,7 @@ class HttpSessionStream(MessageStream):
         """
         await self._drop_written_streams()
         self._next_stream += 1
-        stream = self._add(ResponseStream(f"p{self._next_stream}", json=json))
+        stream = self._add(ResponseStream(f"{self._prefix}p{self._next_stream}", json=json))
         for request_id in request_ids:
             if self._owners.get(request_id) is not stream:  # counted once, if repeated
                 self._owners[request_id] = stream
@@ -496,7 +512,39 @@ class HttpSessionStream(MessageStream):
         if not stream.pending:
             self._finish(stream)
 
+    # -- a shared session's streams and the other workers (see .any_worker) ------------
+
+    def stream(self, key: str, *, foreign: bool = False) -> ResponseStream | None:
+        """The stream with key ``key``; ``foreign``: one another worker's actor of this
+        session writes (events in the shared store), made here to be carried here."""
+        stream = self._streams.get(key)
+        if stream is None and foreign:
+            stream = self._add(ResponseStream(key))
+        return stream
+
+    def foreign_changed(self, key: str, *, finished: bool) -> None:
+        """The worker writing the foreign stream ``key`` appended to it, or finished it."""
+        stream = self._streams.get(key)
+        if stream is not None and not stream.finished:
+            self._finish(stream) if finished else stream.notify()
+
+    def carried_elsewhere(self, stream: ResponseStream, carried: bool) -> None:
+        """A connection on another worker carries ``stream`` (or stopped): it is not
+        abandoned meanwhile, and a GET here for it is refused as taken."""
+        if carried or stream.connection is ELSEWHERE:
+            stream.connection = ELSEWHERE if carried else None
+        stream.notify()
+
+    async def send_standalone(self, payload: bytes) -> None:
+        """Write what another worker's actor of this session sent on the GET stream."""
+        await self._append(self.standalone, payload)
+
     async def _unrelated(self, message: Outgoing) -> None:
+        relay, session_id = self.relay, self.session_id
+        if relay is not None and session_id is not None:  # a shared session (see .any_worker)
+            taken = await relay.unrelated(session_id, message)
+            if taken:
+                return
         if self.stateless:
             # Nowhere to go: a stateless session has no standalone stream.
             self._refuse_request(message)
