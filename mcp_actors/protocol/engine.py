@@ -105,7 +105,6 @@ _EMPTY_RESULT: Final = msgspec.Raw(b"{}")
 _NO_PARAMS: Final = b"{}"
 RawParams = msgspec.Raw | UnsetType
 Meta = RequestMeta | None
-
 #: Params the engine has not decoded (a modern request's: its own method table decides).
 NOT_DECODED: Final[Any] = object()
 #: Makes the runtime's object for a request that may run: (id, method, its row in
@@ -134,21 +133,17 @@ class Engine(Generic[In, Out]):
     #: other, say one modern HTTP exchange): it climbs that era's ladder directly,
     #: without first being refused by the legacy lifecycle it does not belong to.
     modern_only: bool = False
+    #: Our next request's id (see ``MessageStream.first_request_id`` for the first).
+    _next_id: int = attrs.field(default=1, kw_only=True, alias="first_request_id")
     _inbound: dict[RequestId, In] = attrs.field(init=False, factory=dict)
     _outbound: dict[RequestId, Out] = attrs.field(init=False, factory=dict)
     _progress: dict[t.ProgressToken, Out] = attrs.field(init=False, factory=dict)
     #: Our requests in flight that want their log messages (see :meth:`send_request`).
     _logs: dict[RequestId, Out] = attrs.field(init=False, factory=dict)
-    _next_id: int = attrs.field(init=False, default=1)
     _peer_gone: bool = attrs.field(init=False, default=False)
     #: ``state.check_inbound`` per method, valid for ``_checked_for`` (see _check_inbound).
     _checked: dict[str, MethodSpec] = attrs.field(init=False, factory=dict)
     _checked_for: tuple[object, object] | None = attrs.field(init=False, default=None)
-
-    def number_requests_from(self, first_id: int) -> None:
-        """Give our requests ids from ``first_id`` on (before sending any): ids no other
-        process serving the same peer uses (see ``MessageStream.first_request_id``)."""
-        self._next_id = first_id
 
     # -- receiving ---------------------------------------------------------------------
 

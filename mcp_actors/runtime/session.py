@@ -140,9 +140,8 @@ class Session:
             describe,
             max_in_flight=config.max_in_flight,
             modern_only=self.transport.modern_only,
+            first_request_id=self.transport.first_request_id,
         )
-        if self.transport.first_request_id != 1:
-            self._engine.number_requests_from(self.transport.first_request_id)
         encode_progress = functools.partial(
             self._engine.encode_notification, "notifications/progress"
         )

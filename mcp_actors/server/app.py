@@ -388,10 +388,8 @@ class Server(Registry):
         return t.Implementation(name=self.name, version=self.version, title=unset(self.title))
 
     def describe(self, revision: Revision, *, stateless: bool = False) -> ServerDescription:
-        """What the server tells a client negotiating ``revision`` (``initialize``'s result).
-
-        Every 2026-07-28 request is served with one: the latest is kept, and made again
-        only when the capabilities, name, version, title or instructions differ."""
+        """What the server tells a client negotiating ``revision`` (``initialize``'s result);
+        the latest is kept (every 2026-07-28 request is served with one)."""
         capabilities = self.capabilities(revision, stateless=stateless)
         described = self._described
         if (
@@ -484,16 +482,12 @@ class Server(Registry):
 
     def _deliver_to_sessions(self, change: Change) -> int:
         """The bus's receiver for legacy sessions: list changes to every initialized
-        session, resource updates to the subscription actors of ``resources/subscribe``;
-        changes missed (:data:`~mcp_actors.runtime.bus.CHANGES_MISSED`): every list
-        changed, and every subscribed resource was updated."""
-        if change.method == CHANGES_MISSED:
-            updates = [
-                Change("notifications/resources/updated", uri, t.ResourceUpdatedParams(uri=uri))
-                for uri in self._hub.topics()
-            ]
-            lists = [Change(method) for method in LIST_CHANGES]
-            return sum(self._deliver_to_sessions(each) for each in (*lists, *updates))
+        session, resource updates to the subscription actors of ``resources/subscribe``."""
+        if change.method == CHANGES_MISSED:  # every list changed, every resource updated
+            new, topics = "notifications/resources/updated", self._hub.topics()
+            catch_up = [Change(method) for method in LIST_CHANGES]
+            catch_up += [Change(new, u, t.ResourceUpdatedParams(uri=u)) for u in topics]
+            return sum(self._deliver_to_sessions(each) for each in catch_up)
         if change.method == "notifications/resources/updated":
             assert change.subject is not None
             return self._hub.publish(change.subject, change.params)

@@ -22,13 +22,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import attrs
-import coredis
 import trio
 from coredis.exceptions import RedisError
 from coredis.tokens import PureToken
 
 from ..transports.http.directory import Letter
-from .redis_client import as_bytes, as_text
+from .redis_client import AnyRedis, as_bytes, as_text
 
 log = logging.getLogger("mcp_actors.shared.mailbox")
 
@@ -43,7 +42,7 @@ _KINDS = ("inbound", "standalone", "sync", "end", "carry", "uncarry", "changed")
 class RedisMailbox:
     """This worker's mailbox, and the way to the others' (see the module docstring)."""
 
-    client: coredis.Redis[bytes]
+    client: AnyRedis
     prefix: str
     #: This worker's number (see :func:`take_worker_number`).
     worker: int
@@ -109,6 +108,6 @@ def _letter(fields: Any) -> Letter | None:
         return None
 
 
-async def take_worker_number(client: coredis.Redis[bytes], prefix: str) -> int:
+async def take_worker_number(client: AnyRedis, prefix: str) -> int:
     """A number no other worker of the deployment has had (see the module docstring)."""
     return int(await client.incr(f"{prefix}:worker-numbers"))

@@ -1,7 +1,7 @@
 """Legacy session records in Redis: the session directory of workers that serve any
 session's request on any worker (see :mod:`mcp_actors.transports.http.directory`).
 
-Each record is one hash, ``<prefix>:session:<id>``:
+Each record is one hash, ``{<prefix>}:sessions:session:<id>``:
 
 - ``init``: the client's ``initialize`` params (JSON, as sent);
 - ``caller``: who opened it (``""``: a server without authentication);
@@ -9,12 +9,12 @@ Each record is one hash, ``<prefix>:session:<id>``:
 - ``get``: the number of the worker carrying its GET stream, while one is open;
 - ``w:<n>``: one field per worker that has run an actor of the session;
 
-and its subscriptions are the set ``<prefix>:session:<id>:subs``.
+and its subscriptions are the set ``{<prefix>}:sessions:session:<id>:subs``.
 
 **Bounds.** A record expires ``ttl`` seconds after the last request that touched it
 (every request of the session restarts the clock with its read: ``PEXPIRE``), so a
 client that vanished without DELETE leaves nothing behind. At most ``max_sessions``
-records per deployment: the sorted set ``<prefix>:sessions`` holds every record's
+records per deployment: the sorted set ``{<prefix>}:sessions`` holds every record's
 expiry time; creating one first drops the expired ones from it, then refuses
 (:class:`~mcp_actors.transports.http.directory.SessionFull`: the ``initialize`` is
 answered 503 with ``Retry-After``) when the set is full — all in one Lua script, so
@@ -31,12 +31,11 @@ import time
 from typing import Any
 
 import attrs
-import coredis
 
 from ..protocol.session_record import StateChange
 from ..transports.http.directory import SessionFull, SessionRecord
 from .mailbox import RedisMailbox, take_worker_number
-from .redis_client import as_bytes
+from .redis_client import AnyRedis, as_bytes
 from .state import SharedState
 
 log = logging.getLogger("mcp_actors.shared.sessions")
@@ -127,7 +126,7 @@ def _pairs(flat: list[bytes]) -> dict[bytes, bytes]:
 class RedisSessionDirectory:
     """Session records in Redis (see the module docstring)."""
 
-    client: coredis.Redis[bytes]
+    client: AnyRedis
     prefix: str
     #: Seconds a record lives after the last request that touched it.
     ttl: float = 3600.0
@@ -135,8 +134,11 @@ class RedisSessionDirectory:
     max_subscriptions: int = 1000
 
     def _keys(self, session_id: str) -> list[str]:
-        record = f"{self.prefix}:session:{session_id}"
-        return [record, f"{record}:subs", f"{self.prefix}:sessions"]
+        # One hash tag for every key: the scripts touch a record, its subscriptions and
+        # the deployment's index together, which a Redis Cluster takes in one slot only.
+        space = f"{{{self.prefix}}}:sessions"
+        record = f"{space}:session:{session_id}"
+        return [record, f"{record}:subs", space]
 
     @property
     def _ttl_ms(self) -> int:
