@@ -161,10 +161,14 @@ DEPLOYMENT_PAGE = Path(__file__).parent.parent / "docs" / "deployment.md"
 NGINX_ANY_WORKER_CONF = NGINX_CONF.with_name("nginx-any-worker.conf")
 
 
-def documented_nginx_command() -> str:
-    """The nginx command line docs/deployment.md documents, as written."""
+def documented_nginx_command(conf: str = "nginx.conf") -> str:
+    """The nginx command line docs/deployment.md documents for ``deploy/<conf>``, as written."""
     text = DEPLOYMENT_PAGE.read_text()
-    lines = [line for line in text.splitlines() if line.startswith("nginx ")]
+    lines = [
+        line
+        for line in text.splitlines()
+        if line.startswith("nginx ") and f'/deploy/{conf}"' in line
+    ]
     assert len(lines) == 1, lines
     return lines[0]
 
@@ -180,7 +184,7 @@ def render_nginx_conf(
     site = shipped.replace("127.0.0.1:8080", f"127.0.0.1:{listen}")
     site = site.replace("127.0.0.1:9001", f"127.0.0.1:{workers[0]}")
     site = site.replace("127.0.0.1:9002", f"127.0.0.1:{workers[1]}")
-    conf = directory / "deploy" / "nginx.conf"
+    conf = directory / "deploy" / shipped_conf.name
     conf.parent.mkdir(parents=True, exist_ok=True)
     conf.write_text(site)
     return conf
@@ -197,7 +201,7 @@ async def nginx(
     render_nginx_conf(directory, listen, workers, shipped_conf)
     path = f"{os.path.dirname(need('nginx'))}:{os.environ['PATH']}"
     environment = {**os.environ, "PATH": path, "TMPDIR": str(directory)}  # mktemp -d: in here
-    command = ["bash", "-c", documented_nginx_command()]
+    command = ["bash", "-c", documented_nginx_command(shipped_conf.name)]
     process = await trio.lowlevel.open_process(
         command, cwd=directory, env=environment, start_new_session=True
     )
