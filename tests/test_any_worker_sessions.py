@@ -124,10 +124,17 @@ class FreshConnections(httpx.Auth):
 async def until_spread(deployment: Deployment, call: Callable[[], Awaitable[int]]) -> set[int]:
     """Make ``call`` (which returns the pid that answered) until both workers answered."""
     pids: set[int] = set()
-    for _ in range(ATTEMPTS):
-        pids.add(await call())
-        if deployment.spread(pids):
-            break
+    health = deployment.url.replace("/mcp", "/healthz")
+    async with httpx.AsyncClient(timeout=30) as http:
+        for attempt in range(ATTEMPTS):
+            pids.add(await call())
+            if deployment.spread(pids):
+                break
+            if attempt % 2:
+                # A call may be an even number of requests (a POST and its resumption, a
+                # POST and the answer to its sampling request): behind round robin its POST
+                # would then land on the same worker every time. One more request shifts it.
+                await http.get(health)
     assert deployment.spread(pids), pids
     return pids
 
