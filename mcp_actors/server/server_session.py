@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, Unpack
 
 import attrs
+import msgspec
 import trio
 from msgspec import UNSET, UnsetType
 
@@ -25,6 +26,7 @@ from ..protocol.extensions import declared_settings
 from ..protocol.fit import LACKING_REVISIONS, fit
 from ..protocol.jsonrpc import RequestId
 from ..protocol.lifecycle import Phase, ServerDescription, SessionState
+from ..protocol.methods import METHODS
 from ..protocol.modern import ModernRequest
 from ..protocol.versions import Revision
 from ..runtime.middleware import Call, Middleware, run_notification, run_request
@@ -309,7 +311,9 @@ class ServerSession:
         return await run_request(
             middleware,
             call,
-            lambda call: self.handle_request(request, call.params, bypass_middleware=True),
+            lambda call: self.handle_request(
+                _as_method(request, call.method), call.params, bypass_middleware=True
+            ),
         )
 
     def may_ask(self, request: InboundRequest, params: Any) -> bool:
@@ -579,3 +583,14 @@ def _call_soon(
             await value
 
     return run
+
+
+def _as_method(request: InboundRequest, method: str) -> InboundRequest:
+    """``request``, or — when middleware passes on a call of another ``method`` (a tool
+    search listing the tools while serving a ``tools/call``) — a copy of it serving that
+    method: the same connection, cancel scope and progress, its params those passed on."""
+    if method == request.method:
+        return request
+    return msgspec.structs.replace(
+        request, method=method, spec=METHODS.get(method), raw_params=UNSET
+    )
