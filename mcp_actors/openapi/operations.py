@@ -72,40 +72,12 @@ def operations(document: dict[str, Any]) -> list[Operation]:
 
 
 def _operation(path: str, method: str, operation: dict[str, Any], shared: list[Any]) -> Operation:
-    where = f"{method.upper()} {path}"
     name = _NOT_A_NAME.sub("_", operation.get("operationId") or f"{method}_{path.strip('/')}")
-    properties: dict[str, Any] = {}
-    required: list[str] = []
-    locations: dict[str, Location] = {}
-
-    def add(prop: str, schema: Any, location: Location, needed: bool) -> None:
-        if prop in properties:
-            raise OpenApiError(f"{where}: two arguments are both named {prop!r}")
-        properties[prop] = schema if isinstance(schema, dict) else {}
-        locations[prop] = location
-        if needed:
-            required.append(prop)
-
-    by_key = {
-        (p.get("name"), p.get("in")): p for p in [*shared, *(operation.get("parameters") or [])]
-    }
-    for (prop, location), parameter in by_key.items():
-        if location not in ("path", "query", "header") or not isinstance(prop, str):
-            continue
-        schema = dict(parameter.get("schema") or {})
-        if isinstance(parameter.get("description"), str):
-            schema.setdefault("description", parameter["description"])
-        add(prop, schema, location, location == "path" or bool(parameter.get("required")))
+    inputs = _Inputs(f"{method.upper()} {path}")
+    inputs.add_parameters([*shared, *(operation.get("parameters") or [])])
     body = operation.get("requestBody")
     if isinstance(body, dict):
-        schema = (body.get("content") or {}).get(_JSON, {}).get("schema")
-        needed = bool(body.get("required"))
-        if isinstance(schema, dict) and schema.get("type") == "object":
-            inner_required = set(schema.get("required") or ()) if needed else set()
-            for prop, prop_schema in (schema.get("properties") or {}).items():
-                add(prop, prop_schema, "body", prop in inner_required)
-        elif isinstance(schema, dict):
-            add("body", schema, "whole-body", needed)
+        inputs.add_body(body)
     output, wraps = _output(operation)
     text = [part for part in (operation.get("summary"), operation.get("description")) if part]
     return Operation(
@@ -113,11 +85,56 @@ def _operation(path: str, method: str, operation: dict[str, Any], shared: list[A
         method=method.upper(),
         path=path,
         description="\n\n".join(text) or None,
-        input_schema={"type": "object", "properties": properties, "required": required},
+        input_schema={
+            "type": "object",
+            "properties": inputs.properties,
+            "required": inputs.required,
+        },
         output_schema=output,
         wraps_output=wraps,
-        locations=locations,
+        locations=inputs.locations,
     )
+
+
+@attrs.define
+class _Inputs:
+    """An operation's arguments, as they are found (see the module docstring)."""
+
+    where: str
+    properties: dict[str, Any] = attrs.field(factory=dict)
+    required: list[str] = attrs.field(factory=list)
+    locations: dict[str, Location] = attrs.field(factory=dict)
+
+    def add(self, prop: str, schema: Any, location: Location, needed: bool) -> None:
+        if prop in self.properties:
+            raise OpenApiError(f"{self.where}: two arguments are both named {prop!r}")
+        self.properties[prop] = schema if isinstance(schema, dict) else {}
+        self.locations[prop] = location
+        if needed:
+            self.required.append(prop)
+
+    def add_parameters(self, parameters: list[Any]) -> None:
+        """The path, query and header ones (an operation's own replace the path's)."""
+        by_key = {(p.get("name"), p.get("in")): p for p in parameters if isinstance(p, dict)}
+        for (prop, location), parameter in by_key.items():
+            if location not in ("path", "query", "header") or not isinstance(prop, str):
+                continue
+            schema = dict(parameter.get("schema") or {})
+            if isinstance(parameter.get("description"), str):
+                schema.setdefault("description", parameter["description"])
+            needed = location == "path" or bool(parameter.get("required"))
+            self.add(prop, schema, location, needed)
+
+    def add_body(self, body: dict[str, Any]) -> None:
+        """A JSON body's fields (or the body as one argument, ``body``)."""
+        schema = (body.get("content") or {}).get(_JSON, {}).get("schema")
+        needed = bool(body.get("required"))
+        if isinstance(schema, dict) and schema.get("type") == "object":
+            inner_required = set(schema.get("required") or ()) if needed else set()
+            for prop, prop_schema in (schema.get("properties") or {}).items():
+                self.add(prop, prop_schema, "body", prop in inner_required)
+        elif isinstance(schema, dict):
+            self.add("body", schema, "whole-body", needed)
 
 
 def _output(operation: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
