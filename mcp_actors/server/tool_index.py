@@ -16,8 +16,8 @@ extra ``mcp-actors[search]``): a word counts more the rarer it is among the tool
 less the longer a tool's text (less so than usual: see ``_LENGTH_WEIGHT``). A tool
 that shares no word with the query scores 0 and is never returned.
 
-Building an index costs time proportional to the tools' text (about a millisecond per
-hundred tools); :class:`~.tool_search.ToolSearch` keeps the last one and builds a new one
+Building an index costs time proportional to the tools' text (tens of milliseconds for
+500 tools); :class:`~.tool_search.ToolSearch` keeps the last one and builds a new one
 only when the list of tools changes.
 """
 
