@@ -1,8 +1,9 @@
 """An OpenAPI document as plain data: loaded from YAML or JSON, its local ``$ref``s resolved.
 
-:func:`load` takes a document as a dict already, as text (YAML — JSON is YAML too) or
-as a path to a ``.yaml``/``.yml``/``.json`` file; PyYAML (``yaml.safe_load``, the extra
-``mcp-actors[openapi]``) parses text, msgspec a ``.json`` file. Only OpenAPI 3.0 and
+:func:`load` takes a document as a dict already, as text (YAML of several lines — JSON
+is YAML too — or one JSON object) or as a path to a ``.yaml``/``.yml``/``.json`` file;
+PyYAML (``yaml.safe_load``, the extra ``mcp-actors[openapi]``) parses text, msgspec a
+``.json`` file. Only OpenAPI 3.0 and
 3.1 documents are taken (Swagger 2.0 is refused, naming the version).
 
 :func:`resolve` replaces every ``{"$ref": "#/..."}`` with what it points to (a JSON
@@ -30,7 +31,7 @@ def load(spec: dict[str, Any] | str | Path) -> dict[str, Any]:
     """The document ``spec`` is (a dict), holds (YAML or JSON text) or names (a path)."""
     if isinstance(spec, dict):
         document: Any = spec
-    elif isinstance(spec, Path) or (isinstance(spec, str) and "\n" not in spec):
+    elif isinstance(spec, Path) or not ("\n" in spec or spec.lstrip().startswith("{")):
         document = _read(Path(spec))
     else:
         document = _parse_yaml(spec, "<text>")
