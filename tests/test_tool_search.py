@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import trio
+from msgspec import UNSET
 
 from mcp_actors import Client, McpError, Server, open_client
 from mcp_actors.gateway.config import GatewayConfigError, load_gateway
@@ -228,3 +229,17 @@ def test_settings_are_checked() -> None:
         ToolSearch(search_name="find", call_name="find")
     with pytest.raises(TypeError, match="search_name"):
         ToolSearch(search_name=3)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26"])
+async def test_revisions_without_structured_output_get_the_results_as_text(
+    version: str,
+) -> None:
+    async with connect("memory", SEARCHED, protocol_version=version) as client:
+        result = await client.call_tool("search_tools", {"query": "add two integers"})
+        assert result.structured_content is UNSET
+        [text] = result.content
+        assert isinstance(text, t.TextContent)
+        assert json.loads(text.text)[0]["name"] == "up_add"
+        added = await call(client, "up_add", {"a": 2, "b": 3})
+        assert added.content == [t.TextContent(text="5")]
