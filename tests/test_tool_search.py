@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 from msgspec import UNSET
 
 from mcp_actors import Client, McpError, Server, open_client
@@ -243,3 +244,37 @@ async def test_revisions_without_structured_output_get_the_results_as_text(
         assert json.loads(text.text)[0]["name"] == "up_add"
         added = await call(client, "up_add", {"a": 2, "b": 3})
         assert added.content == [t.TextContent(text="5")]
+
+
+async def test_a_task_started_through_call_tool_is_run_again_by_the_worker_taking_it_over(
+    mock_clock: trio.testing.MockClock,
+) -> None:
+    """The task records the call of the named tool, not of ``call_tool``: the worker that
+    takes it over runs that tool again with its own arguments."""
+    from test_durable_tasks_docs import documented_store, serving, worker_server
+
+    mock_clock.autojump_threshold = 0
+    names = documented_store()
+    backend = names["Backend"]()
+    store_a = names["LeasedTaskStore"](backend, "a", lease=3.0)
+    store_b = names["LeasedTaskStore"](backend, "b", lease=3.0)
+    worker_a, worker_b = worker_server("a"), worker_server("b")
+    for worker in (worker_a, worker_b):
+        worker.middleware = (ToolSearch(),)
+    async with (
+        serving(worker_b, store_b) as (on_b, _),
+        serving(worker_a, store_a) as (on_a, kill_a),
+    ):
+        started = await on_a.start_tool_task(
+            "call_tool", {"name": "durable", "arguments": {"order": "o-1"}}
+        )
+        task_id = started.task_id
+        assert task_id is not None
+        store_a.backend = names["Backend"]()  # as SIGKILL: a's last words reach no one
+        kill_a.cancel()
+        with trio.fail_after(60):  # mock time: the lease lapses, b's next look claims it
+            while (ended := await on_b.tool_task(task_id).status()).status == "working":
+                await trio.sleep(0.5)
+    assert ended.status == "completed", ended
+    assert ended.result is not None
+    assert ended.result["content"][0]["text"] == f"o-1 task={task_id} attempt=2 on b"

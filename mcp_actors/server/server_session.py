@@ -312,7 +312,7 @@ class ServerSession:
             middleware,
             call,
             lambda call: self.handle_request(
-                _as_method(request, call.method), call.params, bypass_middleware=True
+                _as_passed(request, call, params), call.params, bypass_middleware=True
             ),
         )
 
@@ -585,12 +585,18 @@ def _call_soon(
     return run
 
 
-def _as_method(request: InboundRequest, method: str) -> InboundRequest:
-    """``request``, or — when middleware passes on a call of another ``method`` (a tool
-    search listing the tools while serving a ``tools/call``) — a copy of it serving that
-    method: the same connection, cancel scope and progress, its params those passed on."""
-    if method == request.method:
+def _as_passed(request: InboundRequest, call: Call, params: Any) -> InboundRequest:
+    """``request`` as middleware passed it on: itself, or — when the call passed on is
+    another method (a tool search listing the tools while serving a ``tools/call``) or
+    other params (``call_tool`` naming the tool to call) — a copy serving that method
+    with those params, on the same connection, cancel scope and progress. Its
+    ``raw_params`` are the params passed on (what a task of it records to run again)."""
+    if call.method == request.method and call.params is params:
         return request
     return msgspec.structs.replace(
-        request, method=method, spec=METHODS.get(method), raw_params=UNSET
+        request,
+        method=call.method,
+        spec=METHODS.get(call.method),
+        raw_params=msgspec.Raw(msgspec.json.encode(call.params)),
+        _params=call.params,
     )
