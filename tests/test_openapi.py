@@ -9,7 +9,6 @@ be served are refused naming why.
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
@@ -17,10 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import hypercorn.config
-import hypercorn.trio
 import pytest
 import trio
+from test_modern_client import _serve
 
 from mcp_actors import Client, Server, open_client
 from mcp_actors.openapi import OpenApiError, server_from
@@ -88,22 +86,6 @@ class Petstore:
                 return 200, self.pets[int(pet_id)]
             return 404, {"code": 404, "message": f"no pet {pet_id}"}
         return 405, {"code": 405, "message": "not here"}
-
-
-class _Started:
-    def __init__(self, status: trio.TaskStatus[str]) -> None:
-        self._status = status
-
-    def started(self, binds: list[str]) -> None:
-        self._status.started(binds[0])
-
-
-async def _serve(app: Any, *, task_status: trio.TaskStatus[str]) -> None:
-    config = hypercorn.config.Config()
-    config.bind = ["127.0.0.1:0"]
-    config.accesslog = None
-    config.errorlog = logging.getLogger("openapi-test.hypercorn")
-    await hypercorn.trio.serve(app, config, task_status=_Started(task_status))
 
 
 @asynccontextmanager

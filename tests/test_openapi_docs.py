@@ -7,7 +7,8 @@ from functools import partial
 from pathlib import Path
 
 import trio
-from test_openapi import API_KEY, PETSTORE, Petstore, _serve
+from test_modern_client import _serve
+from test_openapi import API_KEY, PETSTORE, Petstore
 from test_tool_search_docs import examples, run_program
 
 DOC = Path(__file__).parent.parent / "docs" / "openapi.md"

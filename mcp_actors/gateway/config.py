@@ -207,9 +207,7 @@ def parse_gateway(text: str, source: str = "<gateway>") -> GatewayConfig:
                 upstreams[name] = upstream
     if problems or config is None:
         raise GatewayConfigError(source, problems)
-    return attrs.evolve(
-        config, upstreams=upstreams, rate_limit=rate_limit, tool_search=tool_search
-    )
+    return attrs.evolve(config, upstreams=upstreams, rate_limit=rate_limit, tool_search=tool_search)
 
 
 _Section = TypeVar("_Section", UpstreamConfig, RateLimitConfig, ToolSearch)

@@ -11,15 +11,15 @@ outermost middleware is a :class:`~mcp_actors.server.tool_search.ToolSearch`, so
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 from mcp_actors import Context, Server
-from mcp_actors.client.targets import StdioTarget
 from mcp_actors.gateway import Upstream
 from mcp_actors.server.schema_tools import schema_tool
 from mcp_actors.server.tool_search import ToolSearch
+
+from .processes import upstream_process
 
 TESTS = Path(__file__).parent.parent
 CORPUS = json.loads((TESTS / "data" / "tool_corpus.json").read_text())
@@ -55,15 +55,6 @@ def corpus_gateway(*middleware: Any) -> Server:
 #: One service alone, to mount in a gateway file (tests/test_tool_search.py).
 github = service("github", [tool for tool in CORPUS["tools"] if tool["service"] == "github"])
 
+
 server = corpus_gateway(ToolSearch())
-server.mount(
-    Upstream(
-        StdioTarget(
-            sys.executable,
-            ("-m", "mcp_actors.cli", "run", "servers.upstream:server"),
-            cwd=str(TESTS),
-        ),
-        name="up",
-    ),
-    prefix="up",
-)
+server.mount(upstream_process(), prefix="up")

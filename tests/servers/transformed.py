@@ -8,15 +8,10 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 from mcp_actors import Server
-from mcp_actors.client.targets import StdioTarget
-from mcp_actors.gateway import Upstream
 from mcp_actors.server.transforms import transform
 
-TESTS = Path(__file__).parent.parent
+from .processes import upstream_process
 
 server = Server("transformed")
 
@@ -37,17 +32,7 @@ async def shout(text: str) -> str:
 
 
 server.mount(mounted, prefix="m")
-server.mount(
-    Upstream(
-        StdioTarget(
-            sys.executable,
-            ("-m", "mcp_actors.cli", "run", "servers.upstream:server"),
-            cwd=str(TESTS),
-        ),
-        name="up",
-    ),
-    prefix="up",
-)
+server.mount(upstream_process(), prefix="up")
 server.add_middleware(transform(server.tools["add"], name="plus", hide=["b"], defaults={"b": 10}))
 server.add_middleware(transform("m_shout", name="yell", description="Say it louder."))
 server.add_middleware(transform("up_count", name="count_to", defaults={"steps": 3}))
