@@ -15,7 +15,6 @@ from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, Unpack
 
 import attrs
-import msgspec
 import trio
 from msgspec import UNSET, UnsetType
 
@@ -26,7 +25,6 @@ from ..protocol.extensions import declared_settings
 from ..protocol.fit import LACKING_REVISIONS, fit
 from ..protocol.jsonrpc import RequestId
 from ..protocol.lifecycle import Phase, ServerDescription, SessionState
-from ..protocol.methods import METHODS
 from ..protocol.modern import ModernRequest
 from ..protocol.versions import Revision
 from ..runtime.middleware import Call, Middleware, run_notification, run_request
@@ -312,7 +310,11 @@ class ServerSession:
             middleware,
             call,
             lambda call: self.handle_request(
-                _as_passed(request, call, params), call.params, bypass_middleware=True
+                request
+                if call.params is params and call.method == request.method
+                else request.passed_on(call.method, call.params),
+                call.params,
+                bypass_middleware=True,
             ),
         )
 
@@ -583,20 +585,3 @@ def _call_soon(
             await value
 
     return run
-
-
-def _as_passed(request: InboundRequest, call: Call, params: Any) -> InboundRequest:
-    """``request`` as middleware passed it on: itself, or — when the call passed on is
-    another method (a tool search listing the tools while serving a ``tools/call``) or
-    other params (``call_tool`` naming the tool to call) — a copy serving that method
-    with those params, on the same connection, cancel scope and progress. Its
-    ``raw_params`` are the params passed on (what a task of it records to run again)."""
-    if call.method == request.method and call.params is params:
-        return request
-    return msgspec.structs.replace(
-        request,
-        method=call.method,
-        spec=METHODS.get(call.method),
-        raw_params=msgspec.Raw(msgspec.json.encode(call.params)),
-        _params=call.params,
-    )
