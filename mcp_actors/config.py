@@ -281,6 +281,8 @@ def structure_strictly(value: Any, cls: type[T]) -> tuple[T | None, list[str]]:
 def _format(error: BaseException, _type: Any) -> str:
     if isinstance(error, WrongType):
         return str(error)
+    if type(error) is ValueError and str(error):  # a class's own validator: its message
+        return str(error)
     return cattrs.v.format_exception(error, _type)
 
 

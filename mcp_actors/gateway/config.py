@@ -8,6 +8,9 @@
     otel = false                     # spans + _meta trace propagation (needs extra "otel")
     allowed_tools = ["weather_forecast", "files_read"]   # expose only these (optional)
 
+    [tool_search]                    # list a search tool instead of every tool (optional)
+    max_results = 5                  # the ToolSearch settings, each optional
+
     [rate_limit]                     # per caller (optional)
     rate = 20.0                      # requests per second
     burst = 40
@@ -27,6 +30,11 @@
     [upstreams.local]
     server = "my_package.server:server"   # an in-process Server (MODULE:ATTR or FILE.py)
 
+``[tool_search]`` puts a :class:`~mcp_actors.server.tool_search.ToolSearch` in front of
+everything (its keys are its settings): ``tools/list`` answers ``search_tools`` and
+``call_tool``, which search and call the upstreams' tools that the allow-list lets
+through (it is given the two names itself).
+
 Each upstream names exactly one of ``command``, ``url`` or ``server``. Settings are
 parsed strictly: an unknown key, a wrong type, a value out of range, a missing or
 doubled target is a :class:`GatewayConfigError` listing every problem, before
@@ -39,7 +47,7 @@ from __future__ import annotations
 import math
 import tomllib
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 import attrs
 
@@ -48,6 +56,7 @@ from ..config import describe_value, structure_strictly
 from ..middleware import RateLimit, Timing, ToolAllowList
 from ..runtime.middleware import Middleware
 from ..server.app import Server
+from ..server.tool_search import ToolSearch
 from .upstream import Upstream
 
 
@@ -140,17 +149,22 @@ class GatewayConfig:
     otel: bool = False
     allowed_tools: list[str] | None = None
     rate_limit: RateLimitConfig | None = None
+    tool_search: ToolSearch | None = None
 
     def middleware(self) -> list[Middleware]:
-        """The middleware the file asks for, outermost first: tracing, timing, rate
-        limit, allow-list."""
+        """The middleware the file asks for, outermost first: tracing, tool search,
+        timing, rate limit, allow-list."""
         layers = self.tracing()
+        allowed = self.allowed_tools
+        if self.tool_search is not None:
+            layers.append(self.tool_search)
+            allowed = None if allowed is None else [*allowed, *self.tool_search.names]
         if self.timing:
             layers.append(Timing())
         if self.rate_limit is not None:
             layers.append(RateLimit(self.rate_limit.rate, self.rate_limit.burst))
-        if self.allowed_tools is not None:
-            layers.append(ToolAllowList(self.allowed_tools))
+        if allowed is not None:
+            layers.append(ToolAllowList(allowed))
         return layers
 
     def tracing(self) -> list[Middleware]:
@@ -169,11 +183,16 @@ def parse_gateway(text: str, source: str = "<gateway>") -> GatewayConfig:
     except tomllib.TOMLDecodeError as error:
         raise GatewayConfigError(source, [f"not valid TOML: {error}"]) from None
     rate_table = data.pop("rate_limit", None)
+    search_table = data.pop("tool_search", None)
     upstream_tables = data.pop("upstreams", None)
     config, problems = structure_strictly(data, GatewayConfig)
     rate_limit = None
     if rate_table is not None:
         rate_limit, found = _section(rate_table, RateLimitConfig, "rate_limit")
+        problems += found
+    tool_search = None
+    if search_table is not None:
+        tool_search, found = _section(search_table, ToolSearch, "tool_search")
         problems += found
     upstreams: dict[str, UpstreamConfig] = {}
     if upstream_tables is None or upstream_tables == {}:
@@ -188,10 +207,17 @@ def parse_gateway(text: str, source: str = "<gateway>") -> GatewayConfig:
                 upstreams[name] = upstream
     if problems or config is None:
         raise GatewayConfigError(source, problems)
-    return attrs.evolve(config, upstreams=upstreams, rate_limit=rate_limit)
+    return attrs.evolve(config, upstreams=upstreams, rate_limit=rate_limit, tool_search=tool_search)
 
 
-_Section = TypeVar("_Section", UpstreamConfig, RateLimitConfig)
+_Section = TypeVar("_Section", UpstreamConfig, RateLimitConfig, ToolSearch)
+
+
+@runtime_checkable
+class _Checked(Protocol):
+    """A section whose settings are checked together once parsed."""
+
+    def problems(self) -> list[str]: ...
 
 
 def _section(table: Any, cls: type[_Section], where: str) -> tuple[_Section | None, list[str]]:
@@ -205,7 +231,7 @@ def _section(table: Any, cls: type[_Section], where: str) -> tuple[_Section | No
         else f"{where}.{problem}"
         for problem in found
     ]
-    if section is not None:
+    if isinstance(section, _Checked):
         problems += [f"{where}: {problem}" for problem in section.problems()]
     return section, problems
 

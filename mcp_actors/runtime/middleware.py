@@ -3,7 +3,8 @@
 A :class:`Middleware` sees each :class:`Call` — its method, its decoded params, the
 caller's identity, which side of the connection we are and which way it goes — and
 decides what happens next: pass it on (``await call_next(call)``, perhaps with other
-params: ``attrs.evolve(call, params=...)``), short-circuit with a result of its own
+params: ``attrs.evolve(call, params=...)``; on a server, even a call of another
+method, served as part of the same request), short-circuit with a result of its own
 (return it) or an error (raise :class:`~mcp_actors.protocol.errors.McpError`), and
 look at or replace what came back. Timing, logging, rate limits and allow-lists are
 middleware (see :mod:`mcp_actors.middleware` for shipped ones).

@@ -26,7 +26,7 @@ from msgspec import UNSET, UnsetType
 
 from ..protocol.engine import NOT_DECODED
 from ..protocol.jsonrpc import UNDECODABLE, RequestId, invalid_payload
-from ..protocol.methods import MethodSpec
+from ..protocol.methods import METHODS, MethodSpec
 from ..protocol.modern import ModernRequest
 from .actors import ActorHost
 from .progress import ProgressStream
@@ -88,6 +88,20 @@ class InboundRequest(msgspec.Struct, eq=False):
                 raise invalid_payload(error) from None
             self._params = params
         return params
+
+    def passed_on(self, method: str, params: Any) -> InboundRequest:
+        """This request serving ``method`` with ``params`` instead (middleware passed on
+        another call: a tool search listing the tools while serving a ``tools/call``,
+        ``call_tool`` naming the tool to call): a copy on the same connection, cancel
+        scope and progress, whose ``raw_params`` are ``params`` encoded — what a task of
+        it records to run again."""
+        return msgspec.structs.replace(
+            self,
+            method=method,
+            spec=METHODS.get(method),
+            raw_params=msgspec.Raw(msgspec.json.encode(params)),
+            _params=params,
+        )
 
     def cancel(self, reason: str | None) -> None:
         """The peer cancelled this request: stop the handler; no response will be sent."""

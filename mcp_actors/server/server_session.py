@@ -309,7 +309,13 @@ class ServerSession:
         return await run_request(
             middleware,
             call,
-            lambda call: self.handle_request(request, call.params, bypass_middleware=True),
+            lambda call: self.handle_request(
+                request
+                if call.params is params and call.method == request.method
+                else request.passed_on(call.method, call.params),
+                call.params,
+                bypass_middleware=True,
+            ),
         )
 
     def may_ask(self, request: InboundRequest, params: Any) -> bool:
