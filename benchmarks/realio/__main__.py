@@ -13,6 +13,7 @@ import argparse
 from pathlib import Path
 
 from . import harness, references
+from .fixed_reply import check_driver
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -29,11 +30,28 @@ def main(argv: list[str] | None = None) -> None:
     run.add_argument("--think-ms", type=float, default=50.0, help="pause after each iteration")
     run.add_argument("--servers", default=",".join(harness.SERVERS))
     run.add_argument("--json", type=Path, help="write the medians here")
+    cross = commands.add_parser("crosscheck", help="one server: our driver, then wrk")
+    cross.add_argument("--server", default="ours", choices=harness.SERVERS)
+    cross.add_argument("--sessions", type=int, default=20_000)
+    cross.add_argument("--seconds", type=int, default=20, help="wrk's run")
+    check = commands.add_parser("check-driver", help="the driver against nginx's fixed reply")
+    check.add_argument("--sessions", type=int, default=50_000)
     options = parser.parse_args(argv)
     if options.command == "install-references":
         references.install(options.upstream)
     elif options.command == "record-reference":
         harness.record_reference()
+    elif options.command == "crosscheck":
+        harness.crosscheck(options.server, harness.Settings(options.sessions), options.seconds)
+    elif options.command == "check-driver":
+        for think in (0.05, 0.0):
+            tally = check_driver(sessions=options.sessions, think=think)
+            print(
+                f"think {think * 1000:.0f} ms: {tally.requests_per_second:,.0f} req/s,"
+                f" {tally.sessions / tally.seconds:,.0f} sessions/s,"
+                f" p99 {tally.percentile_ms(0.99):.2f} ms,"
+                f" {tally.errors} errors, driver CPU {tally.driver_cpu_seconds / tally.seconds:.0%}"
+            )
     elif options.command == "run":
         if options.sessions < 1 or options.rounds < 1 or options.vus < 1 or options.warmup < 0:
             parser.error("--sessions, --rounds and --vus must be >= 1, --warmup >= 0")

@@ -47,8 +47,10 @@ class _Response:
 
     body: bytearray = attrs.field(factory=bytearray)
     complete: bool = False
-    keep_alive: bool = True
+    #: Read when the message completes: llhttp forgets it once it has reset for the next.
+    keep_alive: bool = False
     max_body: int = 0
+    parser: HttpResponseParser | None = None
 
     def on_body(self, data: bytes) -> None:
         self.body += data
@@ -57,6 +59,8 @@ class _Response:
 
     def on_message_complete(self) -> None:
         self.complete = True
+        if self.parser is not None:
+            self.keep_alive = self.parser.should_keep_alive()
 
 
 class _Unanswered(ApiError):
@@ -110,7 +114,9 @@ class ApiClient:
         try:
             return await trio.open_tcp_stream(self.host, self.port)
         except OSError as error:
-            raise ApiError(f"cannot connect to the API at {self.host}:{self.port}: {error}") from error
+            raise ApiError(
+                f"cannot connect to the API at {self.host}:{self.port}: {error}"
+            ) from error
 
     async def _exchange(self, stream: trio.SocketStream, request: bytes) -> bytes:
         """Write ``request``, read its response; pool ``stream`` after, or close it."""
@@ -125,9 +131,23 @@ class ApiClient:
             await stream.aclose()
         return body
 
-    async def _request_response(self, stream: trio.SocketStream, request: bytes) -> tuple[bytes, bool]:
+    async def _request_response(
+        self, stream: trio.SocketStream, request: bytes
+    ) -> tuple[bytes, bool]:
         response = _Response(max_body=self.max_body)
-        parser = HttpResponseParser(response)
+        parser = response.parser = HttpResponseParser(response)
+        try:
+            return await self._read_response(stream, request, response, parser)
+        finally:
+            response.parser = None  # no cycle left for the garbage collector
+
+    async def _read_response(
+        self,
+        stream: trio.SocketStream,
+        request: bytes,
+        response: _Response,
+        parser: HttpResponseParser,
+    ) -> tuple[bytes, bool]:
         try:
             await stream.send_all(request)
             data = await stream.receive_some(_READ)
@@ -151,13 +171,13 @@ class ApiClient:
         status = parser.get_status_code()
         if not 200 <= status < 300:
             raise ApiError(f"the API answered {status}: {bytes(response.body[:200])!r}")
-        return bytes(response.body), parser.should_keep_alive()
+        return bytes(response.body), response.keep_alive
 
     async def aclose(self) -> None:
         """Close the pooled connections."""
         idle, self._idle = self._idle, []
-        for connection in idle:
-            await connection.stream.aclose()
+        for stream in idle:
+            await stream.aclose()
 
 
 @asynccontextmanager

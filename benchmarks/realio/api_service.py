@@ -1,4 +1,4 @@
-"""The product API the benchmark's tools call, on Trio: upstream's behaviour, built not to be the bottleneck.
+"""The product API the benchmark's tools call, on Trio: upstream's behaviour, and cheap.
 
 Routes (as upstream's ``api-service/main.go``; bodies from :mod:`.catalog`, byte for
 byte, each ending in a newline as Go's ``json.Encoder`` writes it):
@@ -27,6 +27,7 @@ Run: ``python -m benchmarks.realio.api_service --port 8100`` (127.0.0.1).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 from collections import OrderedDict
 from typing import Final
@@ -191,10 +192,8 @@ async def serve_api(
 
     async def handle(stream: trio.SocketStream) -> None:
         async with limiter:
-            try:
+            with contextlib.suppress(trio.BrokenResourceError):
                 await _serve_connection(stream, answers, idle_timeout)
-            except trio.BrokenResourceError:
-                pass
 
     async with trio.open_nursery() as nursery:
         bound = await nursery.start(trio.serve_listeners, handle, listeners)
@@ -211,10 +210,8 @@ def main(argv: list[str] | None = None) -> None:
             port = await nursery.start(serve_api, options.port)
             print(f"api-service listening on 127.0.0.1:{port}", flush=True)
 
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         trio.run(run)
-    except KeyboardInterrupt:
-        pass
 
 
 if __name__ == "__main__":

@@ -32,7 +32,16 @@ BRANDS: Final = (
     "Forge", "Craft", "Build", "Make", "Create", "Design", "Style", "Form", "Shape", "Mold",
     "Cast", "Weld", "Fuse", "Bond", "Link", "Chain", "Wire", "Mesh", "Weave", "Knit",
 )  # fmt: skip
-TAGS: Final = ("sale", "new", "featured", "bestseller", "clearance", "limited", "popular", "exclusive")
+TAGS: Final = (
+    "sale",
+    "new",
+    "featured",
+    "bestseller",
+    "clearance",
+    "limited",
+    "popular",
+    "exclusive",
+)
 _F32: Final = struct.Struct("<f")
 
 
@@ -111,9 +120,7 @@ def search(category: str, min_price: float, max_price: float, limit: int) -> tup
         return 0, []
     first = CATEGORIES.index(category)
     matching = [
-        index
-        for index in range(first, PRODUCTS, 20)
-        if min_price <= price_of(index) <= max_price
+        index for index in range(first, PRODUCTS, 20) if min_price <= price_of(index) <= max_price
     ]
     matching.sort(key=lambda index: (price_of(index), index))
     return len(matching), matching[:limit]

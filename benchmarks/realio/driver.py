@@ -161,12 +161,14 @@ class Tally:
 class _Response:
     """httptools' callbacks for one response."""
 
-    __slots__ = ("body", "complete", "session_id")
+    __slots__ = ("body", "complete", "keep_alive", "parser", "session_id")
 
     def __init__(self) -> None:
         self.body = bytearray()
         self.complete = False
+        self.keep_alive = False
         self.session_id: bytes | None = None
+        self.parser: Any = None
 
     def on_header(self, name: bytes, value: bytes) -> None:
         if name.lower() == b"mcp-session-id":
@@ -177,6 +179,9 @@ class _Response:
 
     def on_message_complete(self) -> None:
         self.complete = True
+        # Read now: llhttp forgets it once it has reset for the next message.
+        self.keep_alive = self.parser.should_keep_alive()
+        self.parser = None
 
 
 def json_rpc_of(body: bytes | bytearray) -> Any:
@@ -212,7 +217,7 @@ class _User:
     def new_parser(self) -> None:
         """A fresh response and parser, for the next response."""
         self.response = _Response()
-        self.parser = HttpResponseParser(self.response)
+        self.parser = self.response.parser = HttpResponseParser(self.response)
 
 
 @attrs.define(eq=False)
@@ -233,19 +238,21 @@ class Driver:
     _numbered: dict[int, _User] = attrs.field(init=False, factory=dict)
 
     def _request(self, user: _User, method: bytes, body: bytes | None) -> None:
-        head = [b"%s %s HTTP/1.1\r\nHost: %s:%d\r\n" % (method, self.path.encode(), self.host.encode(), self.port)]
+        head = [
+            b"%s %s HTTP/1.1\r\nHost: %s:%d\r\n"
+            % (method, self.path.encode(), self.host.encode(), self.port)
+        ]
         if user.session_id is not None:
             head.append(b"Mcp-Session-Id: %s\r\n" % user.session_id)
         if body is not None:
-            head.append(b"Content-Type: application/json\r\nAccept: %s\r\nContent-Length: %d\r\n" % (ACCEPT, len(body)))
+            head.append(
+                b"Content-Type: application/json\r\nAccept: %s\r\nContent-Length: %d\r\n"
+                % (ACCEPT, len(body))
+            )
         head.append(b"\r\n")
         data = b"".join(head) + (body or b"")
         user.sent_at = time.perf_counter_ns()
         user.sock.sendall(data)
-        if self._measuring:
-            self.tally.http_requests += 1
-            if method == b"POST" and user.phase in (_INIT, _CALL):
-                self.tally.requests += 1
 
     def _send_phase(self, user: _User) -> None:
         step = user.steps[user.step]
@@ -261,6 +268,9 @@ class Driver:
 
     def _received(self, user: _User, status: int, response: _Response) -> bool:
         """Handle the response that came; True when the user's iteration is over."""
+        if self._measuring:
+            self.tally.http_requests += 1
+            self.tally.requests += user.phase in (_INIT, _CALL)
         step = user.steps[user.step]
         if user.phase == _INIT:
             user.session_id = response.session_id
@@ -397,8 +407,8 @@ class Driver:
         if not user.response.complete:
             return False
         status = user.parser.get_status_code()
-        keep_alive = user.parser.should_keep_alive()
         response = user.response
+        keep_alive = response.keep_alive
         user.new_parser()
         sleeps = self._received(user, status, response) and self.think > 0
         if not keep_alive:

@@ -28,7 +28,7 @@ import os
 import statistics
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import attrs
 import trio
@@ -216,7 +216,8 @@ def table(turns: list[Turn], names: tuple[str, ...]) -> str:
         cited = f"{published[0]:,} ({published[1]})" if published else "-"
         lines.append(
             f"| {name} | {row['req_per_s']:,.0f} | {row['sessions_per_s']:,.0f}"
-            f" | {row['p50_ms']:.2f} | {row['p99_ms']:.2f} | {row['errors']:.0f}/{row['sessions']:,.0f}"
+            f" | {row['p50_ms']:.2f} | {row['p99_ms']:.2f}"
+            f" | {row['errors']:.0f}/{row['sessions']:,.0f}"
             f" | {row['server_cpu_us_per_session']:,.0f} | {row['backend_cpu_us_per_session']:,.0f}"
             f" | {row['driver_cpu_share']:.0%} | {row['rss_mb']:.0f} | {cited} |"
         )
@@ -252,3 +253,23 @@ def record_reference() -> None:
         f" {references.COMMIT[:12]}), which its Node server matched; recorded by"
         " python -m benchmarks.realio record-reference.",
     )
+
+
+def crosscheck(
+    name: str, settings: Settings, seconds: int, report: Callable[[str], None] = print
+) -> None:
+    """``name`` measured by our driver, then by wrk running the same loop (:mod:`.crosscheck`)."""
+    from .crosscheck import wrk
+
+    with stack() as backends, servers((name,), backends) as running:
+        turn = measure(name, running[name], backends, settings)
+        report(f"driver: {_row(turn)}")
+        seed(backends.redis_url)
+        figures = wrk(
+            running[name].port, seconds=seconds, vus=settings.vus, think_ms=settings.think * 1000
+        )
+        report(
+            f"wrk:    {figures['req_per_s']:,.0f} req/s, {figures['errors']} errors,"
+            f" {figures['socket_errors']} socket errors"
+            f" ({figures['sessions']:,} sessions in {seconds}s)"
+        )

@@ -66,7 +66,7 @@ def _tail(log: IO[bytes]) -> str:
 def started(
     launch: Launch, port: int, *, start_timeout: float = 60.0, stop_timeout: float = 10.0
 ) -> Iterator[Running]:
-    """Run ``launch`` until the block ends; it must listen on ``port`` (see the module docstring)."""
+    """Run ``launch`` until the block ends; it must listen on ``port`` (module docstring)."""
     with tempfile.TemporaryFile() as log:
         process = subprocess.Popen(
             launch.argv,
@@ -81,9 +81,13 @@ def started(
             deadline = time.monotonic() + start_timeout
             while not _accepts(port):
                 if process.poll() is not None:
-                    raise StartFailed(f"{launch.argv[0]} exited ({process.returncode}):\n{_tail(log)}")
+                    raise StartFailed(
+                        f"{launch.argv[0]} exited ({process.returncode}):\n{_tail(log)}"
+                    )
                 if time.monotonic() > deadline:
-                    raise StartFailed(f"{launch.argv[0]} did not listen in {start_timeout}s:\n{_tail(log)}")
+                    raise StartFailed(
+                        f"{launch.argv[0]} did not listen in {start_timeout}s:\n{_tail(log)}"
+                    )
                 time.sleep(0.05)
             yield Running(process.pid, port)
         finally:

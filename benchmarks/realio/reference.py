@@ -28,7 +28,8 @@ from .driver import INITIALIZE, INITIALIZED, json_rpc_of, tool_call
 REFERENCE: Final = Path(__file__).resolve().parent / "reference.json"
 ITEMS: Final = [{"product_id": 42, "quantity": 2}, {"product_id": 1337, "quantity": 1}]
 CASES: Final[list[tuple[str, dict[str, Any]]]] = [
-    ("search_products", {"category": "Electronics", "min_price": 50.0, "max_price": 500.0, "limit": 10}),
+    ("search_products", {"category": "Electronics", "min_price": 50.0, "max_price": 500.0,
+                         "limit": 10}),
     ("get_user_cart", {"user_id": "user-00007"}),
     ("checkout", {"user_id": "user-00007", "items": ITEMS}),
     ("search_products", {"category": "Books", "min_price": 10, "max_price": 20.5, "limit": 5}),

@@ -115,7 +115,10 @@ async def serve_worker(
     async with (
         redis as redis_client,
         open_api(
-            api.hostname, api.port, max_connections=backends.api_connections, timeout=backends.timeout
+            api.hostname,
+            api.port,
+            max_connections=backends.api_connections,
+            timeout=backends.timeout,
         ) as api_client,
     ):
         slot.bind(Shop(redis_client, api_client))
