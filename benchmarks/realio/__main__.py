@@ -16,7 +16,8 @@ from . import harness, references
 from .fixed_reply import check_driver
 
 
-def main(argv: list[str] | None = None) -> None:
+def command_line() -> argparse.ArgumentParser:
+    """The commands and their options."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.realio", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     install = commands.add_parser("install-references", help="install upstream's servers")
@@ -36,6 +37,11 @@ def main(argv: list[str] | None = None) -> None:
     cross.add_argument("--seconds", type=int, default=20, help="wrk's run")
     check = commands.add_parser("check-driver", help="the driver against nginx's fixed reply")
     check.add_argument("--sessions", type=int, default=50_000)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = command_line()
     options = parser.parse_args(argv)
     if options.command == "install-references":
         references.install(options.upstream)

@@ -1,4 +1,4 @@
-"""What an HTTP call to the product API costs the calling process: httpx on Trio vs :class:`.api_client.ApiClient`.
+"""What an API call costs the caller: httpx on Trio vs :class:`.api_client.ApiClient`.
 
 Both clients make the same calls (``GET /products/42``, keep-alive, from ``--concurrency``
 tasks) to our API service in another process; the figure is this process's CPU time

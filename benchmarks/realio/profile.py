@@ -38,6 +38,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=5000)
     parser.add_argument("--top", type=int, default=30)
+    parser.add_argument("--dump", help="also write the raw profile here (pstats)")
     options = parser.parse_args(argv)
     profiler = cProfile.Profile(time.thread_time)  # CPU time: waits and preemption excluded
     with harness.stack() as backends:
@@ -75,7 +76,8 @@ def main(argv: list[str] | None = None) -> None:
     stats = pstats.Stats(profiler)
     stats.sort_stats("tottime").print_stats(options.top)
     stats.sort_stats("cumulative").print_stats(options.top)
-    stats.dump_stats("/tmp/realio.prof") if os.environ.get("REALIO_PROFILE_DUMP") else None
+    if options.dump is not None:
+        stats.dump_stats(options.dump)
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ CASES: Final[list[tuple[str, dict[str, Any]]]] = [
     ("checkout", {"user_id": "user-00123", "items": [{"product_id": 500, "quantity": 3}]}),
     ("checkout", {"user_id": "user-00007", "items": [{"product_id": 99999, "quantity": 40}]}),
     ("checkout", {"user_id": "user-00007", "items": ITEMS}),
+    ("checkout", {"user_id": "user-00500", "items": [{"product_id": 5000, "quantity": 3}]}),
     ("get_user_cart", {"user_id": "user-00007"}),
 ]  # fmt: skip
 
