@@ -81,7 +81,7 @@ async def test_a_call_that_gets_no_answer_fails_after_its_timeout(
         port = await _serve(nursery, silent)
         async with open_api("127.0.0.1", port, timeout=5.0) as api:
             started = trio.current_time()
-            with pytest.raises(ApiError, match=r"did not answer within 5\.0s"):
+            with pytest.raises(ApiError, match=r"did not finish within 5\.0s"):
                 await api.get("/x")
             assert trio.current_time() - started == pytest.approx(5.0)
             assert api.idle_connections == 0  # half-used: closed, not pooled
@@ -118,7 +118,7 @@ async def test_an_error_status_is_an_error_naming_it() -> None:
         async with open_api("127.0.0.1", port) as api:
             with pytest.raises(ApiError, match=re.escape("the API answered 404: b'nope'")):
                 await api.get("/products/0")
-            assert api.idle_connections == 0
+            assert api.idle_connections == 1  # the answer was read whole: the connection is reused
         nursery.cancel_scope.cancel()
 
 
@@ -129,3 +129,32 @@ async def test_nothing_listening_is_a_clear_error() -> None:
     async with open_api("127.0.0.1", port) as api:
         with pytest.raises(ApiError, match=f"cannot connect to the API at 127.0.0.1:{port}"):
             await api.get("/x")
+
+
+async def test_a_call_alongside_other_work_overlaps_it_and_fails_cleanly() -> None:
+    received = trio.Event()
+
+    async def answers_once_told(stream: trio.SocketStream) -> None:
+        while await _read_request(stream):
+            received.set()
+            await stream.send_all(OK)
+
+    async with trio.open_nursery() as nursery:
+        port = await _serve(nursery, answers_once_told)
+        async with open_api("127.0.0.1", port) as api:
+
+            async def meanwhile() -> str:
+                await received.wait()  # the request is already at the API while we wait here
+                return "redis's answer"
+
+            assert await api.get_alongside("/x", meanwhile) == (b"ok", "redis's answer")
+            assert api.idle_connections == 1
+
+            async def failing() -> str:
+                raise RuntimeError("redis is down")
+
+            with pytest.raises(RuntimeError, match="redis is down"):
+                await api.get_alongside("/x", failing)
+            assert api.idle_connections == 0  # its response was never read: closed
+            assert await api.get("/x") == b"ok"
+        nursery.cancel_scope.cancel()

@@ -26,15 +26,20 @@ The connection is HTTP/1.1 keep-alive to one ``host:port``; responses must carry
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Final
+from typing import Final, TypeVar
 
 import attrs
 import trio
 from httptools import HttpParserError, HttpResponseParser
 
 _READ: Final = 65536
+T = TypeVar("T")
+
+
+async def _nothing() -> None:
+    """What a call made alone does meanwhile."""
 
 
 class ApiError(Exception):
@@ -92,23 +97,59 @@ class ApiClient:
 
     async def get(self, target: str) -> bytes:
         """``GET target``'s body (``target``: a path and query, already encoded)."""
-        return await self._call(b"GET %s HTTP/1.1\r\n%s\r\n" % (target.encode(), self._host_header))
+        body, _ = await self.get_alongside(target, _nothing)
+        return body
 
     async def post_json(self, target: str, body: bytes) -> bytes:
         """``POST target`` with a JSON ``body``; the response's body."""
-        head = b"POST %s HTTP/1.1\r\n%sContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
-        return await self._call(head % (target.encode(), self._host_header, len(body)) + body)
+        answer, _ = await self.post_json_alongside(target, body, _nothing)
+        return answer
 
-    async def _call(self, request: bytes) -> bytes:
+    async def get_alongside(
+        self, target: str, meanwhile: Callable[[], Awaitable[T]]
+    ) -> tuple[bytes, T]:
+        """``GET target``'s body, and what ``meanwhile()`` returned: the request is written,
+        ``meanwhile`` awaited in this task while the API works on it, then the response
+        read. Two backends at once, without a second task (see :meth:`_call`)."""
+        request = b"GET %s HTTP/1.1\r\n%s\r\n" % (target.encode(), self._host_header)
+        return await self._call(request, meanwhile)
+
+    async def post_json_alongside(
+        self, target: str, body: bytes, meanwhile: Callable[[], Awaitable[T]]
+    ) -> tuple[bytes, T]:
+        """``POST target`` with a JSON ``body``, alongside ``meanwhile()`` (as
+        :meth:`get_alongside`)."""
+        head = b"POST %s HTTP/1.1\r\n%sContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+        request = head % (target.encode(), self._host_header, len(body)) + body
+        return await self._call(request, meanwhile)
+
+    async def _call(self, request: bytes, meanwhile: Callable[[], Awaitable[T]]) -> tuple[bytes, T]:
+        """Write ``request``, await ``meanwhile()``, read the response. If ``meanwhile``
+        fails or is cancelled, the connection is closed (its response is never read) and
+        the error raised. A pooled connection the server had closed is replaced once."""
         with trio.move_on_after(self.timeout):
             async with self._slots:
-                if self._idle:
+                pooled = bool(self._idle)
+                stream = self._idle.pop() if pooled else await self._connect()
+                sent = await self._send(stream, request)
+                try:
+                    other = await meanwhile()
+                except BaseException:
+                    await trio.aclose_forcefully(stream)
+                    raise
+                if sent:
                     try:
-                        return await self._exchange(self._idle.pop(), request)
+                        return await self._receive(stream), other
                     except _Unanswered:
-                        pass  # closed by the server while pooled: once more, on a new one
-                return await self._exchange(await self._connect(), request)
-        raise ApiError(f"the API did not answer within {self.timeout}s")
+                        if not pooled:
+                            raise
+                elif not pooled:
+                    raise ApiError("the API connection broke before the request was sent")
+                stream = await self._connect()  # the pooled one had been closed: once more
+                if not await self._send(stream, request):
+                    raise ApiError("the API connection broke before the request was sent")
+                return await self._receive(stream), other
+        raise ApiError(f"the API call did not finish within {self.timeout}s")
 
     async def _connect(self) -> trio.SocketStream:
         try:
@@ -118,38 +159,41 @@ class ApiClient:
                 f"cannot connect to the API at {self.host}:{self.port}: {error}"
             ) from error
 
-    async def _exchange(self, stream: trio.SocketStream, request: bytes) -> bytes:
-        """Write ``request``, read its response; pool ``stream`` after, or close it."""
+    @staticmethod
+    async def _send(stream: trio.SocketStream, request: bytes) -> bool:
+        """Write ``request``; False (``stream`` closed) if the connection is broken."""
         try:
-            body, keep_alive = await self._request_response(stream, request)
-        except BaseException:
-            await trio.aclose_forcefully(stream)  # half-read: never reused
-            raise
-        if keep_alive:
-            self._idle.append(stream)
-        else:
-            await stream.aclose()
-        return body
+            await stream.send_all(request)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            await trio.aclose_forcefully(stream)
+            return False
+        return True
 
-    async def _request_response(
-        self, stream: trio.SocketStream, request: bytes
-    ) -> tuple[bytes, bool]:
+    async def _receive(self, stream: trio.SocketStream) -> bytes:
+        """Read the response on ``stream``; pool ``stream`` after, or close it."""
         response = _Response(max_body=self.max_body)
         parser = response.parser = HttpResponseParser(response)
         try:
-            return await self._read_response(stream, request, response, parser)
+            await self._read(stream, response, parser)
+        except BaseException:
+            await trio.aclose_forcefully(stream)  # half-read: never reused
+            raise
         finally:
             response.parser = None  # no cycle left for the garbage collector
+        if response.keep_alive:
+            self._idle.append(stream)
+        else:
+            await stream.aclose()
+        status = parser.get_status_code()
+        if not 200 <= status < 300:
+            raise ApiError(f"the API answered {status}: {bytes(response.body[:200])!r}")
+        return bytes(response.body)
 
-    async def _read_response(
-        self,
-        stream: trio.SocketStream,
-        request: bytes,
-        response: _Response,
-        parser: HttpResponseParser,
-    ) -> tuple[bytes, bool]:
+    @staticmethod
+    async def _read(
+        stream: trio.SocketStream, response: _Response, parser: HttpResponseParser
+    ) -> None:
         try:
-            await stream.send_all(request)
             data = await stream.receive_some(_READ)
         except (trio.BrokenResourceError, trio.ClosedResourceError) as error:
             raise _Unanswered(f"the API connection broke: {error}") from error
@@ -161,17 +205,13 @@ class ApiClient:
             except HttpParserError as error:
                 raise ApiError(f"the API's response is not HTTP: {error}") from error
             if response.complete:
-                break
+                return
             try:
                 data = await stream.receive_some(_READ)
             except trio.BrokenResourceError as error:
                 raise ApiError(f"the API connection broke mid-response: {error}") from error
             if not data:
                 raise ApiError("the API closed the connection mid-response")
-        status = parser.get_status_code()
-        if not 200 <= status < 300:
-            raise ApiError(f"the API answered {status}: {bytes(response.body[:200])!r}")
-        return bytes(response.body), response.keep_alive
 
     async def aclose(self) -> None:
         """Close the pooled connections."""

@@ -17,7 +17,8 @@ overhead"), latency is the ``tools/call``'s (p50/p99 over every call), and an
 ``isError`` result, or a result that fails k6's checks (e.g. ``search_products``
 finds 2,251 products and returns 10). Users run ``warmup`` seconds unmeasured, then
 until ``sessions`` sessions were measured; the users' own numbers (``user-000NN``)
-are k6's.
+are k6's. Then no request is sent any more, and the run waits for the answers still
+due, so that the server is idle when it returns.
 
 Why it is not the bottleneck: requests are pre-built bytes, responses are parsed by
 httptools (llhttp), and one ``epoll`` loop serves every user — no task, no thread,
@@ -208,6 +209,8 @@ class _User:
     phase: int = _INIT
     session_id: bytes | None = None
     sent_at: int = 0
+    #: A request of its is waiting for its answer.
+    waiting: bool = False
     response: _Response = attrs.field(factory=_Response)
     parser: Any = None
 
@@ -232,12 +235,18 @@ class Driver:
     timeout: float = 30.0
     tally: Tally = attrs.field(init=False, factory=Tally)
     _measuring: bool = attrs.field(init=False, default=False)
+    #: Once the sessions are measured: no request is sent any more, and the run waits
+    #: for the answers still due (a server still at work would race the next reseed).
+    _draining: bool = attrs.field(init=False, default=False)
+    _in_flight: int = attrs.field(init=False, default=0)
     _epoll: Any = attrs.field(init=False, default=None)
     #: Each user by its socket's fd, and by its number.
     _users: dict[int, _User] = attrs.field(init=False, factory=dict)
     _numbered: dict[int, _User] = attrs.field(init=False, factory=dict)
 
     def _request(self, user: _User, method: bytes, body: bytes | None) -> None:
+        if self._draining:
+            return
         head = [
             b"%s %s HTTP/1.1\r\nHost: %s:%d\r\n"
             % (method, self.path.encode(), self.host.encode(), self.port)
@@ -253,6 +262,8 @@ class Driver:
         data = b"".join(head) + (body or b"")
         user.sent_at = time.perf_counter_ns()
         user.sock.sendall(data)
+        user.waiting = True
+        self._in_flight += 1
 
     def _send_phase(self, user: _User) -> None:
         step = user.steps[user.step]
@@ -360,8 +371,12 @@ class Driver:
             measure_from = started + warmup
             cpu_start = 0.0
             last_reply = started
-            while not self._measuring or self.tally.sessions < sessions:
+            while not self._draining or self._in_flight:
                 now = time.monotonic()
+                if self._measuring and not self._draining and self.tally.sessions >= sessions:
+                    self._draining = True
+                    self.tally.seconds = now - started
+                    self.tally.driver_cpu_seconds = _cpu() - cpu_start
                 if not self._measuring and now >= measure_from:
                     self._measuring = True
                     started, cpu_start = now, _cpu()
@@ -380,13 +395,16 @@ class Driver:
                         continue
                     if self._on_readable(user):
                         heapq.heappush(sleeping, (now + self.think, user.number))
-            self.tally.seconds = time.monotonic() - started
-            self.tally.driver_cpu_seconds = _cpu() - cpu_start
             return self.tally
         finally:
             for user in self._users.values():
                 user.sock.close()
             self._epoll.close()
+
+    def _answered(self, user: _User) -> None:
+        if user.waiting:
+            user.waiting = False
+            self._in_flight -= 1
 
     def _on_readable(self, user: _User) -> bool:
         """Read what came for ``user``; True when it finished an iteration and sleeps."""
@@ -399,6 +417,7 @@ class Driver:
         else:
             reason = "the server closed the connection"
         if not data:
+            self._answered(user)
             self._fail(f"{user.steps[user.step].name}: {reason}")
             user.phase = _INIT
             self._reconnect(user, resume=True)
@@ -406,6 +425,7 @@ class Driver:
         user.parser.feed_data(data)
         if not user.response.complete:
             return False
+        self._answered(user)
         status = user.parser.get_status_code()
         response = user.response
         keep_alive = response.keep_alive

@@ -17,28 +17,25 @@ commands and its API call *at the same time* and merges the replies:
 What makes them cheap (the idioms ``docs/realio-benchmark.md`` recommends): Redis through
 coredis natively from Trio (one pooled connection per command in flight, commands of a
 call pipelined); the API through :class:`~.api_client.ApiClient` (pooled keep-alive,
-httptools); JSON decoded by msgspec into Structs that keep the numbers passed on as
-:class:`msgspec.Raw` (copied, never converted), and the answer encoded once.
+httptools), whose ``*_alongside`` calls write the API request, await the Redis side in
+the same task, then read the API's answer: both backends at work at once, with no
+second task and no nursery; JSON decoded by msgspec into Structs that keep the numbers
+passed on as :class:`msgspec.Raw` (copied, never converted), and the answer encoded once.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 from urllib.parse import quote
 
 import attrs
 import msgspec
-import trio
 
 from mcp_actors.shared.redis_client import RedisClient
 
 from .api_client import ApiClient
-
-A = TypeVar("A")
-B = TypeVar("B")
 
 SERVER_TYPE: Final = os.environ.get("SERVER_TYPE", "mcp-actors")
 POPULAR: Final = "bench:popular"
@@ -78,22 +75,6 @@ _decode_any = msgspec.json.Decoder().decode
 _encode = msgspec.json.Encoder().encode
 
 
-async def concurrently(
-    first: Callable[[], Awaitable[A]], second: Callable[[], Awaitable[B]]
-) -> tuple[A, B]:
-    """Run ``first`` in a child task and ``second`` in this one; both results. If either
-    fails, the other is cancelled and the error raised (a Trio nursery's rule)."""
-    box: list[A] = []
-
-    async def run_first() -> None:
-        box.append(await first())
-
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(run_first)
-        other = await second()
-    return box[0], other
-
-
 def _history_entry(raw: bytes) -> Any:
     try:
         return _decode_any(raw)
@@ -125,7 +106,7 @@ class Shop:
         async def popular() -> Any:
             return await self.redis.client.zrange(POPULAR, 0, 9, rev=True)
 
-        body, members = await concurrently(lambda: self.api.get(target), popular)
+        body, members = await self.api.get_alongside(target, popular)
         found = _decode_search(body)
         top10 = [int(member.split(b":")[1]) for member in members]
         rank = {product_id: place for place, product_id in enumerate(top10, 1)}
@@ -160,7 +141,7 @@ class Shop:
         async def recent() -> Any:
             return await client.lrange(f"bench:history:{user_id}", 0, 4)
 
-        _, history = await concurrently(lambda: self.api.get(f"/products/{first_product}"), recent)
+        _, history = await self.api.get_alongside(f"/products/{first_product}", recent)
         return _encode(
             {
                 "user_id": user_id,
@@ -189,8 +170,8 @@ class Shop:
                 pipe.zincrby(POPULAR, f"product:{product_id}", 1)
             return await count
 
-        body, rate_count = await concurrently(
-            lambda: self.api.post_json("/cart/calculate", calculation), record
+        body, rate_count = await self.api.post_json_alongside(
+            "/cart/calculate", calculation, record
         )
         priced = _decode_cart(body)
         return _encode(
