@@ -1,11 +1,11 @@
 """Our server of the benchmark: the three tools of :mod:`.shop` on mcp_actors, over Streamable HTTP.
 
 Configured as the reference servers are: stateless, JSON replies (no SSE framing),
-``--workers`` processes sharing the port. Each worker opens its own Redis client and
-API client when it starts (:func:`serve_worker`, the serve routine handed to
-:func:`~mcp_actors.server.workers.run_workers`), binds them to the tools through a
-:class:`ShopSlot`, and closes them when it stops: clients with connections cannot be
-shared across ``fork``.
+``--workers`` processes sharing the port (one worker: served in this process). Each
+worker opens its own Redis client and API client when it starts (:func:`serve_worker`,
+the serve routine handed to :func:`~mcp_actors.server.workers.run_workers`), binds them
+to the tools through a :class:`ShopSlot`, and closes them when it stops: clients with
+connections cannot be shared across ``fork``.
 
 Pools, per worker: ``--redis-connections`` to Redis (a command beyond waits for one,
 ``--io-timeout`` at most) and ``--api-connections`` to the API (the same). Sessions and
@@ -19,6 +19,7 @@ redis://127.0.0.1:6379/0 --api-url http://127.0.0.1:8100``.
 from __future__ import annotations
 
 import argparse
+import sys
 from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
@@ -27,6 +28,8 @@ import attrs
 import trio
 
 from mcp_actors import Server, types
+from mcp_actors.runtime.gc_policy import apply_serving_gc_policy
+from mcp_actors.server.serve import run_until_interrupted
 from mcp_actors.server.serve_http import serve_http
 from mcp_actors.server.workers import WorkerPolicy, run_workers
 from mcp_actors.shared.redis_client import open_redis
@@ -147,15 +150,32 @@ def main(argv: list[str] | None = None) -> None:
     )
     slot = ShopSlot()
     config = HttpConfig(stateless=True, json_response=True)
+    server = build_server(slot)
+    serve = partial(serve_worker, slot=slot, backends=backends)
+    if options.workers == 1:  # in this process, as run_http serves one worker
+        run_one(server, serve, port=options.port, config=config)
+        return
     run_workers(
-        build_server(slot),
+        server,
         WorkerPolicy(options.workers),
-        partial(serve_worker, slot=slot, backends=backends),
+        serve,
         host="127.0.0.1",
         port=options.port,
         announce="http",
         config=config,
     )
+
+
+def run_one(server: Server, serve: Any, *, port: int, config: HttpConfig) -> None:
+    """One worker in this process until Ctrl-C or SIGTERM (no supervising process)."""
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            handle = await nursery.start(partial(serve, server, port=port, config=config))
+            apply_serving_gc_policy()
+            print(f"mcp-actors: serving {server.name} at {handle.url}", file=sys.stderr, flush=True)
+
+    run_until_interrupted(main)
 
 
 if __name__ == "__main__":
