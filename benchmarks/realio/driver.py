@@ -279,7 +279,7 @@ class Driver:
 
     def _received(self, user: _User, status: int, response: _Response) -> bool:
         """Handle the response that came; True when the user's iteration is over."""
-        if self._measuring:
+        if self._counting:
             self.tally.http_requests += 1
             self.tally.requests += user.phase in (_INIT, _CALL)
         step = user.steps[user.step]
@@ -294,16 +294,22 @@ class Driver:
             user.phase = _CALL
             return False
         if user.phase == _CALL:
-            if self._measuring and step.name != "tools/list":
+            if self._counting and step.name != "tools/list":
                 self.tally.call_latencies.append(time.perf_counter_ns() - user.sent_at)
             self._checked(status, response.body, step.name, step.check)
-            if self._measuring:
+            if self._counting:
                 self.tally.sessions += 1
             if user.session_id is not None:
                 user.phase = _DELETE
                 return False
             return self._next_step(user)
         return self._next_step(user)  # DELETE's answer: its status is not checked (k6's)
+
+    @property
+    def _counting(self) -> bool:
+        """Whether answers count now: measured, and not one drained after the end (errors
+        count then too)."""
+        return self._measuring and not self._draining
 
     def _next_step(self, user: _User) -> bool:
         user.phase = _INIT
