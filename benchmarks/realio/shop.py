@@ -1,0 +1,187 @@
+"""The benchmark's three tools, as plain async functions over Redis and the product API.
+
+Their semantics are those of the public benchmark's reference servers (the FastMCP one,
+``python-server/main.py``; where the Node one differs, noted): each does its Redis
+commands and its API call *at the same time* and merges the replies:
+
+- :meth:`Shop.search_products`: ``GET /products/search`` and ``ZREVRANGE bench:popular
+  0 9``; each product found gets its rank among the ten most popular (0: not among
+  them); a null ``products`` from the API counts as none (as in the Node server);
+- :meth:`Shop.get_user_cart`: ``HGETALL bench:cart:USER`` first, then, at once, ``GET
+  /products/{first item}`` (fetched and not used, as upstream) and ``LRANGE
+  bench:history:USER 0 4``; a history entry that is not JSON is given as ``{"raw": entry}``;
+- :meth:`Shop.checkout`: ``POST /cart/calculate`` and one Redis pipeline (``INCR`` the
+  user's rate-limit counter, ``RPUSH`` the order to the history, ``ZINCRBY`` the first
+  product's popularity).
+
+What makes them cheap (the idioms ``docs/realio-benchmark.md`` recommends): Redis through
+coredis natively from Trio (one pooled connection per command in flight, commands of a
+call pipelined); the API through :class:`~.api_client.ApiClient` (pooled keep-alive,
+httptools), whose ``*_alongside`` calls write the API request, await the Redis side in
+the same task, then read the API's answer: both backends at work at once, with no
+second task and no nursery; JSON decoded by msgspec into Structs that keep the numbers
+passed on as :class:`msgspec.Raw` (copied, never converted), and the answer encoded once.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Final
+from urllib.parse import quote
+
+import attrs
+import msgspec
+
+from mcp_actors.shared.redis_client import RedisClient
+
+from .api_client import ApiClient
+
+SERVER_TYPE: Final = os.environ.get("SERVER_TYPE", "mcp-actors")
+POPULAR: Final = "bench:popular"
+
+
+class Item(msgspec.Struct, frozen=True):
+    """One line of an order."""
+
+    product_id: int
+    quantity: int
+
+
+DEFAULT_ITEMS: Final = (Item(42, 2), Item(1337, 1))
+
+
+class _Product(msgspec.Struct):
+    id: int
+    sku: str
+    name: str
+    price: msgspec.Raw
+    rating: msgspec.Raw
+
+
+class _Search(msgspec.Struct):
+    total_found: int = 0
+    products: list[_Product] | None = None
+
+
+class _Cart(msgspec.Struct):
+    order_id: str | None = None
+    total: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b"0"))
+
+
+_decode_search = msgspec.json.Decoder(_Search).decode
+_decode_cart = msgspec.json.Decoder(_Cart).decode
+_decode_any = msgspec.json.Decoder().decode
+_encode = msgspec.json.Encoder().encode
+
+
+def _history_entry(raw: bytes) -> Any:
+    try:
+        return _decode_any(raw)
+    except msgspec.DecodeError:
+        return {"raw": raw.decode(errors="replace")}
+
+
+def _user_number(user_id: str) -> int:
+    """The number in ``user-NNNNN`` (42 without a ``-``, as upstream)."""
+    return int(user_id.split("-")[1]) if "-" in user_id else 42
+
+
+@attrs.frozen
+class Shop:
+    """The three tools over one Redis client and one API client."""
+
+    redis: RedisClient
+    api: ApiClient
+
+    async def search_products(
+        self, category: str, min_price: float, max_price: float, limit: int
+    ) -> bytes:
+        """Products of a category within a price range, with their popularity rank (JSON)."""
+        target = (
+            f"/products/search?category={quote(category, safe='')}"
+            f"&min_price={min_price}&max_price={max_price}&limit={limit}"
+        )
+
+        async def popular() -> Any:
+            return await self.redis.client.zrange(POPULAR, 0, 9, rev=True)
+
+        body, members = await self.api.get_alongside(target, popular)
+        found = _decode_search(body)
+        top10 = [int(member.split(b":")[1]) for member in members]
+        rank = {product_id: place for place, product_id in enumerate(top10, 1)}
+        products = [
+            {
+                "id": product.id,
+                "sku": product.sku,
+                "name": product.name,
+                "price": product.price,
+                "rating": product.rating,
+                "popularity_rank": rank.get(product.id, 0),
+            }
+            for product in found.products or ()
+        ]
+        return _encode(
+            {
+                "category": category,
+                "total_found": found.total_found,
+                "products": products,
+                "top10_popular_ids": top10,
+                "server_type": SERVER_TYPE,
+            }
+        )
+
+    async def get_user_cart(self, user_id: str) -> bytes:
+        """A user's cart and the first five orders of their history (JSON)."""
+        client = self.redis.client
+        cart = await client.hgetall(f"bench:cart:{user_id}")
+        items = _decode_any(cart.get(b"items", b"[]"))
+        first_product = items[0]["product_id"] if items else 1
+
+        async def recent() -> Any:
+            return await client.lrange(f"bench:history:{user_id}", 0, 4)
+
+        _, history = await self.api.get_alongside(f"/products/{first_product}", recent)
+        return _encode(
+            {
+                "user_id": user_id,
+                "cart": {
+                    "items": items,
+                    "item_count": len(items),
+                    "estimated_total": float(cart.get(b"total", 0)),
+                },
+                "recent_history": [_history_entry(entry) for entry in history],
+                "server_type": SERVER_TYPE,
+            }
+        )
+
+    async def checkout(self, user_id: str, items: tuple[Item, ...] | list[Item]) -> bytes:
+        """Price an order, count it against the user's rate limit, record it (JSON)."""
+        rate_key = f"bench:ratelimit:user-{_user_number(user_id) % 100:05d}"
+        product_id = items[0].product_id if items else 1
+        now = int(time.time())
+        order = _encode({"order_id": f"ORD-{user_id}-{now}", "items": items, "ts": now})
+        calculation = _encode({"user_id": user_id, "items": items})
+
+        async def record() -> int:
+            async with self.redis.client.pipeline(transaction=False) as pipe:
+                count = pipe.incr(rate_key)
+                pipe.rpush(f"bench:history:{user_id}", [order])
+                pipe.zincrby(POPULAR, f"product:{product_id}", 1)
+            return await count
+
+        body, rate_count = await self.api.post_json_alongside(
+            "/cart/calculate", calculation, record
+        )
+        priced = _decode_cart(body)
+        return _encode(
+            {
+                "order_id": priced.order_id or f"ORD-{user_id}-{now}",
+                "user_id": user_id,
+                "total": priced.total,
+                "items_count": len(items),
+                "rate_limit_count": rate_count,
+                "status": "confirmed",
+                "server_type": SERVER_TYPE,
+            }
+        )
