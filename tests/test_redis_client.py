@@ -7,6 +7,7 @@ import threading
 
 import pytest
 import trio
+import trio.testing
 
 from mcp_actors.shared.redis_client import RedisClient, open_redis
 
@@ -58,3 +59,25 @@ async def test_a_redis_that_does_not_answer_is_told_by_ping() -> None:
     async with open_redis(url, timeout=1.0) as redis:
         assert not await redis.ping()
     gc.collect()  # their warnings, here, under this test's filter
+
+
+async def test_an_actor_cancelled_with_everything_still_writes_its_last_word() -> None:
+    """The client outlives the actors of its block: one cancelled from outside, with
+    the rest, writes its last word (shielded) before the connections go."""
+    async with redis_server() as url:
+        with trio.CancelScope() as outer:
+            async with open_redis(url) as redis, trio.open_nursery() as nursery:
+
+                async def actor() -> None:
+                    try:
+                        await trio.sleep_forever()
+                    finally:
+                        with trio.CancelScope(shield=True):
+                            await redis.client.set("last-word", b"said")
+
+                assert await redis.ping()
+                nursery.start_soon(actor)
+                await trio.testing.wait_all_tasks_blocked()
+                outer.cancel()
+        async with open_redis(url) as check:
+            assert await check.client.get("last-word") == b"said"

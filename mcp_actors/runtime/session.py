@@ -37,7 +37,6 @@ gets a bare "Internal error", the log a rate-limited traceback (see
 
 from __future__ import annotations
 
-import functools
 import types
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol
@@ -46,6 +45,7 @@ import attrs
 import trio
 from msgspec import UNSET, UnsetType
 
+from ..protocol import types as t
 from ..protocol.engine import Engine
 from ..protocol.events import (
     BatchReceived,
@@ -115,14 +115,18 @@ class Session:
     _rest: Rest = attrs.field(init=False)
     _eof: EofGrace = attrs.field(init=False)
     _serving: Serving = attrs.field(init=False)
-    _outbound: Outbound = attrs.field(init=False)
+    #: Our requests and notifications to the peer: made when first used (most
+    #: sessions, one per stateless HTTP request, never send one).
+    _outbound_part: Outbound | None = attrs.field(init=False, default=None)
     _nursery: trio.Nursery | None = attrs.field(init=False, default=None)
     #: Whether :meth:`close` was called.
     _closing: bool = attrs.field(init=False, default=False)
     _received: int = attrs.field(init=False, default=0)
-    closed: trio.Event = attrs.field(init=False, factory=trio.Event)
-    #: Called once when the session ends (e.g. to drop it from a registry).
-    closed_callbacks: list[Callable[[], None]] = attrs.field(init=False, factory=list)
+    #: Set once the session has ended: made when first asked for (see :attr:`closed`).
+    _closed_event: trio.Event | None = attrs.field(init=False, default=None)
+    _ended: bool = attrs.field(init=False, default=False)
+    #: Called once when the session ends (see :meth:`when_closed`).
+    _closed_callbacks: list[Callable[[], None]] | None = attrs.field(init=False, default=None)
     #: Where actors that may outlive this session run (a parked MRTR handler), and what
     #: runs the session again once it slept: the supervisor that started the session;
     #: None: nowhere but the session itself (it then never sleeps).
@@ -142,17 +146,41 @@ class Session:
             modern_only=self.transport.modern_only,
             first_request_id=self.transport.first_request_id,
         )
-        encode_progress = functools.partial(
-            self._engine.encode_notification, "notifications/progress"
-        )
         queue_size = config.outbound_queue_size
-        self._writer = Writer(self.transport, encode_progress, self.close, queue_size)
+        self._writer = Writer(self.transport, self._encode_progress, self.close, queue_size)
         self._notifications = Notifications(config.notification_queue_size)
         self._rest = Rest(self._resume)
         engine = self._engine
         self._eof = EofGrace(config.eof_grace, lambda: engine.inbound_count)
         self._serving = Serving(engine, self._writer, dispatcher, self._eof)
-        self._outbound = Outbound(engine, self._writer, config, self._rest)
+
+    def _encode_progress(self, params: t.ProgressParams) -> bytes:
+        return self._engine.encode_notification("notifications/progress", params)
+
+    @property
+    def _outbound(self) -> Outbound:
+        outbound = self._outbound_part
+        if outbound is None:
+            outbound = Outbound(self._engine, self._writer, self.config, self._rest)
+            self._outbound_part = outbound
+        return outbound
+
+    @property
+    def closed(self) -> trio.Event:
+        """Set once the session has ended. Made when first asked for: most sessions
+        (one per stateless HTTP request) are never waited on."""
+        event = self._closed_event
+        if event is None:
+            event = self._closed_event = trio.Event()
+            if self._ended:
+                event.set()
+        return event
+
+    def when_closed(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` once when the session ends (e.g. to drop it from a registry)."""
+        if self._closed_callbacks is None:
+            self._closed_callbacks = []
+        self._closed_callbacks.append(callback)
 
     # -- running -------------------------------------------------------------------
 
@@ -306,8 +334,10 @@ class Session:
     def _shut_down(self) -> None:
         self._engine.close()
         self._fail_outbound()
-        self.closed.set()
-        for callback in self.closed_callbacks:
+        self._ended = True
+        if self._closed_event is not None:
+            self._closed_event.set()
+        for callback in self._closed_callbacks or ():
             callback()
 
     def _fail_outbound(self) -> None:

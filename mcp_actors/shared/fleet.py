@@ -107,23 +107,24 @@ class FleetReporter:
     heartbeat: float = attrs.field(default=1.0)
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Report now and every heartbeat until cancelled; then remove this worker's
-        report and alive key (an orderly stop is no death)."""
-        try:
-            await read_fleet(self.redis, self.key)  # forgets workers long dead
-            await self.report()
-            task_status.started()
-            while True:
-                await trio.sleep(self.heartbeat)
-                try:
-                    await self.report()
-                except RedisError as error:
-                    log.warning("fleet report: %s", error)
-        finally:
-            with trio.move_on_after(2.0, shield=True), suppress(RedisError):
-                async with self.redis.client.pipeline(transaction=False) as pipeline:
-                    pipeline.hdel(self.key, [self.worker])
-                    pipeline.delete([alive_key(self.key, self.worker)])
+        """Report now and every heartbeat until cancelled."""
+        await read_fleet(self.redis, self.key)  # forgets workers long dead
+        await self.report()
+        task_status.started()
+        while True:
+            await trio.sleep(self.heartbeat)
+            try:
+                await self.report()
+            except RedisError as error:
+                log.warning("fleet report: %s", error)
+
+    async def retire(self) -> None:
+        """Remove this worker's report and alive key: an orderly stop is no death (a
+        worker killed, or cancelled from outside, is seen dead when its key expires)."""
+        with trio.move_on_after(2.0), suppress(RedisError):
+            async with self.redis.client.pipeline(transaction=False) as pipeline:
+                pipeline.hdel(self.key, [self.worker])
+                pipeline.delete([alive_key(self.key, self.worker)])
 
     async def report(self) -> None:
         report = WorkerReport(

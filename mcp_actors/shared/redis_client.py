@@ -32,6 +32,7 @@ from contextlib import asynccontextmanager
 
 import attrs
 import coredis
+import trio
 from coredis.connection import TCPLocation
 from coredis.exceptions import RedisError
 
@@ -68,7 +69,39 @@ async def open_redis(
     """A client of the Redis deployment at ``url`` for the duration of the block (see
     the module docstring; raises :class:`~.redis_urls.RedisUrlError` for a URL of no
     known form). Connections open on first use: :meth:`RedisClient.ping` tells whether
-    Redis answers."""
+    Redis answers.
+
+    The client outlives whatever uses it in the block: coredis runs each connection in
+    tasks of its own, which are held here in a task shielded from cancellation from
+    outside and stopped when the block is over — so that an actor cancelled with the
+    rest of the server can still write its last word (a task's final state), shielded,
+    rather than find its connection gone with it."""
+    parse_redis_url(url)  # a bad URL fails here, plainly
+    async with trio.open_nursery() as nursery:
+        client, holder = await nursery.start(_hold, url, max_connections, timeout)
+        try:
+            yield RedisClient(url, client)
+        finally:
+            holder.cancel()
+
+
+async def _hold(
+    url: str,
+    max_connections: int,
+    timeout: float,
+    *,
+    task_status: trio.TaskStatus[tuple[AnyRedis, trio.CancelScope]],
+) -> None:
+    """Keep a client open until the scope it hands over is cancelled (see open_redis)."""
+    with trio.CancelScope(shield=True) as holder:
+        async with _connected(url, max_connections, timeout) as client:
+            task_status.started((client, holder))
+            await trio.sleep_forever()
+
+
+@asynccontextmanager
+async def _connected(url: str, max_connections: int, timeout: float) -> AsyncIterator[AnyRedis]:
+    """The coredis client of ``url``'s kind, open for the block."""
     target = parse_redis_url(url)
     if isinstance(target, ClusterNodes):
         cluster: coredis.RedisCluster[bytes] = coredis.RedisCluster(
@@ -84,10 +117,10 @@ async def open_redis(
             stream_timeout=timeout,
         )
         async with cluster:
-            yield RedisClient(url, cluster)
+            yield cluster
     elif isinstance(target, SentinelService):
         async with _sentinel_primary(target, max_connections, timeout) as primary:
-            yield RedisClient(url, primary)
+            yield primary
     else:
         client: coredis.Redis[bytes] = coredis.Redis.from_url(
             url,
@@ -98,7 +131,7 @@ async def open_redis(
             stream_timeout=timeout,
         )
         async with client:
-            yield RedisClient(url, client)
+            yield client
 
 
 @asynccontextmanager

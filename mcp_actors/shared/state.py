@@ -126,3 +126,4 @@ async def _sharing(
         yield SharedState(settings, worker, client, bus, store)
         nursery.cancel_scope.cancel()
     await store.retire()
+    await reporter.retire()

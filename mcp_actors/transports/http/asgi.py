@@ -50,6 +50,9 @@ class ClientGone(Exception):
     """The client disconnected before the request body was read."""
 
 
+_NONE_REPEATED: Final[frozenset[str]] = frozenset()
+
+
 @attrs.frozen
 class Request:
     """The parts of an HTTP request scope our transports look at."""
@@ -74,29 +77,29 @@ class Request:
 
     @classmethod
     def from_scope(cls, scope: Scope) -> Request:
+        """The request of an ASGI ``scope`` (every request's path: kept lean — ASGI
+        servers give header names lower-cased already, and most requests repeat none)."""
         headers: dict[str, str] = {}
-        repeated: set[str] = set()
-        for raw_name, raw_value in scope.get("headers", ()):
-            name = raw_name.decode("latin-1").lower()
-            value = raw_value.decode("latin-1")
-            earlier = headers.get(name)
-            if earlier is None:
-                headers[name] = value
+        repeated: set[str] | None = None
+        for raw_name, raw_value in scope["headers"]:
+            name = raw_name.decode("latin-1")
+            if name in headers:
+                headers[name] = f"{headers[name]}, {raw_value.decode('latin-1')}"
+                repeated = {name} if repeated is None else repeated | {name}
             else:
-                headers[name] = f"{earlier}, {value}"
-                repeated.add(name)
-        query_string = scope.get("query_string", b"").decode("latin-1")
-        query = parse_qs(query_string) if query_string else {}
+                headers[name] = raw_value.decode("latin-1")
+        raw_query = scope.get("query_string")
+        query_string = raw_query.decode("latin-1") if raw_query else ""
         peer = scope.get("client")
         extensions = scope.get("extensions")
         return cls(
             scope["method"],
             scope["path"],
             headers,
-            query,
+            parse_qs(query_string) if query_string else {},
             scope.get("scheme", "http"),
             None if not peer else str(peer[0]),
-            frozenset(repeated),
+            _NONE_REPEATED if repeated is None else frozenset(repeated),
             query_string,
             ready_body=None if extensions is None else extensions.get(BODY_EXTENSION),
         )
