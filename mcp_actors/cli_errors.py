@@ -5,7 +5,7 @@ exit code     meaning
 ============  ================================================================
 0             success (a server stopped with Ctrl-C too)
 1             the tool returned an error result (``mcp-actors call``)
-2             a bad option (a port out of 0-65535, say), or the target or its
+2             a bad option (a port out of 0-65535, a bad --header, say), or the target or its
               server failed: a target that cannot be loaded
               (no such module or file, an exception while importing it, a tool
               parameter of an unsupported type, no Server there), bad plugin
@@ -30,6 +30,7 @@ from __future__ import annotations
 import errno
 from typing import Any
 
+from .client.headers import HeaderError
 from .client.targets import TargetError
 from .config import SettingsError
 from .plugins import PluginError
@@ -82,7 +83,14 @@ def explain(error: BaseException, options: Any) -> tuple[int, str] | None:
     error = sole_exception(error)
     if isinstance(error, CliFailure):
         return error.code, str(error)
-    failures = (TargetError, PluginError, SettingsError, WorkersFailed, SharedStateUnavailable)
+    failures = (
+        TargetError,
+        HeaderError,
+        PluginError,
+        SettingsError,
+        WorkersFailed,
+        SharedStateUnavailable,
+    )
     if isinstance(error, failures):
         return EXIT_FAILURE, str(error)
     if isinstance(error, KeyboardInterrupt):

@@ -60,6 +60,12 @@ def find_challenge(headers: Iterable[str], scheme: str = "bearer") -> Challenge 
     return next((c for c in parse_challenges(headers) if c.scheme == wanted), None)
 
 
+def is_token68(text: str) -> bool:
+    """Whether ``text`` is a ``token68`` (RFC 9110 §11.2) — the ``b64token`` of RFC 6750
+    §2.1, which every Bearer access token is."""
+    return _TOKEN68.fullmatch(text) is not None
+
+
 def build_challenge(scheme: str, params: Mapping[str, str | None] | None = None) -> str:
     """One challenge as a header value: ``Bearer realm="mcp", scope="a b"``.
 
