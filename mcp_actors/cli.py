@@ -42,10 +42,12 @@ import trio
 from . import plugins
 from ._version import __version__
 from .bench.command import add_parser as add_bench_parser
-from .cli_auth import add_auth_options, not_authorized, oauth_for
+from .cli_auth import add_auth_options, not_authorized, oauth_for, refused
+from .cli_auth_dev import add_parser as add_auth_dev_parser
 from .cli_config import add_parser as add_config_parser
 from .cli_dev import add_parser as add_dev_parser
 from .cli_errors import EXIT_CODES, EXIT_FAILURE, EXIT_TOOL_ERROR, explain
+from .cli_headers import add_header_options, headers_of
 from .cli_run import add_parser as add_run_parser
 from .cli_targets import client_target
 from .client.client import Client, open_client
@@ -115,6 +117,7 @@ def _parser() -> argparse.ArgumentParser:
     call.add_argument("--timeout", type=float, default=60.0, help="seconds (default 60)")
     _add_era_options(call)
     add_auth_options(call)
+    add_header_options(call)
     call.set_defaults(action=_call)
 
     inspect = commands.add_parser(
@@ -123,6 +126,7 @@ def _parser() -> argparse.ArgumentParser:
     inspect.add_argument("target", metavar="TARGET")
     _add_era_options(inspect)
     add_auth_options(inspect)
+    add_header_options(inspect)
     inspect.set_defaults(action=_inspect)
 
     listing = commands.add_parser("list", help="list installed plugins")
@@ -132,6 +136,7 @@ def _parser() -> argparse.ArgumentParser:
     add_bench_parser(commands)  # `mcp-actors bench`: mcp_actors/bench/command.py
     add_config_parser(commands)  # `mcp-actors config`: mcp_actors/cli_config.py
     add_dev_parser(commands)  # `mcp-actors dev`: mcp_actors/cli_dev.py
+    add_auth_dev_parser(commands)  # `mcp-actors auth keygen|token`: mcp_actors/cli_auth_dev.py
     _add_common_options(parser, commands)
     return parser
 
@@ -217,11 +222,16 @@ def _inspect(options: argparse.Namespace) -> int:
 def _with_client(options: argparse.Namespace, work: Any) -> int:
     target_spec = options.target
     target = client_target(target_spec)
-    oauth = oauth_for(options, target)
+    headers = headers_of(options)
+    oauth = None if headers and "authorization" in headers else oauth_for(options, target)
 
     async def session() -> int:
         async with open_client(
-            target, era=options.era, protocol_version=options.protocol_version, auth=oauth
+            target,
+            era=options.era,
+            protocol_version=options.protocol_version,
+            auth=oauth,
+            headers=headers,
         ) as client:
             result: int = await work(client)
             return result
@@ -229,7 +239,7 @@ def _with_client(options: argparse.Namespace, work: Any) -> int:
     try:
         return trio.run(session)
     except (ConnectionClosed, McpError, RequestTimeout, TransportClosed, OSError) as error:
-        failure = not_authorized(oauth)  # what the request failed of, if it was that
+        failure = not_authorized(oauth) or refused(error)  # if it failed for want of a token
         if failure is not None:
             raise failure from None
         print(f"mcp-actors: {_failure_line(error, target_spec)}", file=sys.stderr)

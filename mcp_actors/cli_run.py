@@ -15,11 +15,14 @@ import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import attrs
 
-from .cli_errors import EXIT_FAILURE
+if TYPE_CHECKING:
+    from .auth.server import ResourceServer
+
+from .cli_errors import EXIT_FAILURE, CliFailure
 from .cli_targets import SERVED_METAVAR, load_served
 from .server.app import Server
 from .server.serve import MAX_PORT, PORT_RANGE, run_stdio
@@ -149,6 +152,14 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     run.add_argument(
         "--json-response", action="store_true", help="http: answer requests with JSON, not SSE"
     )
+    run.add_argument(
+        "--dev-auth",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="http, ws: accept only tokens signed with DIR's development key (from"
+        " mcp-actors auth keygen; loopback addresses only)",
+    )
     limits = run.add_argument_group(
         "network limits",
         "When the session table is full, a new session replaces the least recently used idle"
@@ -175,6 +186,8 @@ def _misplaced(options: argparse.Namespace) -> str | None:
         given.append(("--redis-url", _HTTP))
     if options.workers != 1:
         given.append(("--workers", _HTTP))
+    if options.dev_auth is not None:
+        given.append(("--dev-auth", _NETWORK))
     for flag, transports in given:
         if options.transport not in transports:
             return f"{flag} does not apply to --transport {options.transport}"
@@ -187,19 +200,38 @@ def run_command(options: argparse.Namespace) -> int:
         print(f"mcp-actors: {message}", file=sys.stderr)
         return EXIT_FAILURE
     given = {name: getattr(options, name) for name in NETWORK_OPTIONS if name in options}
+    auth = None if options.dev_auth is None else _dev_auth(options.dev_auth, options.host)
     server = load_served(options.server, config_file=options.config)
     if options.transport == "stdio":
         run_stdio(server)
     elif options.transport == "ws":
         from .server.serve_websocket import run_websocket  # imports trio_websocket
 
-        run_websocket(server, host=options.host, port=options.port, announce=True, **given)
+        run_websocket(
+            server, host=options.host, port=options.port, announce=True, auth=auth, **given
+        )
     else:
-        return _serve_http(server, options, given)
+        return _serve_http(server, options, given, auth)
     return 0
 
 
-def _serve_http(server: Server, options: argparse.Namespace, given: dict[str, Any]) -> int:
+def _dev_auth(directory: Path, host: str) -> ResourceServer:
+    """The resource server of ``--dev-auth DIR``, refused (exit code 2, before anything
+    binds) on a non-loopback ``host`` or with no usable key in ``directory``."""
+    from .auth.server.dev_key import DevelopmentOnly, DevKeyError, dev_resource_server
+
+    try:
+        return dev_resource_server(directory, host=host)
+    except (DevKeyError, DevelopmentOnly) as error:
+        raise CliFailure(EXIT_FAILURE, f"--dev-auth: {error}") from None
+
+
+def _serve_http(
+    server: Server,
+    options: argparse.Namespace,
+    given: dict[str, Any],
+    auth: ResourceServer | None,
+) -> int:
     """``--transport http|sse``: the endpoint's settings checked before anything binds."""
     from .server.serve_http import run_http  # imports hypercorn
     from .shared.settings import load_shared_settings
@@ -231,5 +263,6 @@ def _serve_http(server: Server, options: argparse.Namespace, given: dict[str, An
         config=config,
         announce="sse" if options.transport == "sse" else "http",
         workers=options.workers,
+        auth=auth,
     )
     return 0

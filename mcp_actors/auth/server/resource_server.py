@@ -40,7 +40,7 @@ from ...transports.http.auth import HttpAnswer, Principal
 from ..challenge import bearer_challenge, is_token68
 from ..metadata import ProtectedResourceMetadata, canonical_uri
 from ..scopes import format_scope
-from .verifier import InvalidToken, TokenVerifier
+from .verifier import InvalidToken, ResourceRestricted, TokenVerifier
 
 WELL_KNOWN: Final = "/.well-known/oauth-protected-resource"
 #: The scopes a request's method needs, by method and the name or URI it acts on.
@@ -78,10 +78,14 @@ class ResourceServer:
 
     def protect(self, scopes_of: ScopesOf, url: str) -> None:
         """Bind to the server it protects: its per-method scopes, and its URL when
-        ``resource`` was left None (what serve_http calls once it listens)."""
+        ``resource`` was left None (what serve_http calls once it listens). A verifier
+        that may not protect that resource (:class:`~.verifier.ResourceRestricted`: a
+        development key on a public address) raises here, before anything is served."""
+        resource = canonical_uri(url) if self.resource is None else self.resource
+        if isinstance(self.verifier, ResourceRestricted):
+            self.verifier.check_resource(resource)
         self.scopes_of = scopes_of
-        if self.resource is None:
-            self.resource = canonical_uri(url)
+        self.resource = resource
 
     # -- what the front end calls --------------------------------------------------------
 
