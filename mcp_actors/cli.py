@@ -5,7 +5,8 @@
   (``http`` serves Streamable HTTP at ``--path`` and legacy SSE at ``/sse``; ``sse``
   is the same server, announced by its legacy URL); ``mcp-actors run gateway.toml``
   serves a gateway mounting the upstreams the file names (:mod:`.gateway.config`);
-- ``mcp-actors call TARGET TOOL ['{"json": "args"}']`` prints a tool's result as JSON;
+- ``mcp-actors call TARGET TOOL [NAME=VALUE...|'{"json": "args"}']`` prints a tool's
+  result's content (``--raw``: the result as JSON; see :mod:`.cli_call`);
 - ``mcp-actors inspect TARGET`` prints a server's info, capabilities and offerings;
 - ``mcp-actors config TARGET --client claude|cursor|vscode`` prints the entry to paste
   into a desktop client's configuration (:mod:`.cli_config`);
@@ -28,7 +29,6 @@ its traceback). A failure is one line on stderr and an exit code: see
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
@@ -44,13 +44,15 @@ from ._version import __version__
 from .bench.command import add_parser as add_bench_parser
 from .cli_auth import add_auth_options, not_authorized, oauth_for, refused
 from .cli_auth_dev import add_parser as add_auth_dev_parser
+from .cli_call import parse_words, shown, typed
 from .cli_config import add_parser as add_config_parser
 from .cli_dev import add_parser as add_dev_parser
-from .cli_errors import EXIT_CODES, EXIT_FAILURE, EXIT_TOOL_ERROR, explain
+from .cli_errors import EXIT_CODES, EXIT_FAILURE, EXIT_TOOL_ERROR, CliFailure, explain
 from .cli_headers import add_header_options, headers_of
 from .cli_run import add_parser as add_run_parser
 from .cli_targets import client_target
 from .client.client import Client, open_client
+from .protocol import types as t
 from .protocol.errors import McpError
 from .protocol.versions import MODERN, SUPPORTED
 from .runtime.outbound import ConnectionClosed, RequestTimeout
@@ -110,11 +112,17 @@ def _parser() -> argparse.ArgumentParser:
 
     add_run_parser(commands)  # `mcp-actors run`: mcp_actors/cli_run.py
 
-    call = commands.add_parser("call", help="call a tool and print its result as JSON")
+    call = commands.add_parser("call", help="call a tool and print its result")
     call.add_argument("target", metavar="TARGET")
     call.add_argument("tool")
-    call.add_argument("arguments", nargs="?", default=None, help="tool arguments as a JSON object")
+    call.add_argument(
+        "arguments",
+        nargs="*",
+        metavar="NAME=VALUE",
+        help="tool arguments, typed by the tool's schema (a=1 b=two), or one JSON object",
+    )
     call.add_argument("--timeout", type=float, default=60.0, help="seconds (default 60)")
+    call.add_argument("--raw", action="store_true", help="print the result as JSON, as sent")
     _add_era_options(call)
     add_auth_options(call)
     add_header_options(call)
@@ -173,27 +181,36 @@ def _list(options: argparse.Namespace) -> int:
 
 
 def _call(options: argparse.Namespace) -> int:
-    try:
-        arguments = json.loads(options.arguments) if options.arguments else None
-    except json.JSONDecodeError as error:
-        print(f"mcp-actors: arguments are not valid JSON: {error}", file=sys.stderr)
-        return EXIT_FAILURE
-    if arguments is not None and not isinstance(arguments, dict):
-        print("mcp-actors: arguments must be a JSON object", file=sys.stderr)
-        return EXIT_FAILURE
+    given = parse_words(options.arguments)  # a bad one: ArgumentError, exit code 2
 
     async def show_progress(progress: float, total: float | None, message: str | None) -> None:
         of_total = f"/{total:g}" if total is not None else ""
         print(f"progress {progress:g}{of_total} {message or ''}".rstrip(), file=sys.stderr)
 
     async def call(client: Client) -> int:
+        arguments = (  # NAME=VALUE words: typed by the tool's schema
+            typed(given, await _tool(client, options.tool)) if isinstance(given, list) else given
+        )
         result = await client.call_tool(
             options.tool, arguments, timeout=options.timeout, on_progress=show_progress
         )
-        _print_json(result)
+        if options.raw:
+            _print_json(result)
+        else:
+            print(shown(result))
         return EXIT_TOOL_ERROR if result.is_error is True else 0
 
     return _with_client(options, call)
+
+
+async def _tool(client: Client, name: str) -> t.Tool:
+    """The tool called ``name``, for its input schema (a failure naming those there are)."""
+    tools = await client.list_tools()
+    for tool in tools:
+        if tool.name == name:
+            return tool
+    known = ", ".join(sorted(tool.name for tool in tools)) or "none"
+    raise CliFailure(EXIT_FAILURE, f"the server has no tool {name!r} (it has: {known})")
 
 
 def _inspect(options: argparse.Namespace) -> int:

@@ -17,14 +17,13 @@ from mcp_actors import open_client
 from mcp_actors.auth.server import DevelopmentOnly, DevKeyError, dev_resource_server
 from mcp_actors.auth.server.dev_key import mint_token
 from mcp_actors.client.headers import HeaderError
-from mcp_actors.server.serve_http import serve_http
+from mcp_actors.server.serve_http import serve_http as serve_over_http
 from mcp_actors.server.serve_websocket import serve_websocket
 
-from conftest import TESTS, served_by_cli
+from conftest import FRONT_ENDS, TESTS, served_by_cli
 from servers.notes import server as notes
 
 NOTES = str(TESTS / "servers" / "notes.py")
-__all__ = ["serve_http"]  # conftest runs this module's tests over both HTTP front ends
 
 
 async def mcp_actors(*args: str) -> subprocess.CompletedProcess[bytes]:
@@ -54,7 +53,10 @@ async def cli_token(key: Path, audience: str, *scopes: str) -> str:
     return result.stdout.decode().strip()
 
 
-async def test_a_cli_minted_token_calls_a_protected_server(tmp_path: Path) -> None:
+@pytest.mark.parametrize("http_front_end", FRONT_ENDS, indirect=True)
+async def test_a_cli_minted_token_calls_a_protected_server(
+    tmp_path: Path, http_front_end: str
+) -> None:
     key, other = tmp_path / "key", tmp_path / "other"
     await keygen(key)
     await keygen(other)
@@ -62,7 +64,7 @@ async def test_a_cli_minted_token_calls_a_protected_server(tmp_path: Path) -> No
     async with served_by_cli("--transport", "http", "--port", "0", "--dev-auth", str(key),
                              spec=NOTES) as url:  # fmt: skip
         good = await cli_token(key, url, "notes:read")
-        called = await mcp_actors("call", url, "read_note", '{"id": 7}', "--bearer", good)
+        called = await mcp_actors("call", url, "read_note", "id=7", "--bearer", good)
         assert called.returncode == 0, called.stderr
         assert b"note 7 for alice" in called.stdout
 
@@ -121,12 +123,18 @@ async def test_key_files_are_checked(tmp_path: Path) -> None:
     assert run.returncode == 2 and b"--dev-auth: no key at" in run.stderr
 
 
-@pytest.mark.parametrize("transport", ["http", "ws"])
-async def test_open_client_with_a_bearer_token(tmp_path: Path, transport: str) -> None:
+@pytest.mark.parametrize(
+    ("transport", "http_front_end"),
+    [("http", "lean"), ("http", "hypercorn"), ("ws", None)],
+    indirect=["http_front_end"],
+)
+async def test_open_client_with_a_bearer_token(
+    tmp_path: Path, transport: str, http_front_end: str | None
+) -> None:
     from mcp_actors.auth.server.dev_key import generate_key_pair
 
     generate_key_pair(tmp_path)
-    serve = serve_http if transport == "http" else serve_websocket
+    serve = serve_over_http if transport == "http" else serve_websocket
     async with trio.open_nursery() as nursery:
         handle = await nursery.start(
             lambda task_status: serve(
