@@ -8,8 +8,9 @@
 - ``mcp-actors call TARGET TOOL [NAME=VALUE...|'{"json": "args"}']`` prints a tool's
   result's content (``--raw``: the result as JSON; see :mod:`.cli_call`);
 - ``mcp-actors inspect TARGET`` prints a server's info, capabilities and offerings;
-- ``mcp-actors config TARGET --client claude|cursor|vscode`` prints the entry to paste
-  into a desktop client's configuration (:mod:`.cli_config`);
+- ``mcp-actors config TARGET --client claude|claude-code|cursor|vscode|windsurf|gemini``
+  prints the entry to paste into a client's configuration (:mod:`.cli_config`), and
+  ``mcp-actors install TARGET --client ...`` writes it there (:mod:`.cli_install`);
 - ``mcp-actors dev TARGET`` opens the server in the MCP Inspector (:mod:`.cli_dev`).
 
 A server TARGET is ``MODULE[:ATTR]``, ``path/to/file.py[:ATTR]`` (without ``:ATTR``:
@@ -49,6 +50,7 @@ from .cli_config import add_parser as add_config_parser
 from .cli_dev import add_parser as add_dev_parser
 from .cli_errors import EXIT_CODES, EXIT_FAILURE, EXIT_TOOL_ERROR, CliFailure, explain
 from .cli_headers import add_header_options, headers_of
+from .cli_install import add_parser as add_install_parser
 from .cli_run import add_parser as add_run_parser
 from .cli_targets import client_target
 from .client.client import Client, open_client
@@ -143,6 +145,7 @@ def _parser() -> argparse.ArgumentParser:
 
     add_bench_parser(commands)  # `mcp-actors bench`: mcp_actors/bench/command.py
     add_config_parser(commands)  # `mcp-actors config`: mcp_actors/cli_config.py
+    add_install_parser(commands)  # `mcp-actors install`: mcp_actors/cli_install.py
     add_dev_parser(commands)  # `mcp-actors dev`: mcp_actors/cli_dev.py
     add_auth_dev_parser(commands)  # `mcp-actors auth keygen|token`: mcp_actors/cli_auth_dev.py
     _add_common_options(parser, commands)
