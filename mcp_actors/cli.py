@@ -171,11 +171,15 @@ def _add_era_options(command: argparse.ArgumentParser) -> None:
 
 
 def _list(options: argparse.Namespace) -> int:
-    """One line per plugin: name, distribution and version, and what its server offers."""
+    """One line per plugin: name, distribution and version, and what its server offers
+    (or the settings it waits for, or why it cannot be built)."""
     for name, plugin in sorted(plugins.installed().items()):
         origin = f"{plugin.distribution} {plugin.version}"
         try:
             server = plugin.build(config_file=options.config)
+        except plugins.PluginNotConfigured as waiting:
+            print(f"{name}  ({origin})  needs settings: {waiting}")
+            continue
         except plugins.PluginError as error:
             print(f"{name}  ({origin})  BROKEN: {error}")
             continue
