@@ -1,5 +1,9 @@
 """``mcp-actors run TARGET``: serve a Server over stdio, Streamable HTTP, SSE or WebSocket.
 
+Over stdio from a terminal (stdin is a TTY: a person, not a client, started it), one
+line on stderr says it is serving and how to try it (:func:`stdio_hint`); a client
+launching it sees nothing on stderr.
+
 The network options are one table, :data:`NETWORK_OPTIONS`: each row is the flag,
 the transports it applies to, how its value is read and its help line, so the parser
 and the check "does this flag apply to ``--transport X``" read the same rows. A
@@ -203,6 +207,8 @@ def run_command(options: argparse.Namespace) -> int:
     auth = None if options.dev_auth is None else _dev_auth(options.dev_auth, options.host)
     server = load_served(options.server, config_file=options.config)
     if options.transport == "stdio":
+        if sys.stdin.isatty():  # a person ran it: say it is serving, not hung
+            print(stdio_hint(server.name, options.server), file=sys.stderr, flush=True)
         run_stdio(server)
     elif options.transport == "ws":
         from .server.serve_websocket import run_websocket  # imports trio_websocket
@@ -213,6 +219,16 @@ def run_command(options: argparse.Namespace) -> int:
     else:
         return _serve_http(server, options, given, auth)
     return 0
+
+
+def stdio_hint(name: str, target: str) -> str:
+    """The line a stdio server started from a terminal prints on stderr, so that a person
+    who ran it does not wait for output that only an MCP client would get."""
+    return (
+        f"mcp-actors: serving {name!r} over stdio: an MCP client talks to it on stdin/stdout"
+        f" (Ctrl-D or Ctrl-C stops it); to try it, run mcp-actors dev {target}, or"
+        f" --transport http"
+    )
 
 
 def _dev_auth(directory: Path, host: str) -> ResourceServer:
