@@ -72,6 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mcp-actors`` console script."""
     parser = _parser()
     options = parser.parse_args(argv)
+    options.argv = list(sys.argv[1:] if argv is None else argv)  # as given (run --reload)
     _configure_logging(options.log_level)
     if "" not in sys.path and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())  # MODULE:ATTR resolves from here, as with `python -m`

@@ -12,7 +12,8 @@ exit code     meaning
               settings or gateway file (every problem on the one line), a server
               that cannot be reached or answers with an error
 3             a dependency is missing; the line says what to install (an extra:
-              ``pip install 'mcp-actors[http]'``, ``[ws]``, ``[redis]``, ``[otel]``;
+              ``pip install 'mcp-actors[http]'``, ``[ws]``, ``[redis]``, ``[otel]``,
+              ``[reload]``;
               Node.js for ``mcp-actors dev``)
 4             the server cannot listen on the address (port in use, no permission)
 5             the server needs an authorization (OAuth) that was not completed
@@ -62,6 +63,7 @@ EXTRAS = {
     "trio_websocket": ("ws", "the ws transport"),
     "coredis": ("redis", "sharing state through Redis"),
     "opentelemetry": ("otel", "OpenTelemetry tracing"),
+    "watchfiles": ("reload", "mcp-actors run --reload"),
 }
 _LISTEN_ERRORS = {errno.EADDRINUSE: "address already in use", errno.EACCES: "permission denied"}
 

@@ -157,6 +157,12 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "--json-response", action="store_true", help="http: answer requests with JSON, not SSE"
     )
     run.add_argument(
+        "--reload",
+        action="store_true",
+        help="http, sse, ws: restart when a .py or .toml file of the target's folder changes"
+        " (development; needs mcp-actors[reload])",
+    )
+    run.add_argument(
         "--dev-auth",
         type=Path,
         default=None,
@@ -203,6 +209,10 @@ def run_command(options: argparse.Namespace) -> int:
     if (message := _misplaced(options)) is not None:
         print(f"mcp-actors: {message}", file=sys.stderr)
         return EXIT_FAILURE
+    if options.reload:
+        from .cli_reload import run_reloading
+
+        return run_reloading(options.server, options.transport, options.argv)
     given = {name: getattr(options, name) for name in NETWORK_OPTIONS if name in options}
     auth = None if options.dev_auth is None else _dev_auth(options.dev_auth, options.host)
     server = load_served(options.server, config_file=options.config)
