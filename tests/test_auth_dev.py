@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import httpx
@@ -190,3 +191,23 @@ async def test_header_options_are_parsed_strictly() -> None:
         "inspect", "http://127.0.0.1:1/mcp", "--header", "X-A=1", "--header", "x-a=2"
     )
     assert twice.returncode == 2 and b"header 'x-a' is given twice" in twice.stderr
+
+
+async def test_the_sync_client_takes_a_bearer_token(tmp_path: Path) -> None:
+    from mcp_actors import sync
+    from mcp_actors.auth.server.dev_key import generate_key_pair
+
+    generate_key_pair(tmp_path)
+    async with trio.open_nursery() as nursery:
+        handle = await nursery.start(
+            partial(serve_over_http, notes, port=0, auth=dev_resource_server(tmp_path))
+        )
+        token = mint_token(tmp_path, subject="carol", scopes=["notes:read"], audience=handle.url)
+
+        def call() -> str:
+            with sync.open_client(handle.url, bearer=token) as client:
+                text: str = client.call_tool("read_note", {"id": 3}).content[0].text  # type: ignore[union-attr]
+                return text
+
+        assert await trio.to_thread.run_sync(call) == "note 3 for carol"
+        nursery.cancel_scope.cancel()
