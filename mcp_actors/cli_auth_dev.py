@@ -21,26 +21,15 @@ authorization server (``JwtVerifier``).
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .cli_errors import EXIT_FAILURE, CliFailure
+from .cli_run import positive_seconds
 
 if TYPE_CHECKING:
     from .auth.server.dev_key import DevKeyError
-
-
-def _seconds(text: str) -> float:
-    """Positive, finite seconds (nothing else; the upper bound is :func:`mint_token`'s)."""
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = math.nan
-    if math.isfinite(seconds) and seconds > 0:
-        return seconds
-    raise argparse.ArgumentTypeError(f"expected positive seconds, got {text!r}")
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
@@ -69,7 +58,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     )
     token.add_argument(
         "--ttl",
-        type=_seconds,
+        type=positive_seconds,
         default=argparse.SUPPRESS,
         help="lifetime in seconds (default an hour, at most a week)",
     )

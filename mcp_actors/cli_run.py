@@ -58,17 +58,26 @@ def _count_or_none(text: str) -> int | None:
     raise argparse.ArgumentTypeError(f"expected a positive integer or 'none', got {text!r}")
 
 
-def _seconds_or_none(text: str) -> float | None:
-    """Positive, finite seconds, or ``none`` for no limit (nothing else)."""
-    if text.strip().lower() == "none":
-        return None
+def positive_seconds(text: str) -> float:
+    """Positive, finite seconds (nothing else)."""
     try:
         seconds = float(text)
     except ValueError:
         seconds = math.nan
     if math.isfinite(seconds) and seconds > 0:
         return seconds
-    raise argparse.ArgumentTypeError(f"expected positive seconds or 'none', got {text!r}")
+    raise argparse.ArgumentTypeError(f"expected positive seconds, got {text!r}")
+
+
+def _seconds_or_none(text: str) -> float | None:
+    """Positive, finite seconds, or ``none`` for no limit (nothing else)."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        return positive_seconds(text)
+    except argparse.ArgumentTypeError:
+        message = f"expected positive seconds or 'none', got {text!r}"
+        raise argparse.ArgumentTypeError(message) from None
 
 
 class NetworkOption(NamedTuple):

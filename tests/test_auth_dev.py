@@ -4,8 +4,6 @@ itself with them (``run --dev-auth``), and a client calling it with ``--bearer``
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from functools import partial
 from pathlib import Path
@@ -13,6 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 import trio
+from test_cli import mcp_actors
 
 from mcp_actors import open_client
 from mcp_actors.auth.server import DevelopmentOnly, DevKeyError, dev_resource_server
@@ -25,17 +24,6 @@ from conftest import FRONT_ENDS, TESTS, served_by_cli
 from servers.notes import server as notes
 
 NOTES = str(TESTS / "servers" / "notes.py")
-
-
-async def mcp_actors(*args: str) -> subprocess.CompletedProcess[bytes]:
-    with trio.fail_after(60):
-        return await trio.run_process(
-            [sys.executable, "-m", "mcp_actors.cli", *args],
-            cwd=str(TESTS),
-            capture_stdout=True,
-            capture_stderr=True,
-            check=False,
-        )
 
 
 async def keygen(directory: Path) -> None:
