@@ -8,33 +8,42 @@ import os
 import pty
 import subprocess
 import sys
+from functools import partial
+
+import trio
 
 from conftest import TESTS
 
 NOTES = str(TESTS / "servers" / "notes.py")
 COMMAND = [sys.executable, "-m", "mcp_actors.cli", "run", NOTES]
+HINT = (
+    "mcp-actors: serving 'notes' over stdio: an MCP client talks to it on stdin/stdout"
+    f" (Ctrl-D or Ctrl-C stops it); to try it, run mcp-actors dev {NOTES}, or --transport http\n"
+)
 
 
-def test_a_terminal_gets_one_line_saying_it_serves() -> None:
+async def test_a_terminal_gets_one_line_saying_it_serves() -> None:
     controller, terminal = pty.openpty()
-    with subprocess.Popen(
-        COMMAND, stdin=terminal, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL
-    ) as process:
+    try:
+        with trio.fail_after(60):  # a hang guard only
+            async with trio.open_nursery() as nursery:
+                process: trio.Process = await nursery.start(
+                    partial(trio.run_process, COMMAND, stdin=terminal, stderr=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, check=False)
+                )  # fmt: skip
+                assert process.stderr is not None
+                said = b""
+                while not said.endswith(b"\n"):
+                    chunk = await process.stderr.receive_some(4096)
+                    assert chunk, f"it ended without a word: {said!r}"
+                    said += chunk
+                assert said.decode() == HINT  # the hint comes before any serving
+                os.write(controller, b"\x04")  # Ctrl-D: end of input, as a person stops it
+                assert await process.wait() == 0
+                assert await process.stderr.receive_some(4096) == b""
+    finally:
         os.close(terminal)
-        try:
-            assert process.stderr is not None
-            line = process.stderr.readline().decode()  # the hint comes before any serving
-            assert line == (
-                "mcp-actors: serving 'notes' over stdio: an MCP client talks to it on"
-                f" stdin/stdout (Ctrl-D or Ctrl-C stops it); to try it, run mcp-actors dev {NOTES},"
-                " or --transport http\n"
-            )
-            os.write(controller, b"\x04")  # Ctrl-D: end of input, as a person would stop it
-            assert process.wait(timeout=30) == 0
-            assert process.stderr.read() == b""
-        finally:
-            process.kill()
-            os.close(controller)
+        os.close(controller)
 
 
 def test_a_client_launching_it_sees_nothing_on_stderr() -> None:
