@@ -49,7 +49,7 @@ def create(settings: Settings | None = None) -> Server:
     settings = settings or Settings()
     if settings.root is None:
         raise PluginNotConfigured(
-            "set the folder of skills to serve: MCP_ACTORS_SKILLS_ROOT=DIR, or root = \"DIR\""
+            'set the folder of skills to serve: MCP_ACTORS_SKILLS_ROOT=DIR, or root = "DIR"'
             " under [plugins.skills] in the --config file"
         )
     root = Path(settings.root).expanduser()
