@@ -54,6 +54,7 @@ from .cli_install import add_parser as add_install_parser
 from .cli_run import add_parser as add_run_parser
 from .cli_targets import client_target
 from .client.client import Client, open_client
+from .client.targets import UrlTarget
 from .protocol import types as t
 from .protocol.errors import McpError
 from .protocol.versions import MODERN, SUPPORTED
@@ -247,7 +248,7 @@ def _inspect(options: argparse.Namespace) -> int:
 def _with_client(options: argparse.Namespace, work: Any) -> int:
     target_spec = options.target
     target = client_target(target_spec)
-    headers = headers_of(options)
+    headers = headers_of(options, url=isinstance(target, UrlTarget))
     oauth = None if headers and "authorization" in headers else oauth_for(options, target)
 
     async def session() -> int:

@@ -9,7 +9,8 @@ Shared by every command that talks to a server URL (``call``, ``inspect``, ``ben
 whole set is checked as :func:`~mcp_actors.client.headers.request_headers` checks it (a
 valid name, a printable value, not one the transport sets, not twice, bounded in count
 and bytes). ``--bearer`` defaults to ``$MCP_ACTORS_BEARER`` (so the token need not show
-in the process list). A bad header is an argparse error: one line, exit code 2.
+in the process list; it is not sent to a server launched over stdio or served
+in-process, which has no HTTP). A bad header is an argparse error: one line, exit code 2.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def add_header_options(command: argparse.ArgumentParser) -> None:
     group = command.add_argument_group("HTTP headers (http(s) and ws(s) URL targets)")
     group.add_argument(
         "--bearer",
-        default=os.environ.get(BEARER_VARIABLE) or None,
+        default=None,
         metavar="TOKEN",
         help=f"send Authorization: Bearer TOKEN, no OAuth (default: ${BEARER_VARIABLE})",
     )
@@ -55,9 +56,13 @@ def add_header_options(command: argparse.ArgumentParser) -> None:
     )
 
 
-def headers_of(options: argparse.Namespace) -> dict[str, str] | None:
-    """The extra headers ``--bearer`` and ``--header`` give (None: none given); a
-    problem of the set as a whole (a name twice, too many) raises ``HeaderError``."""
-    if not options.headers and options.bearer is None:
+def headers_of(options: argparse.Namespace, *, url: bool = True) -> dict[str, str] | None:
+    """The extra headers ``--bearer`` (else ``$MCP_ACTORS_BEARER``, for a ``url`` target
+    only) and ``--header`` give (None: none given); a problem of the set as a whole (a
+    name twice, too many) raises ``HeaderError``."""
+    bearer = options.bearer
+    if bearer is None and url:
+        bearer = os.environ.get(BEARER_VARIABLE) or None
+    if not options.headers and bearer is None:
         return None
-    return request_headers(options.headers, options.bearer)
+    return request_headers(options.headers, bearer)

@@ -199,3 +199,16 @@ async def test_the_sync_client_takes_a_bearer_token(tmp_path: Path) -> None:
 
         assert await trio.to_thread.run_sync(call) == "note 3 for carol"
         nursery.cancel_scope.cancel()
+
+
+async def test_the_environment_bearer_goes_to_url_targets_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from test_cli import SERVE_SAMPLE
+
+    monkeypatch.setenv("MCP_ACTORS_BEARER", "for-http-servers")
+    over_stdio = await mcp_actors("call", SERVE_SAMPLE, "add", "a=1", "b=2")
+    assert (over_stdio.returncode, over_stdio.stdout) == (0, b"3\n"), over_stdio.stderr
+    given = await mcp_actors("call", SERVE_SAMPLE, "add", "a=1", "b=2", "--bearer", "abc")
+    assert given.returncode == 2
+    assert b"headers= and bearer= need a server URL" in given.stderr
