@@ -5,10 +5,12 @@
   (``http`` serves Streamable HTTP at ``--path`` and legacy SSE at ``/sse``; ``sse``
   is the same server, announced by its legacy URL); ``mcp-actors run gateway.toml``
   serves a gateway mounting the upstreams the file names (:mod:`.gateway.config`);
-- ``mcp-actors call TARGET TOOL ['{"json": "args"}']`` prints a tool's result as JSON;
+- ``mcp-actors call TARGET TOOL [NAME=VALUE...|'{"json": "args"}']`` prints a tool's
+  result's content (``--raw``: the result as JSON; see :mod:`.cli_call`);
 - ``mcp-actors inspect TARGET`` prints a server's info, capabilities and offerings;
-- ``mcp-actors config TARGET --client claude|cursor|vscode`` prints the entry to paste
-  into a desktop client's configuration (:mod:`.cli_config`);
+- ``mcp-actors config TARGET --client claude|claude-code|cursor|vscode|windsurf|gemini``
+  prints the entry to paste into a client's configuration (:mod:`.cli_config`), and
+  ``mcp-actors install TARGET --client ...`` writes it there (:mod:`.cli_install`);
 - ``mcp-actors dev TARGET`` opens the server in the MCP Inspector (:mod:`.cli_dev`);
 - ``mcp-actors status [REDIS_URL]`` shows the workers of a deployment sharing state
   through Redis, and Redis's health (:mod:`.cli_status`).
@@ -30,7 +32,6 @@ its traceback). A failure is one line on stderr and an exit code: see
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
@@ -44,14 +45,20 @@ import trio
 from . import plugins
 from ._version import __version__
 from .bench.command import add_parser as add_bench_parser
-from .cli_auth import add_auth_options, not_authorized, oauth_for
+from .cli_auth import add_auth_options, not_authorized, oauth_for, refused
+from .cli_auth_dev import add_parser as add_auth_dev_parser
+from .cli_call import parse_words, shown, typed
 from .cli_config import add_parser as add_config_parser
 from .cli_dev import add_parser as add_dev_parser
-from .cli_errors import EXIT_CODES, EXIT_FAILURE, EXIT_TOOL_ERROR, explain
+from .cli_errors import EXIT_CODES, EXIT_FAILURE, EXIT_TOOL_ERROR, CliFailure, explain
+from .cli_headers import add_header_options, headers_of
+from .cli_install import add_parser as add_install_parser
 from .cli_run import add_parser as add_run_parser
 from .cli_status import add_parser as add_status_parser
 from .cli_targets import client_target
 from .client.client import Client, open_client
+from .client.targets import UrlTarget
+from .protocol import types as t
 from .protocol.errors import McpError
 from .protocol.versions import MODERN, SUPPORTED
 from .runtime.outbound import ConnectionClosed, RequestTimeout
@@ -69,6 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mcp-actors`` console script."""
     parser = _parser()
     options = parser.parse_args(argv)
+    options.argv = list(sys.argv[1:] if argv is None else argv)  # as given (run --reload)
     _configure_logging(options.log_level)
     if "" not in sys.path and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())  # MODULE:ATTR resolves from here, as with `python -m`
@@ -111,13 +119,20 @@ def _parser() -> argparse.ArgumentParser:
 
     add_run_parser(commands)  # `mcp-actors run`: mcp_actors/cli_run.py
 
-    call = commands.add_parser("call", help="call a tool and print its result as JSON")
+    call = commands.add_parser("call", help="call a tool and print its result")
     call.add_argument("target", metavar="TARGET")
     call.add_argument("tool")
-    call.add_argument("arguments", nargs="?", default=None, help="tool arguments as a JSON object")
+    call.add_argument(
+        "arguments",
+        nargs="*",
+        metavar="NAME=VALUE",
+        help="tool arguments, typed by the tool's schema (a=1 b=two), or one JSON object",
+    )
     call.add_argument("--timeout", type=float, default=60.0, help="seconds (default 60)")
+    call.add_argument("--raw", action="store_true", help="print the result as JSON, as sent")
     _add_era_options(call)
     add_auth_options(call)
+    add_header_options(call)
     call.set_defaults(action=_call)
 
     inspect = commands.add_parser(
@@ -126,6 +141,7 @@ def _parser() -> argparse.ArgumentParser:
     inspect.add_argument("target", metavar="TARGET")
     _add_era_options(inspect)
     add_auth_options(inspect)
+    add_header_options(inspect)
     inspect.set_defaults(action=_inspect)
 
     listing = commands.add_parser("list", help="list installed plugins")
@@ -134,8 +150,10 @@ def _parser() -> argparse.ArgumentParser:
 
     add_bench_parser(commands)  # `mcp-actors bench`: mcp_actors/bench/command.py
     add_config_parser(commands)  # `mcp-actors config`: mcp_actors/cli_config.py
+    add_install_parser(commands)  # `mcp-actors install`: mcp_actors/cli_install.py
     add_dev_parser(commands)  # `mcp-actors dev`: mcp_actors/cli_dev.py
     add_status_parser(commands)  # `mcp-actors status`: mcp_actors/cli_status.py
+    add_auth_dev_parser(commands)  # `mcp-actors auth keygen|token`: mcp_actors/cli_auth_dev.py
     _add_common_options(parser, commands)
     return parser
 
@@ -159,11 +177,15 @@ def _add_era_options(command: argparse.ArgumentParser) -> None:
 
 
 def _list(options: argparse.Namespace) -> int:
-    """One line per plugin: name, distribution and version, and what its server offers."""
+    """One line per plugin: name, distribution and version, and what its server offers
+    (or the settings it waits for, or why it cannot be built)."""
     for name, plugin in sorted(plugins.installed().items()):
         origin = f"{plugin.distribution} {plugin.version}"
         try:
             server = plugin.build(config_file=options.config)
+        except plugins.PluginNotConfigured as waiting:
+            print(f"{name}  ({origin})  needs settings: {waiting}")
+            continue
         except plugins.PluginError as error:
             print(f"{name}  ({origin})  BROKEN: {error}")
             continue
@@ -172,27 +194,36 @@ def _list(options: argparse.Namespace) -> int:
 
 
 def _call(options: argparse.Namespace) -> int:
-    try:
-        arguments = json.loads(options.arguments) if options.arguments else None
-    except json.JSONDecodeError as error:
-        print(f"mcp-actors: arguments are not valid JSON: {error}", file=sys.stderr)
-        return EXIT_FAILURE
-    if arguments is not None and not isinstance(arguments, dict):
-        print("mcp-actors: arguments must be a JSON object", file=sys.stderr)
-        return EXIT_FAILURE
+    given = parse_words(options.arguments)  # a bad one: ArgumentError, exit code 2
 
     async def show_progress(progress: float, total: float | None, message: str | None) -> None:
         of_total = f"/{total:g}" if total is not None else ""
         print(f"progress {progress:g}{of_total} {message or ''}".rstrip(), file=sys.stderr)
 
     async def call(client: Client) -> int:
+        arguments = (  # NAME=VALUE words: typed by the tool's schema
+            typed(given, await _tool(client, options.tool)) if isinstance(given, list) else given
+        )
         result = await client.call_tool(
             options.tool, arguments, timeout=options.timeout, on_progress=show_progress
         )
-        _print_json(result)
+        if options.raw:
+            _print_json(result)
+        else:
+            print(shown(result))
         return EXIT_TOOL_ERROR if result.is_error is True else 0
 
     return _with_client(options, call)
+
+
+async def _tool(client: Client, name: str) -> t.Tool:
+    """The tool called ``name``, for its input schema (a failure naming those there are)."""
+    tools = await client.list_tools()
+    for tool in tools:
+        if tool.name == name:
+            return tool
+    known = ", ".join(sorted(tool.name for tool in tools)) or "none"
+    raise CliFailure(EXIT_FAILURE, f"the server has no tool {name!r} (it has: {known})")
 
 
 def _inspect(options: argparse.Namespace) -> int:
@@ -221,11 +252,16 @@ def _inspect(options: argparse.Namespace) -> int:
 def _with_client(options: argparse.Namespace, work: Any) -> int:
     target_spec = options.target
     target = client_target(target_spec)
-    oauth = oauth_for(options, target)
+    headers = headers_of(options, url=isinstance(target, UrlTarget))
+    oauth = None if headers and "authorization" in headers else oauth_for(options, target)
 
     async def session() -> int:
         async with open_client(
-            target, era=options.era, protocol_version=options.protocol_version, auth=oauth
+            target,
+            era=options.era,
+            protocol_version=options.protocol_version,
+            auth=oauth,
+            headers=headers,
         ) as client:
             result: int = await work(client)
             return result
@@ -233,7 +269,7 @@ def _with_client(options: argparse.Namespace, work: Any) -> int:
     try:
         return trio.run(session)
     except (ConnectionClosed, McpError, RequestTimeout, TransportClosed, OSError) as error:
-        failure = not_authorized(oauth)  # what the request failed of, if it was that
+        failure = not_authorized(oauth) or refused(error)  # if it failed for want of a token
         if failure is not None:
             raise failure from None
         print(f"mcp-actors: {_failure_line(error, target_spec)}", file=sys.stderr)

@@ -19,8 +19,10 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .auth.challenge import describe_refusal
 from .cli_errors import EXIT_NOT_AUTHORIZED, CliFailure
 from .client.targets import UrlTarget
+from .protocol.errors import McpError
 
 if TYPE_CHECKING:
     from .auth.client import OAuthClient
@@ -90,3 +92,14 @@ def not_authorized(oauth: OAuthClient | None) -> CliFailure | None:
             " and log in before the wait ends)",
         )
     return CliFailure(EXIT_NOT_AUTHORIZED, f"authorization failed: {oauth.failure}")
+
+
+def refused(error: BaseException) -> CliFailure | None:
+    """The failure to report when the server refused a request for want of a (valid,
+    sufficient) access token — its ``WWW-Authenticate`` challenge in words, e.g. ``HTTP
+    401 invalid_token: the token has expired`` — else None."""
+    data = error.data if isinstance(error, McpError) else None
+    if not isinstance(data, dict) or not isinstance(data.get("wwwAuthenticate"), list):
+        return None
+    refusal = describe_refusal(data["status"], data["wwwAuthenticate"])
+    return CliFailure(EXIT_NOT_AUTHORIZED, f"the server refused the request: {refusal}")

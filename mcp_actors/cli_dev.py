@@ -16,7 +16,7 @@ import subprocess
 import sys
 from typing import Any
 
-from .cli_config import absolute_target
+from .cli_clients import absolute_target
 from .cli_errors import EXIT_MISSING_EXTRA, CliFailure
 from .cli_targets import SERVED_METAVAR, load_served
 

@@ -5,14 +5,15 @@ exit code     meaning
 ============  ================================================================
 0             success (a server stopped with Ctrl-C too)
 1             the tool returned an error result (``mcp-actors call``)
-2             a bad option (a port out of 0-65535, say), or the target or its
+2             a bad option (a port out of 0-65535, a bad --header, say), or the target or its
               server failed: a target that cannot be loaded
               (no such module or file, an exception while importing it, a tool
               parameter of an unsupported type, no Server there), bad plugin
               settings or gateway file (every problem on the one line), a server
               that cannot be reached or answers with an error
 3             a dependency is missing; the line says what to install (an extra:
-              ``pip install 'mcp-actors[http]'``, ``[ws]``, ``[redis]``, ``[otel]``;
+              ``pip install 'mcp-actors[http]'``, ``[ws]``, ``[redis]``, ``[otel]``,
+              ``[reload]``;
               Node.js for ``mcp-actors dev``)
 4             the server cannot listen on the address (port in use, no permission)
 5             the server needs an authorization (OAuth) that was not completed
@@ -30,6 +31,7 @@ from __future__ import annotations
 import errno
 from typing import Any
 
+from .client.headers import HeaderError
 from .client.targets import TargetError
 from .config import SettingsError
 from .plugins import PluginError
@@ -61,6 +63,7 @@ EXTRAS = {
     "trio_websocket": ("ws", "the ws transport"),
     "coredis": ("redis", "sharing state through Redis"),
     "opentelemetry": ("otel", "OpenTelemetry tracing"),
+    "watchfiles": ("reload", "mcp-actors run --reload"),
 }
 _LISTEN_ERRORS = {errno.EADDRINUSE: "address already in use", errno.EACCES: "permission denied"}
 
@@ -82,7 +85,14 @@ def explain(error: BaseException, options: Any) -> tuple[int, str] | None:
     error = sole_exception(error)
     if isinstance(error, CliFailure):
         return error.code, str(error)
-    failures = (TargetError, PluginError, SettingsError, WorkersFailed, SharedStateUnavailable)
+    failures = (
+        TargetError,
+        HeaderError,
+        PluginError,
+        SettingsError,
+        WorkersFailed,
+        SharedStateUnavailable,
+    )
     if isinstance(error, failures):
         return EXIT_FAILURE, str(error)
     if isinstance(error, KeyboardInterrupt):

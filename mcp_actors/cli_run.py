@@ -1,5 +1,9 @@
 """``mcp-actors run TARGET``: serve a Server over stdio, Streamable HTTP, SSE or WebSocket.
 
+Over stdio from a terminal (stdin is a TTY: a person, not a client, started it), one
+line on stderr says it is serving and how to try it (:func:`stdio_hint`); a client
+launching it sees nothing on stderr.
+
 The network options are one table, :data:`NETWORK_OPTIONS`: each row is the flag,
 the transports it applies to, how its value is read and its help line, so the parser
 and the check "does this flag apply to ``--transport X``" read the same rows. A
@@ -15,9 +19,12 @@ import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .cli_errors import EXIT_FAILURE
+if TYPE_CHECKING:
+    from .auth.server import ResourceServer
+
+from .cli_errors import EXIT_FAILURE, CliFailure
 from .cli_targets import SERVED_METAVAR, load_served
 from .server.app import Server
 from .server.serve import MAX_PORT, PORT_RANGE, run_stdio
@@ -49,17 +56,26 @@ def _count_or_none(text: str) -> int | None:
     raise argparse.ArgumentTypeError(f"expected a positive integer or 'none', got {text!r}")
 
 
-def _seconds_or_none(text: str) -> float | None:
-    """Positive, finite seconds, or ``none`` for no limit (nothing else)."""
-    if text.strip().lower() == "none":
-        return None
+def positive_seconds(text: str) -> float:
+    """Positive, finite seconds (nothing else)."""
     try:
         seconds = float(text)
     except ValueError:
         seconds = math.nan
     if math.isfinite(seconds) and seconds > 0:
         return seconds
-    raise argparse.ArgumentTypeError(f"expected positive seconds or 'none', got {text!r}")
+    raise argparse.ArgumentTypeError(f"expected positive seconds, got {text!r}")
+
+
+def _seconds_or_none(text: str) -> float | None:
+    """Positive, finite seconds, or ``none`` for no limit (nothing else)."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        return positive_seconds(text)
+    except argparse.ArgumentTypeError:
+        message = f"expected positive seconds or 'none', got {text!r}"
+        raise argparse.ArgumentTypeError(message) from None
 
 
 class NetworkOption(NamedTuple):
@@ -148,6 +164,20 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     run.add_argument(
         "--json-response", action="store_true", help="http: answer requests with JSON, not SSE"
     )
+    run.add_argument(
+        "--reload",
+        action="store_true",
+        help="http, sse, ws: restart when a .py or .toml file of the target's folder changes"
+        " (development; needs mcp-actors[reload])",
+    )
+    run.add_argument(
+        "--dev-auth",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="http, ws: accept only tokens signed with DIR's development key (from"
+        " mcp-actors auth keygen; loopback addresses only)",
+    )
     limits = run.add_argument_group(
         "network limits",
         "When the session table is full, a new session replaces the least recently used idle"
@@ -174,6 +204,8 @@ def _misplaced(options: argparse.Namespace) -> str | None:
         given.append(("--redis-url", _HTTP))
     if options.workers != 1:
         given.append(("--workers", _HTTP))
+    if options.dev_auth is not None:
+        given.append(("--dev-auth", _NETWORK))
     for flag, transports in given:
         if options.transport not in transports:
             return f"{flag} does not apply to --transport {options.transport}"
@@ -185,20 +217,55 @@ def run_command(options: argparse.Namespace) -> int:
     if (message := _misplaced(options)) is not None:
         print(f"mcp-actors: {message}", file=sys.stderr)
         return EXIT_FAILURE
+    if options.reload:
+        from .cli_reload import run_reloading
+
+        return run_reloading(options.server, options.transport, options.argv)
     given = {name: getattr(options, name) for name in NETWORK_OPTIONS if name in options}
+    auth = None if options.dev_auth is None else _dev_auth(options.dev_auth, options.host)
     server = load_served(options.server, config_file=options.config)
     if options.transport == "stdio":
+        if sys.stdin.isatty():  # a person ran it: say it is serving, not hung
+            print(stdio_hint(server.name, options.server), file=sys.stderr, flush=True)
         run_stdio(server)
     elif options.transport == "ws":
         from .server.serve_websocket import run_websocket  # imports trio_websocket
 
-        run_websocket(server, host=options.host, port=options.port, announce=True, **given)
+        run_websocket(
+            server, host=options.host, port=options.port, announce=True, auth=auth, **given
+        )
     else:
-        return _serve_http(server, options, given)
+        return _serve_http(server, options, given, auth)
     return 0
 
 
-def _serve_http(server: Server, options: argparse.Namespace, given: dict[str, Any]) -> int:
+def stdio_hint(name: str, target: str) -> str:
+    """The line a stdio server started from a terminal prints on stderr, so that a person
+    who ran it does not wait for output that only an MCP client would get."""
+    return (
+        f"mcp-actors: serving {name!r} over stdio: an MCP client talks to it on stdin/stdout"
+        f" (Ctrl-D or Ctrl-C stops it); to try it, run mcp-actors dev {target}, or"
+        f" --transport http"
+    )
+
+
+def _dev_auth(directory: Path, host: str) -> ResourceServer:
+    """The resource server of ``--dev-auth DIR``, refused (exit code 2, before anything
+    binds) on a non-loopback ``host`` or with no usable key in ``directory``."""
+    from .auth.server.dev_key import DevelopmentOnly, DevKeyError, dev_resource_server
+
+    try:
+        return dev_resource_server(directory, host=host)
+    except (DevKeyError, DevelopmentOnly) as error:
+        raise CliFailure(EXIT_FAILURE, f"--dev-auth: {error}") from None
+
+
+def _serve_http(
+    server: Server,
+    options: argparse.Namespace,
+    given: dict[str, Any],
+    auth: ResourceServer | None,
+) -> int:
     """``--transport http|sse``: the endpoint's settings checked before anything binds."""
     from .server.serve_http import run_http  # imports hypercorn
     from .shared.settings import load_shared_settings
@@ -230,5 +297,6 @@ def _serve_http(server: Server, options: argparse.Namespace, given: dict[str, An
         config=config,
         announce="sse" if options.transport == "sse" else "http",
         workers=options.workers,
+        auth=auth,
     )
     return 0

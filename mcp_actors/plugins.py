@@ -45,6 +45,12 @@ class PluginError(Exception):
     """A plugin that cannot be loaded or built, with the reason."""
 
 
+class PluginNotConfigured(PluginError):
+    """A plugin that needs a setting it was not given (raised by its ``create``, e.g. the
+    folder to serve): nothing is wrong with it, it is waiting to be told what to serve.
+    ``mcp-actors list`` shows it as such, not as broken; its message says what to set."""
+
+
 @attrs.frozen
 class Plugin:
     """What a plugin entry point may name: how to build its server, and its settings."""
@@ -94,6 +100,8 @@ class InstalledPlugin:
                 raise PluginError(str(error)) from error
         try:
             return plugin.create(settings)
+        except PluginNotConfigured:
+            raise
         except Exception as error:
             raise PluginError(
                 f"plugin {self.name!r} failed to build its server: {type(error).__name__}: {error}"

@@ -38,25 +38,27 @@ def output(result: subprocess.CompletedProcess[bytes]) -> Any:
 
 
 async def test_call_prints_the_result_and_progress_on_stderr() -> None:
-    result = await mcp_actors("call", SERVE_SAMPLE, "slow", '{"steps": 2}')
+    result = await mcp_actors("call", SERVE_SAMPLE, "slow", '{"steps": 2}', "--raw")
     assert result.returncode == 0, result.stderr
     printed = output(result)  # the modern era's result: resultType, serverInfo in _meta
     assert printed["content"] == [{"type": "text", "text": "done after 2 steps"}]
     assert printed["resultType"] == "complete"
     assert b"progress 1/2 step 1" in result.stderr
     assert b"progress 2/2 step 2" in result.stderr
-    legacy = await mcp_actors("call", "--era", "legacy", SERVE_SAMPLE, "slow", '{"steps": 2}')
+    legacy = await mcp_actors(
+        "call", "--era", "legacy", SERVE_SAMPLE, "slow", '{"steps": 2}', "--raw"
+    )
     assert output(legacy) == {"content": [{"type": "text", "text": "done after 2 steps"}]}
 
 
 async def test_call_in_process_with_module_attr() -> None:
-    result = await mcp_actors("call", SAMPLE, "add", '{"a": 4, "b": 5}')
+    result = await mcp_actors("call", SAMPLE, "add", '{"a": 4, "b": 5}', "--raw")
     assert result.returncode == 0, result.stderr
     assert output(result)["structuredContent"] == {"result": 9}
 
 
 async def test_a_tool_error_exits_1_with_the_result() -> None:
-    result = await mcp_actors("call", SAMPLE, "fail", '{"message": "bad day"}')
+    result = await mcp_actors("call", SAMPLE, "fail", '{"message": "bad day"}', "--raw")
     assert result.returncode == 1
     assert output(result)["isError"] is True
     assert "bad day" in output(result)["content"][0]["text"]
@@ -192,7 +194,7 @@ async def test_inspect_of_a_gateway_declares_and_lists_what_its_upstream_offers(
 
 async def test_every_command_takes_a_gateway_file_as_run_does(tmp_path: Path) -> None:
     gateway = write_gateway(tmp_path)
-    called = await mcp_actors("call", str(gateway), "up_add", '{"a": 2, "b": 3}')
+    called = await mcp_actors("call", str(gateway), "up_add", '{"a": 2, "b": 3}', "--raw")
     assert called.returncode == 0, called.stderr
     assert output(called)["structuredContent"] == {"result": 5}
     configured = await mcp_actors("config", str(gateway), "--client", "claude")

@@ -34,8 +34,9 @@ PUBLIC: dict[str, str] = {
         Call CallNext MethodTiming Middleware NotifyNext RateLimit Timing ToolAllowList
     """,
     "mcp_actors.auth.server": """
-        Backoff HttpAnswer HttpAuthHook IntrospectionVerifier InvalidToken JwksCache
-        JwksStatistics JwtVerifier Principal ResourceServer TokenVerifier
+        Backoff DevKeyError DevKeyVerifier DevelopmentOnly HttpAnswer HttpAuthHook
+        IntrospectionVerifier InvalidToken JwksCache JwksStatistics JwtVerifier Principal
+        ResourceServer TokenVerifier dev_resource_server
     """,
     "mcp_actors.auth.client": """
         Authorization AuthorizationCodeGrant AuthorizationFailed AuthorizationNotCompleted

@@ -149,7 +149,7 @@ async def test_run_a_plugin_by_name_with_settings_from_env_and_toml(
     config.write_text('[plugins.greeter]\ngreeting = "hi"\nrepeat = 1\n')
     target = f"stdio:{sys.executable} -m mcp_actors.cli run greeter --config {config}"
     env = {"MCP_ACTORS_GREETER_REPEAT": "2"}  # the environment overrides the file
-    result = await cli("call", target, "greet", '{"name": "Ada"}', env=env)
+    result = await cli("call", target, "greet", '{"name": "Ada"}', "--raw", env=env)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["content"][0]["text"] == "hi Ada hi Ada"
 

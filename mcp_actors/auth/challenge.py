@@ -60,6 +60,12 @@ def find_challenge(headers: Iterable[str], scheme: str = "bearer") -> Challenge 
     return next((c for c in parse_challenges(headers) if c.scheme == wanted), None)
 
 
+def is_token68(text: str) -> bool:
+    """Whether ``text`` is a ``token68`` (RFC 9110 §11.2) — the ``b64token`` of RFC 6750
+    §2.1, which every Bearer access token is."""
+    return _TOKEN68.fullmatch(text) is not None
+
+
 def build_challenge(scheme: str, params: Mapping[str, str | None] | None = None) -> str:
     """One challenge as a header value: ``Bearer realm="mcp", scope="a b"``.
 
@@ -193,3 +199,23 @@ class _Scanner:
             return None
         self.pos = found.end()
         return found.group(0)
+
+
+def describe_refusal(status: int, headers: Iterable[str]) -> str:
+    """An HTTP refusal in words, with what its ``Bearer`` challenge says, e.g.
+    ``HTTP 403 insufficient_scope: the token lacks scopes this request needs (scope
+    needed: notes:read)``; just ``HTTP 500`` without a challenge."""
+    challenge = find_challenge(headers)
+    if challenge is None:
+        return f"HTTP {status}"
+    error = challenge.get("error")
+    words = f"HTTP {status} {error}" if error else f"HTTP {status}"
+    description = challenge.get("error_description")
+    if description:
+        words += f": {description}"
+    elif error is None and status == 401:
+        words += ": an access token is needed"
+    scope = challenge.get("scope")
+    if scope and (status == 403 or error is None):
+        words += f" (scope needed: {scope})"
+    return words

@@ -65,10 +65,11 @@ from .handlers import (
     maybe_await,
     merge_capabilities,
 )
+from .headers import request_headers
 from .listen import Listener, ListenEvent
 from .listing import Listing
 from .skills import SkillVerificationError, content_bytes, verify_skill_file
-from .targets import Target, connect, with_auth
+from .targets import Target, connect, with_auth, with_headers
 from .tasks import ToolTask, declares_tasks, start_tool_task
 
 if TYPE_CHECKING:
@@ -501,6 +502,8 @@ async def open_client(
     discover_timeout: float = 10.0,
     middleware: Sequence[Middleware] = (),
     auth: httpx.Auth | None = None,
+    headers: Mapping[str, str] | None = None,
+    bearer: str | None = None,
 ) -> AsyncIterator[Client]:
     """Connect to ``target``, find out which era the server speaks, and yield a :class:`Client`.
 
@@ -530,12 +533,18 @@ async def open_client(
     ``initialize_timeout`` then do not apply (the OAuth client bounds each of its
     own steps).
 
+    ``headers`` go on every request to a URL target (``{"X-Api-Key": "..."}``);
+    ``bearer`` sends ``Authorization: Bearer TOKEN`` (e.g. from ``mcp-actors auth
+    token``), not with ``auth``. Both are checked first (:mod:`~.headers`).
+
     Leaving the block closes the session and shuts the server down (a launched
     process: stdin closed, then SIGTERM, then SIGKILL).
     """
     layers = check_middleware(middleware)
     choice = EraChoice.of(era, protocol_version, supported_versions)
     handshake_timeouts: tuple[float | None, float | None] = (discover_timeout, initialize_timeout)
+    if headers is not None or bearer is not None:
+        target = with_headers(target, request_headers(headers, bearer), auth)
     if auth is not None:
         target = with_auth(target, auth)
         handshake_timeouts = (None, None)

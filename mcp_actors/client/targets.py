@@ -90,6 +90,21 @@ def with_auth(target: Target, auth: httpx.Auth) -> UrlTarget:
     return attrs.evolve(target, auth=auth)
 
 
+def with_headers(
+    target: Target, headers: Mapping[str, str], auth: httpx.Auth | None = None
+) -> UrlTarget:
+    """``target`` (a URL) sending ``headers`` too (checked already: see
+    :func:`~.headers.request_headers`), after any it had; an ``authorization`` header
+    excludes ``auth`` (which would replace it)."""
+    if "authorization" in headers and auth is not None:
+        raise TargetError("give either a bearer token (an Authorization header) or auth=")
+    if isinstance(target, str) and target.startswith(("http://", "https://", "ws://", "wss://")):
+        target = UrlTarget.from_url(target)
+    if not isinstance(target, UrlTarget):
+        raise TargetError("headers= and bearer= need a server URL (http(s):// or ws(s)://)")
+    return attrs.evolve(target, headers={**(target.headers or {}), **headers})
+
+
 def parse_target(target: str) -> StdioTarget | UrlTarget | Server:
     """Turn a target string into a :class:`StdioTarget`, a :class:`UrlTarget` or a Server."""
     if target.startswith("stdio:"):

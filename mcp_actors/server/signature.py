@@ -15,7 +15,12 @@ Argument types: what msgspec decodes — ``str``, ``int``, ``float``, ``bool``,
 classes, TypedDicts, NamedTuples, enums, ``Literal``, ``datetime``/``UUID``/
 ``Decimal``, and ``Annotated[T, msgspec.Meta(ge=0, max_length=10, description=...)]``
 for constraints — plus, for tools, Pydantic models when pydantic is installed
-(validated with ``model_validate`` after decoding; pydantic is not a dependency).
+(validated with ``model_validate`` after decoding; pydantic is not a dependency) and
+``pathlib`` paths (``Path``, ``PurePath``... or ``Path | None``): a non-empty string on
+the wire, schema ``{"type": "string", "minLength": 1}`` (no ``format``: JSON Schema
+defines none for paths, and strict client validators refuse unknown ones), made the
+annotated path type before the call. Nothing is checked about the path itself (that it
+exists, or stays inside a folder): the tool decides what it may touch.
 Anything else is refused when the function is registered, with a ``TypeError``
 naming the tool (or prompt, or resource) and the parameter.
 
@@ -30,9 +35,11 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import sys
+import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, get_args, get_origin, get_type_hints
+from pathlib import PurePath
+from typing import Annotated, Any, get_args, get_origin, get_type_hints
 
 import attrs
 import msgspec
@@ -71,7 +78,7 @@ class ToolSignature:
 SUPPORTED_TYPES = (
     "str, int, float, bool, None, list, tuple, set, dict, unions, msgspec Structs,"
     " dataclasses, attrs classes, TypedDicts, NamedTuples, enums, Literal, datetime, UUID,"
-    " Decimal, Annotated[T, msgspec.Meta(...)], Pydantic models (tools)"
+    " Decimal, Annotated[T, msgspec.Meta(...)], Pydantic models and pathlib paths (tools)"
 )
 
 
@@ -104,10 +111,13 @@ def inspect_tool(
             context_parameter = name
             continue
         model = _pydantic_model(annotation) if kind == "tool" else None
+        path = _path_argument(annotation) if kind == "tool" else None
         if model is not None:
             annotation = dict[str, Any]
             validators[name] = model.model_validate
             schemas[name] = model.model_json_schema()
+        elif path is not None:
+            annotation, validators[name] = path
         else:
             _check_argument_type(annotation, label, name)
         if parameter.default is parameter.empty:
@@ -151,6 +161,24 @@ def _pydantic_model(annotation: Any) -> Any:
     if pydantic is None or not isinstance(annotation, type):
         return None
     return annotation if issubclass(annotation, pydantic.BaseModel) else None
+
+
+def _path_argument(annotation: Any) -> tuple[Any, Callable[[Any], Any]] | None:
+    """For a ``pathlib`` path parameter (or ``path | None``): the type it has on the
+    wire (a non-empty string) and what makes the value a path; None for any other type."""
+    arguments = get_args(annotation)
+    optional = type(None) in arguments and len(arguments) == 2
+    if optional and get_origin(annotation) in (typing.Union, types.UnionType):
+        annotation = next(argument for argument in arguments if argument is not type(None))
+    if not (isinstance(annotation, type) and issubclass(annotation, PurePath)):
+        return None
+    path_type: type[PurePath] = annotation
+    wire: Any = Annotated[str, msgspec.Meta(min_length=1)]
+
+    def to_path(value: str | None) -> PurePath | None:
+        return None if value is None else path_type(value)
+
+    return (wire | None if optional else wire), to_path
 
 
 def _put_property_schema(

@@ -1,6 +1,7 @@
 // A real OAuth 2.1 authorization server for the auth tests: panva's oidc-provider.
 //
 //   node server.mjs            listens on a free loopback port, prints {"port": N} on stdout
+//   PORT=9000 node server.mjs  listens on that port (docs/auth-local.md)
 //
 // It hosts two issuers on one port, each an oidc-provider instance mounted under a path:
 //   /main   the authorization server our test resource servers trust
@@ -141,7 +142,7 @@ const server = http.createServer(async (req, res) => {
 });
 
 let origin;
-server.listen(0, '127.0.0.1', async () => {
+server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', async () => {
   const { port } = server.address();
   origin = `http://127.0.0.1:${port}`;
   const keys = [await signingKey()];

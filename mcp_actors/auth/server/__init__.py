@@ -10,11 +10,13 @@
     await serve_http(server, auth=auth)  # or server.run("http", auth=auth)
 
 See :mod:`.resource_server` for what is checked and answered, :mod:`.jwt` and
-:mod:`.introspection` for the verifiers.
+:mod:`.introspection` for the verifiers, :mod:`.dev_key` for development-only tokens
+signed with a local key (``DevKeyVerifier``; loopback addresses only).
 """
 
 from ...transports.http.auth import HttpAnswer, HttpAuthHook, Principal
 from .backoff import Backoff
+from .dev_key import DevelopmentOnly, DevKeyError, DevKeyVerifier, dev_resource_server
 from .introspection import IntrospectionVerifier
 from .jwks import JwksCache, JwksStatistics
 from .jwt import JwtVerifier
@@ -23,6 +25,9 @@ from .verifier import InvalidToken, TokenVerifier
 
 __all__ = [
     "Backoff",
+    "DevKeyError",
+    "DevKeyVerifier",
+    "DevelopmentOnly",
     "HttpAnswer",
     "HttpAuthHook",
     "IntrospectionVerifier",
@@ -33,4 +38,5 @@ __all__ = [
     "Principal",
     "ResourceServer",
     "TokenVerifier",
+    "dev_resource_server",
 ]

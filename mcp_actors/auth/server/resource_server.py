@@ -28,7 +28,6 @@ sent, is always checked.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 from urllib.parse import parse_qs, urlsplit
@@ -38,14 +37,12 @@ import msgspec
 
 from ...protocol.targets import request_targets
 from ...transports.http.auth import HttpAnswer, Principal
-from ..challenge import bearer_challenge
+from ..challenge import bearer_challenge, is_token68
 from ..metadata import ProtectedResourceMetadata, canonical_uri
 from ..scopes import format_scope
-from .verifier import InvalidToken, TokenVerifier
+from .verifier import InvalidToken, ResourceRestricted, TokenVerifier
 
 WELL_KNOWN: Final = "/.well-known/oauth-protected-resource"
-#: What a Bearer token is made of (``b64token``, RFC 6750 §2.1).
-BEARER_TOKEN: Final = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
 #: The scopes a request's method needs, by method and the name or URI it acts on.
 ScopesOf = Callable[[str, str | None], frozenset[str]]
 
@@ -81,10 +78,14 @@ class ResourceServer:
 
     def protect(self, scopes_of: ScopesOf, url: str) -> None:
         """Bind to the server it protects: its per-method scopes, and its URL when
-        ``resource`` was left None (what serve_http calls once it listens)."""
+        ``resource`` was left None (what serve_http calls once it listens). A verifier
+        that may not protect that resource (:class:`~.verifier.ResourceRestricted`: a
+        development key on a public address) raises here, before anything is served."""
+        resource = canonical_uri(url) if self.resource is None else self.resource
+        if isinstance(self.verifier, ResourceRestricted):
+            self.verifier.check_resource(resource)
         self.scopes_of = scopes_of
-        if self.resource is None:
-            self.resource = canonical_uri(url)
+        self.resource = resource
 
     # -- what the front end calls --------------------------------------------------------
 
@@ -108,7 +109,7 @@ class ResourceServer:
                 return Principal.anonymous()  # check_body lets public methods through
             return self._challenge(401)
         token = authorization[7:].strip()
-        if not BEARER_TOKEN.fullmatch(token):
+        if not is_token68(token):
             return self._challenge(400, "invalid_request", "malformed Authorization header")
         try:
             principal = await self.verifier.verify(token, resource)

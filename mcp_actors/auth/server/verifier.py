@@ -15,7 +15,7 @@ the same authorization server issued it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from ...transports.http.auth import Principal
 from ..metadata import canonical_uri
@@ -35,6 +35,16 @@ class TokenVerifier(Protocol):
 
     async def verify(self, token: str, resource: str) -> Principal:
         """Check ``token`` and that it is meant for ``resource`` (our canonical URI)."""
+        ...
+
+
+@runtime_checkable
+class ResourceRestricted(Protocol):
+    """A verifier that protects some resources only (e.g. loopback ones:
+    :class:`~.dev_key.DevKeyVerifier`); the resource server asks it before serving."""
+
+    def check_resource(self, resource: str) -> None:
+        """Raise (saying why) unless this verifier may protect ``resource``."""
         ...
 
 

@@ -64,6 +64,7 @@ from .client_base import (
     ResponseChunks,
     error_response,
     fresh_decoder,
+    http_refusal,
     merge_headers,
     new_http_client,
     open_session,
@@ -340,7 +341,7 @@ class StreamableHttpClientStream(MessageStream):
             return
         if status >= 400:
             found = error_in_body(await response.aread())
-            await self._fail(pending, found if found is not None else f"HTTP {status}")
+            await self._fail(pending, found or http_refusal(status, response.headers))
             return
         content_type = media_types(response.headers.get("content-type"))
         # What this reply carries belongs to its request (a batch's: to none in particular).

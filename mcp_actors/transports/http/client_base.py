@@ -80,6 +80,15 @@ def error_response(request_id: RequestId, error: McpError | str) -> bytes:
     return encode_error(request_id, error, REVISIONS[LATEST])
 
 
+def http_refusal(status: int, headers: httpx.Headers) -> McpError:
+    """A refusal with no JSON-RPC error in its body, as the error its request gets:
+    ``HTTP 401``, its ``WWW-Authenticate`` challenges kept in ``data`` (what the token
+    lacked: words for them in :func:`mcp_actors.auth.challenge.describe_refusal`)."""
+    challenges = headers.get_list("www-authenticate")
+    data = {"status": status, "wwwAuthenticate": challenges} if challenges else None
+    return McpError(CONNECTION_ERROR, f"HTTP {status}", data)
+
+
 class ResponseChunks:
     """The body of a streaming ``httpx`` response, chunk by chunk, safe to abandon.
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import attrs
 
 from mcp_actors import Server
-from mcp_actors.plugins import Plugin
+from mcp_actors.plugins import Plugin, PluginNotConfigured
 from mcp_actors.server.skills import serve_skills
 
 __version__ = "0.1.0"
@@ -32,8 +32,9 @@ def _positive(instance: object, attribute: attrs.Attribute[int], value: int) -> 
 class Settings:
     """Settings of the ``skills`` plugin."""
 
-    #: The directory of skills (``~`` is expanded).
-    root: str = "."
+    #: The directory of skills (``~`` is expanded); required: no folder is scanned
+    #: unless named (the current one may hold anything, a home folder say).
+    root: str | None = None
     #: Answer ``resources/directory/read`` (declared as ``directoryRead: true``).
     directory_read: bool = True
     #: Most bytes read from ``root`` in all (beyond: the server refuses to start).
@@ -43,8 +44,14 @@ class Settings:
 
 
 def create(settings: Settings | None = None) -> Server:
-    """Build a ``skills`` server for ``settings`` (SkillError if a skill is malformed)."""
+    """Build a ``skills`` server for ``settings`` (SkillError if a skill is malformed,
+    PluginNotConfigured without a ``root``)."""
     settings = settings or Settings()
+    if settings.root is None:
+        raise PluginNotConfigured(
+            'set the folder of skills to serve: MCP_ACTORS_SKILLS_ROOT=DIR, or root = "DIR"'
+            " under [plugins.skills] in the --config file"
+        )
     root = Path(settings.root).expanduser()
     server = Server(
         "mcp-actors-skills",
