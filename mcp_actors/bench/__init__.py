@@ -6,8 +6,9 @@ be measured; :func:`connector_for` makes one from ``stdio:CMD ARGS`` or a URL.
 """
 
 from .runner import DEFAULT_WORKLOADS, BenchConfig, Workload, parse_workloads, run_bench
+from .stdio import stdio_connector
 from .targets import connector_for
-from .wire import BenchError, Connector, stdio_connector, stream_connector
+from .wire import BenchError, Connector, stream_connector
 
 __all__ = [
     "DEFAULT_WORKLOADS",

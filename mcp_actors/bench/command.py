@@ -9,10 +9,11 @@ from typing import Any
 
 import trio
 
+from ..protocol.versions import MODERN, SUPPORTED
 from .report import render
 from .runner import DEFAULT_WORKLOADS, BenchConfig, parse_workloads, run_bench
 from .targets import connector_for
-from .wire import BenchError
+from .wire import ERAS, BenchError
 
 EXIT_ERRORS = 1
 EXIT_FAILURE = 2
@@ -51,7 +52,20 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     bench.add_argument(
         "--cancel-tool", default="cancellation_probe", help="the probe of the cancel workload"
     )
-    bench.add_argument("--protocol-version", default="2025-11-25", help="version to request")
+    bench.add_argument(
+        "--era",
+        choices=ERAS,
+        default="auto",
+        help="auto (default): server/discover first and the modern era (2026-07-28) if the"
+        " server speaks it, else initialize, as a real client; modern; legacy",
+    )
+    bench.add_argument(
+        "--protocol-version",
+        choices=[*MODERN, *SUPPORTED],
+        default=None,
+        metavar="VERSION",
+        help="offer exactly this version (and speak its era)",
+    )
     bench.add_argument(
         "--server-pid", type=int, default=None, help="a URL target's server process, for /proc"
     )
@@ -79,9 +93,21 @@ def _json_object(text: str, option: str) -> dict[str, Any]:
     return value
 
 
+def _era(options: argparse.Namespace) -> tuple[str, str]:
+    """The era and first version to offer, from ``--era`` and ``--protocol-version``."""
+    version = options.protocol_version
+    if version is None:
+        return options.era, SUPPORTED[0]
+    pinned = "modern" if version in MODERN else "legacy"
+    if options.era not in ("auto", pinned):
+        raise BenchError(f"--protocol-version {version} is of the {pinned} era, not {options.era}")
+    return pinned, version
+
+
 def config_from(options: argparse.Namespace) -> BenchConfig:
     if options.duration <= 0 or options.max_calls < 1:
         raise BenchError("--duration and --max-calls must be positive")
+    era, version = _era(options)
     return BenchConfig(
         workloads=parse_workloads(options.workloads),
         duration=options.duration,
@@ -96,7 +122,8 @@ def config_from(options: argparse.Namespace) -> BenchConfig:
             _json_object(options.large_args, "--large-args") if options.large_args else None
         ),
         cancel_tool=options.cancel_tool,
-        protocol_version=options.protocol_version,
+        era=era,
+        protocol_version=version,
         server_pid=options.server_pid,
     )
 
@@ -110,7 +137,7 @@ def main(options: argparse.Namespace) -> int:
             server_pid=options.server_pid,
             quiet=not options.server_stderr,
             lean_http=not options.full_client,
-            protocol_version=options.protocol_version,
+            protocol_version=config.protocol_version,
         )
         progress = None if options.quiet else _stderr_writer()
         report = trio.run(

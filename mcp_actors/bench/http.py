@@ -14,8 +14,11 @@ with maintained parsers, not by hand:
 - any other body is one message, handed on once it is complete.
 
 One MCP session, many connections: each message is one POST on an idle
-connection (a new one is opened while none is idle, up to ``max_connections``), so
-N requests in flight are N POSTs at once, as a real client pipelines over HTTP.
+connection (a new one is opened while none is idle, up to ``max_connections``, 32 by
+default), so N requests in flight are N POSTs at once, as a real client pipelines over
+HTTP; past ``max_connections`` they wait for a connection in the client. The cap keeps
+a session's connections under servers' per-client limits (100 on ours) with room for
+the other sessions a run opens.
 Plain ``http://`` only; other URLs go through :class:`~mcp_actors.bench.wire.StreamWire`.
 
 **Limits.** One response body (a JSON message) or one event of an event stream may
@@ -35,13 +38,19 @@ from contextlib import asynccontextmanager
 from typing import Final
 from urllib.parse import urlsplit
 
+import msgspec
 import trio
 from httptools import HttpParserError, HttpParserUpgrade, HttpResponseParser
 
+from ..protocol.errors import INTERNAL_ERROR
+from ..protocol.jsonrpc import JSONRPC_VERSION, ErrorMessage, ErrorObject, peek
+from ..protocol.routing_headers import client_headers, sent_as_written
 from ..transports.http.sse import EventTooLarge, SSEDecoder
 from .wire import BenchError, Connector, Wire, WireClosed
 
 _READ_SIZE: Final = 1 << 16
+#: The default of ``max_connections``: connections one session opens at most.
+DEFAULT_MAX_CONNECTIONS: Final = 32
 #: The default of ``max_message_bytes``: one response body or one event.
 DEFAULT_MAX_MESSAGE_BYTES: Final = 64 * 1024 * 1024
 
@@ -194,7 +203,7 @@ class HttpWire(Wire):
         *,
         pid: int | None = None,
         protocol_version: str = "2025-11-25",
-        max_connections: int = 512,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
         parts = urlsplit(url)
@@ -217,6 +226,10 @@ class HttpWire(Wire):
         host = f"[{self.host}]" if ":" in self.host else self.host
         self._host_header = f"{host}:{self.port}".encode()
 
+    def agreed(self, version: str, *, modern: bool) -> None:
+        super().agreed(version, modern=modern)
+        self.protocol_version = version
+
     def _request(self, method: bytes, body: bytes = b"") -> bytes:
         lines = [
             method + b" " + self.path.encode() + b" HTTP/1.1",
@@ -225,7 +238,12 @@ class HttpWire(Wire):
         ]
         if body:
             lines.append(b"Content-Type: application/json")
-        if self.session_id is not None:
+        message = sent_as_written(body) if body else None
+        if message is not None and message.protocol_version is not None:
+            # a modern request: its routing headers mirror the body (no session)
+            headers = client_headers(message, message.protocol_version, None)
+            lines += [f"{name}: {value}".encode() for name, value in headers.items()]
+        elif self.session_id is not None:
             lines.append(b"Mcp-Session-Id: " + self.session_id)
             lines.append(b"Mcp-Protocol-Version: " + self.protocol_version.encode())
         lines.append(b"Content-Length: " + str(len(body)).encode())
@@ -287,7 +305,8 @@ class HttpWire(Wire):
         if status >= 400:
             detail = _Body(limit)
             await connection.body(detail.feed)
-            raise BenchError(f"HTTP {status} from the server: {detail.message()[:200]!r}")
+            emit(_refusal(status, body, detail.message()))
+            return connection if connection.reusable else None
         if b"mcp-session-id" in headers and self.session_id is None:
             self.session_id = headers[b"mcp-session-id"]
         if headers.get(b"content-type", b"").startswith(b"text/event-stream"):
@@ -316,6 +335,32 @@ class HttpWire(Wire):
                 await connection.request(self._request(b"DELETE"))
             finally:
                 await connection.stream.aclose()
+
+
+def _refusal(status: int, request: bytes, answer: bytes) -> bytes:
+    """The message an HTTP error status stands for: the JSON-RPC error its body carries
+    (a modern server answers a bad request with ``400`` and one), else an error made up
+    for the request (``-32603``, the status and the start of the body); a refused
+    notification or response, which no one awaits, is a :class:`BenchError`."""
+    if peek(_ERROR_REPLY, answer) is not None:
+        return answer
+    sent = sent_as_written(request)
+    if not sent.request_ids:
+        raise BenchError(f"HTTP {status} from the server: {answer[:200]!r}")
+    text = f"HTTP {status} from the server: {answer[:200].decode(errors='replace')}"
+    error = ErrorMessage(JSONRPC_VERSION, sent.request_ids[0], ErrorObject(INTERNAL_ERROR, text))
+    return msgspec.json.encode(error)
+
+
+class _ErrorReply(msgspec.Struct):
+    """A JSON-RPC error response, as much as :func:`_refusal` checks of one."""
+
+    jsonrpc: str
+    id: int | str | None
+    error: ErrorObject
+
+
+_ERROR_REPLY: Final = msgspec.json.Decoder(_ErrorReply)
 
 
 def http_connector(

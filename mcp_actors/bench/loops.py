@@ -28,11 +28,11 @@ import trio
 from msgspec import UNSET
 
 from ..protocol.jsonrpc import Envelope
+from .stdio import StdioWire
 from .wire import (
     PIPE_CAPACITY,
     BenchError,
     Peer,
-    StdioWire,
     WireClosed,
     answer_server_request,
     decode_line,

@@ -5,7 +5,9 @@ peers, :func:`~.loops.run_blocking`) under one budget, reading the server's CPU 
 memory from ``/proc`` before and after (:mod:`.procstat`) and this process's CPU.
 :func:`outcome` is the shape every workload's figures share: calls, errors,
 seconds, calls per second, latency percentiles, CPU per call and server memory
-(``None`` where a workload cannot tell).
+(``None`` where a workload cannot tell). ``server_rss_kb`` is the total over the
+``server_processes`` servers measured (one per session for stdio ``concurrent:N``),
+each with its child processes.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ import trio
 
 from . import procstat
 from .loops import Budget, ClosedLoop, Tally, percentile, run_blocking
+from .stdio import StdioWire
 from .ticker import Ticker
-from .wire import BenchError, Peer, StdioWire
+from .wire import BenchError, Peer
 from .workloads import BenchConfig
 
 
@@ -131,5 +134,6 @@ async def closed_loops(
         result["server_cpu_us_per_call"] = per_call_us(server_cpu, tally.done)
         result["server_cpu_pct"] = round(100 * server_cpu / elapsed)
         result["server_rss_kb"] = after.rss_kb
+        result["server_processes"] = len(pids)
     result["client_cpu_pct"] = round(100 * client_cpu / elapsed) if elapsed > 0 else None
     return result

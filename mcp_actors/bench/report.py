@@ -15,7 +15,7 @@ _COLUMNS = (
     ("p99 ms", "p99_ms", 9, "ms"),
     ("srv µs/call", "server_cpu_us_per_call", 12, "{:,.1f}"),
     ("cli µs/call", "client_cpu_us_per_call", 12, "{:,.1f}"),
-    ("srv RSS MB", "server_rss_kb", 11, "{:,.1f}"),
+    ("srv RSS MB", "server_rss_kb", 11, "{:,.1f}"),  # the total: see _rss_notes
     ("errors", "errors", 7, "{}"),
 )
 
@@ -55,6 +55,14 @@ def _cancel_notes(row: dict[str, Any]) -> list[str]:
     return notes
 
 
+def _rss_notes(row: dict[str, Any]) -> list[str]:
+    """Say so when the RSS column is a total over several server processes."""
+    count, kb = row.get("server_processes") or 0, row.get("server_rss_kb")
+    if count < 2 or kb is None or row.get("kind") == "idle":
+        return []
+    return [f"srv RSS is the total of {count} server processes ({kb / count / 1024:.1f} MB each)"]
+
+
 #: What the report says under a workload of each kind, from its row.
 _KIND_NOTES: dict[str, Callable[[dict[str, Any]], list[str]]] = {
     "churn": lambda row: ["sessions/s; latency = open+initialize+call+close; srv CPU per session"],
@@ -72,10 +80,9 @@ def _notes(row: dict[str, Any]) -> str:
     kind's figures mean, and its first error."""
     if "failed" in row:
         return f"failed: {row['failed']}"
-    if "skipped" in row:
-        return f"skipped: {row['skipped']}"
     kind_notes = _KIND_NOTES.get(row.get("kind", ""))
     notes = kind_notes(row) if kind_notes is not None else []
+    notes += _rss_notes(row)
     if row.get("first_error"):
         notes.append(f"first error: {row['first_error']}")
     return "; ".join(notes)
@@ -87,7 +94,8 @@ def render(report: dict[str, Any]) -> str:
     lines = [
         f"target:   {report.get('target', '')}",
         f"server:   {info.get('name', '?')} {info.get('version', '')}   protocol"
-        f" {report.get('protocol_version', '?')}   start-up {report.get('startup_s', '?')} s",
+        f" {report.get('protocol_version', '?')} ({report.get('era', '?')} era)"
+        f"   start-up {report.get('startup_s', '?')} s",
         f"tool:     {report.get('tool')} "
         f"{json.dumps(report.get('arguments'), separators=(',', ':'))}"
         f"   {report.get('duration')} s per workload   {report.get('date', '')}",
@@ -109,6 +117,10 @@ def render(report: dict[str, Any]) -> str:
             notes.append(f"  {row['workload']}: {note}")
     if notes:
         lines += ["", *notes]
+    skipped = report.get("skipped") or []
+    if skipped:
+        reasons = "; ".join(f"{row['workload']} ({row['skipped']})" for row in skipped)
+        lines += ["", f"  skipped: {reasons}"]
     if not report.get("proc"):
         lines.append("  (no /proc here: server CPU and memory are not measured)")
     return "\n".join(lines)

@@ -48,16 +48,15 @@ from . import procstat
 from .cancel import measure_cancellations
 from .loops import Tally
 from .measure import closed_loops, outcome, per_call_us, usage
+from .stdio import StdioWire
 from .ticker import Ticker
 from .wire import (
     BenchError,
     Connector,
     Peer,
-    StdioWire,
     drop_response,
     open_peer,
     open_peers,
-    request_template,
 )
 from .workloads import DEFAULT_WORKLOADS, BenchConfig, Workload, parse_workloads
 
@@ -79,6 +78,9 @@ class _Bench:
         self.main: Peer | None = None
         self.tools: list[str] | None = None
         self.warmed: set[tuple[bytes, bytes]] = set()
+        #: The era and version the first session settled on; later sessions speak them.
+        self.era: str = config.era
+        self.protocol_version = config.protocol_version
 
     async def open(self) -> Peer:
         return await self.stack.enter_async_context(self.session())
@@ -87,7 +89,10 @@ class _Bench:
         """One new initialized session with the target, closed on leaving."""
         config = self.config
         return open_peer(
-            self.connect, protocol_version=config.protocol_version, timeout=config.open_timeout
+            self.connect,
+            protocol_version=self.protocol_version,
+            era=self.era,
+            timeout=config.open_timeout,
         )
 
     def sessions(self, count: int) -> AbstractAsyncContextManager[tuple[list[Peer], list[str]]]:
@@ -96,7 +101,8 @@ class _Bench:
         return open_peers(
             self.connect,
             count,
-            protocol_version=config.protocol_version,
+            protocol_version=self.protocol_version,
+            era=self.era,
             timeout=config.open_timeout,
         )
 
@@ -104,6 +110,7 @@ class _Bench:
         if self.main is None or self.main.closed.is_set():
             self.ticker.phase("connecting")
             self.main = await self.open()
+            self.era, self.protocol_version = self.main.era, self.main.protocol_version
             self.warmed.clear()
             if self.tools is None:
                 capabilities = self.main.initialize_result.get("capabilities", {})
@@ -123,7 +130,7 @@ class _Bench:
         (a wrong tool or wrong arguments fail loudly, not a million times)."""
         peer = await self.require(tool)
         await peer.call_tool(tool, arguments)
-        return peer, _call_template(tool, arguments)
+        return peer, _call_template(peer, tool, arguments)
 
     async def warm_up(self, peers: list[Peer], template: tuple[bytes, bytes], depth: int) -> None:
         """Run the loops unmeasured for ``config.warmup`` seconds (if any)."""
@@ -146,7 +153,9 @@ class _Bench:
         config = self.config
         if workload.kind == "ping":
             peer = await self.main_peer()
-            template = request_template("ping")
+            if peer.era == "modern":
+                raise _Skipped("the modern era has no ping")
+            template = peer.template("ping")
             await peer.call("ping")
         elif workload.kind == "large":
             peer, template = await self.calling(config.large_tool, config.large_call_arguments())
@@ -166,8 +175,8 @@ class _Bench:
     async def concurrent(self, workload: Workload) -> dict[str, Any]:
         """N sessions, each calling sequentially."""
         config = self.config
-        await self.require(config.tool)
-        template = _call_template(config.tool, config.arguments)
+        main = await self.require(config.tool)
+        template = _call_template(main, config.tool, config.arguments)
         self.ticker.phase(f"opening {workload.n}")
         async with self.sessions(workload.n) as (peers, failures):
             if failures or len(peers) < workload.n:
@@ -182,7 +191,8 @@ class _Bench:
         return result
 
     async def churn(self, workload: Workload) -> dict[str, Any]:
-        """New sessions one after another: open, one call, close."""
+        """New sessions one after another: open, one call, close; until ``duration``
+        is up (a hard limit: the session in progress then is cut, and not counted)."""
         config = self.config
         await self.require(config.tool)
         tally = Tally()
@@ -191,10 +201,16 @@ class _Bench:
         url_pids = [config.server_pid] if config.server_pid is not None else []
         before = usage(url_pids)
         cpu_before = time.process_time()
-        start = time.perf_counter()
-        while tally.done < workload.n and _churn_goes_on(tally, start, config.duration):
-            await self.one_session(tally, stdio_cpu)
-        elapsed = time.perf_counter() - start
+        start = trio.current_time()
+        with trio.move_on_at(start + config.duration):
+            while tally.done < workload.n:
+                await self.one_session(tally, stdio_cpu)
+        elapsed = trio.current_time() - start
+        if not tally.done:
+            raise BenchError(
+                f"no session opened, called and closed within --duration {config.duration:g} s"
+                " (the server starts slower than that: give a longer --duration)"
+            )
         after = usage(url_pids)
         sessions = tally.done
         result = outcome(tally, elapsed, rate_digits=2)
@@ -210,7 +226,7 @@ class _Bench:
     async def one_session(self, tally: Tally, stdio_cpu: list[float]) -> None:
         """Open a session, make one call, close it; a stdio server's CPU goes to ``stdio_cpu``."""
         config = self.config
-        began = time.perf_counter()
+        began = trio.current_time()
         try:
             with trio.fail_after(config.open_timeout + 30):
                 async with self.session() as peer:
@@ -222,13 +238,14 @@ class _Bench:
         except (BenchError, trio.TooSlowError) as error:
             tally.failed(str(error) or type(error).__name__)
         else:
-            tally.latencies.append(time.perf_counter() - began)
+            tally.latencies.append(trio.current_time() - began)
         tally.done += 1
 
     async def idle(self, workload: Workload) -> dict[str, Any]:
         """N sessions held open: the server's memory per session."""
         config = self.config
-        await self.main_peer()
+        if _sessionless(await self.main_peer()):
+            raise _Skipped("over HTTP the modern era has no sessions to hold")
         tally = Tally()
         self.ticker.phase(f"opening {workload.n}", tally)
         url_pids = [config.server_pid] if config.server_pid is not None else []
@@ -256,7 +273,7 @@ class _Bench:
         try:
             result = await runner(workload)
         except _Skipped as skipped:
-            result = {"skipped": str(skipped)}
+            return {"workload": workload.name, "skipped": str(skipped)}
         except BenchError as error:
             result = {"failed": str(error)}
         except trio.TooSlowError:
@@ -271,19 +288,24 @@ class _Bench:
         """Cancellation latency (:mod:`.cancel`)."""
         config = self.config
         peer = await self.require(config.cancel_tool, config.cancel_result_tool)
+        if _sessionless(peer):
+            raise _Skipped(
+                "over HTTP the modern era cancels a call by closing its response,"
+                " not with notifications/cancelled"
+            )
         return await measure_cancellations(peer, config, self.ticker, workload)
 
 
-def _churn_goes_on(tally: Tally, start: float, duration: float) -> bool:
-    """Churn runs for ``duration``, and past it (a minute at most) until three sessions
-    are done: a slow start-up is what it measures."""
-    now = time.perf_counter()
-    return now < start + duration or (tally.done < 3 and now < start + max(60.0, duration))
+def _sessionless(peer: Peer) -> bool:
+    """Whether ``peer`` speaks the modern era over a network wire: each request on its
+    own (over stdio the process is still the session)."""
+    return peer.era == "modern" and not isinstance(peer.wire, StdioWire)
 
 
-def _call_template(tool: str, arguments: Any) -> tuple[bytes, bytes]:
-    """The request template of a ``tools/call`` of ``tool`` with ``arguments``."""
-    return request_template("tools/call", {"name": tool, "arguments": arguments})
+def _call_template(peer: Peer, tool: str, arguments: Any) -> tuple[bytes, bytes]:
+    """The request template of a ``tools/call`` of ``tool`` with ``arguments`` in the
+    era of ``peer``'s session."""
+    return peer.template("tools/call", {"name": tool, "arguments": arguments})
 
 
 def _stdio_rss(peers: list[Peer]) -> list[int] | None:
@@ -340,6 +362,7 @@ async def run_bench(
         "duration": config.duration,
         "proc": procstat.available(),
         "workloads": [],
+        "skipped": [],
     }
     async with trio.open_nursery() as nursery:
         nursery.start_soon(ticker.run)
@@ -351,10 +374,12 @@ async def run_bench(
                 report["startup_s"] = round(time.perf_counter() - started, 3)
                 info = main.initialize_result
                 report["protocol_version"] = info.get("protocolVersion")
+                report["era"] = main.era
                 report["server_info"] = info.get("serverInfo")
                 report["server_tools"] = bench.tools
                 for workload in config.workloads:
-                    report["workloads"].append(await bench.run_one(workload))
+                    row = await bench.run_one(workload)
+                    report["skipped" if "skipped" in row else "workloads"].append(row)
         finally:
             ticker.clear()
             nursery.cancel_scope.cancel()

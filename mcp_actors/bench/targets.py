@@ -1,6 +1,6 @@
 """From a target string to a connector: which wire reaches which server.
 
-- ``stdio:COMMAND ARGS...``: the bench launches the server (:class:`~.wire.StdioWire`);
+- ``stdio:COMMAND ARGS...``: the bench launches the server (:class:`~.stdio.StdioWire`);
 - ``http://`` URLs: the lean raw HTTP/1.1 wire (:mod:`mcp_actors.bench.http`), unless
   the caller asks for the project's own client transport, or the URL is the legacy
   HTTP+SSE ``/sse`` endpoint;
@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import shlex
 
-from .wire import BenchError, Connector, stdio_connector, stream_connector
+from .stdio import stdio_connector
+from .wire import BenchError, Connector, stream_connector
 
 
 def connector_for(

@@ -10,7 +10,8 @@ from typing import Any
 
 import attrs
 
-from .wire import BenchError
+from ..protocol.versions import SUPPORTED
+from .wire import ERAS, BenchError
 
 DEFAULTS: dict[str, int] = {
     "sequential": 1,
@@ -76,7 +77,10 @@ class BenchConfig:
     large_bytes: int = 100_000
     cancel_tool: str = "cancellation_probe"
     cancel_result_tool: str = "last_cancellation"
-    protocol_version: str = "2025-11-25"
+    #: ``auto`` (``server/discover`` first, as a real client), ``modern`` or ``legacy``.
+    era: str = attrs.field(default="auto", validator=attrs.validators.in_(ERAS))
+    #: The version to offer first (its era's newest when it is of the other era).
+    protocol_version: str = SUPPORTED[0]
     #: The server process of a URL target, for /proc readings (a stdio server's is known).
     server_pid: int | None = None
     #: Seconds to wait for a phase's last answers after its deadline.
