@@ -90,9 +90,9 @@ async def measure_cancellations(
     ticker.phase(workload.name, tally, config.duration)
     signals = {"progress": 0, "delay": 0}
     answered = 0
-    deadline = time.perf_counter() + max(config.duration, 1.0)
+    deadline = trio.current_time() + max(config.duration, 1.0)
     run = f"{time.monotonic_ns():x}"
-    while tally.done < workload.n and time.perf_counter() < deadline:
+    while tally.done < workload.n and trio.current_time() < deadline:
         token = f"bench-{run}-{tally.done}"
         probe = await _start_probe(peer, config, token)
         with trio.move_on_after(_START_WAIT):

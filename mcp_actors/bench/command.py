@@ -14,6 +14,7 @@ from .report import render
 from .runner import DEFAULT_WORKLOADS, BenchConfig, parse_workloads, run_bench
 from .targets import connector_for
 from .wire import ERAS, BenchError
+from .workloads import parse_rates
 
 EXIT_ERRORS = 1
 EXIT_FAILURE = 2
@@ -35,6 +36,28 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         default=DEFAULT_WORKLOADS,
         help="comma-separated kind[:N]: sequential, pipelined:N, concurrent:N, ping[:N],"
         f" large[:N], churn[:N], idle[:N], cancel[:N] (default {DEFAULT_WORKLOADS})",
+    )
+    bench.add_argument(
+        "--rate",
+        default=None,
+        metavar="N|FIRST:LAST:STEP",
+        help="open-model load instead of the workloads: the tool called N times a second"
+        " whatever the server does, latency from each call's intended send time, p50 to"
+        " p99.99; FIRST:LAST:STEP runs one --duration step per rate",
+    )
+    bench.add_argument(
+        "--find-max",
+        type=float,
+        default=None,
+        metavar="P99_MS",
+        help="with --rate FIRST:LAST[:STEP]: bisect for the highest rate whose p99 stays"
+        " under P99_MS milliseconds without errors",
+    )
+    bench.add_argument(
+        "--max-in-flight",
+        type=int,
+        default=10_000,
+        help="open model: calls unanswered at once at most (the sender waits past it)",
     )
     bench.add_argument("-d", "--duration", type=float, default=2.0, help="seconds per workload")
     bench.add_argument("--max-calls", type=int, default=1_000_000, help="cap on calls per workload")
@@ -104,11 +127,29 @@ def _era(options: argparse.Namespace) -> tuple[str, str]:
     return pinned, version
 
 
+def _rates(options: argparse.Namespace) -> list[float]:
+    """The open-model rates of ``--rate`` (``--find-max`` searches between two)."""
+    if options.rate is None:
+        if options.find_max is not None:
+            raise BenchError("--find-max needs --rate FIRST:LAST (the range to search)")
+        return []
+    if options.find_max is None:
+        return parse_rates(options.rate)
+    bounds = options.rate.split(":")[:2]  # a step does not matter to a search
+    if len(bounds) < 2:
+        raise BenchError("--find-max needs --rate FIRST:LAST (the range to search)")
+    return [parse_rates(bound)[0] for bound in bounds]
+
+
 def config_from(options: argparse.Namespace) -> BenchConfig:
     if options.duration <= 0 or options.max_calls < 1:
         raise BenchError("--duration and --max-calls must be positive")
     era, version = _era(options)
+    rates = _rates(options)
     return BenchConfig(
+        rates=rates,
+        find_max_p99_ms=options.find_max,
+        max_in_flight=options.max_in_flight,
         workloads=parse_workloads(options.workloads),
         duration=options.duration,
         max_calls=options.max_calls,

@@ -102,6 +102,39 @@ async def _drive(
         raise BenchError(f"{closed.close_reason or 'the server went away'} mid-run")
 
 
+class Meter:
+    """The server's CPU and memory (``/proc``) and this process's CPU over one phase:
+    read at :meth:`start`, spread over the phase's calls at :meth:`finish`."""
+
+    def __init__(self, pids: list[int]) -> None:
+        self.pids = pids
+        self.before: procstat.Usage | None = None
+        self.cpu_before = 0.0
+
+    def start(self) -> None:
+        gc.collect()
+        self.before = usage(self.pids)
+        self.cpu_before = time.process_time()
+
+    def finish(self, calls: int, elapsed: float) -> dict[str, Any]:
+        """CPU per call (server and client), their shares of ``elapsed``, server memory."""
+        client_cpu = time.process_time() - self.cpu_before
+        after = usage(self.pids)
+        found: dict[str, Any] = {
+            "server_cpu_us_per_call": None,
+            "client_cpu_us_per_call": per_call_us(client_cpu, calls),
+            "server_rss_kb": None,
+        }
+        if self.before is not None and after is not None and calls:
+            server_cpu = after.cpu_seconds - self.before.cpu_seconds
+            found["server_cpu_us_per_call"] = per_call_us(server_cpu, calls)
+            found["server_cpu_pct"] = round(100 * server_cpu / elapsed) if elapsed > 0 else None
+            found["server_rss_kb"] = after.rss_kb
+            found["server_processes"] = len(self.pids)
+        found["client_cpu_pct"] = round(100 * client_cpu / elapsed) if elapsed > 0 else None
+        return found
+
+
 async def closed_loops(
     peers: list[Peer],
     template: tuple[bytes, bytes],
@@ -118,22 +151,9 @@ async def closed_loops(
     duration = config.duration if duration is None else duration
     tally = Tally()
     ticker.phase(label, tally, duration)
-    pids = server_pids(peers, config) if measure else []
-    gc.collect()
-    before = usage(pids)
-    cpu_before = time.process_time()
-    start = time.perf_counter()
+    meter = Meter(server_pids(peers, config) if measure else [])
+    meter.start()
+    start = trio.current_time()
     await _drive(peers, template, depth, Budget(duration, config.max_calls), tally, config, ticker)
-    elapsed = time.perf_counter() - start
-    client_cpu = time.process_time() - cpu_before
-    after = usage(pids)
-    result = outcome(tally, elapsed)
-    result["client_cpu_us_per_call"] = per_call_us(client_cpu, tally.done)
-    if before is not None and after is not None and tally.done:
-        server_cpu = after.cpu_seconds - before.cpu_seconds
-        result["server_cpu_us_per_call"] = per_call_us(server_cpu, tally.done)
-        result["server_cpu_pct"] = round(100 * server_cpu / elapsed)
-        result["server_rss_kb"] = after.rss_kb
-        result["server_processes"] = len(pids)
-    result["client_cpu_pct"] = round(100 * client_cpu / elapsed) if elapsed > 0 else None
-    return result
+    elapsed = trio.current_time() - start
+    return {**outcome(tally, elapsed), **meter.finish(tally.done, elapsed)}

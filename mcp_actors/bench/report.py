@@ -63,6 +63,32 @@ def _rss_notes(row: dict[str, Any]) -> list[str]:
     return [f"srv RSS is the total of {count} server processes ({kb / count / 1024:.1f} MB each)"]
 
 
+def _rate_notes(row: dict[str, Any]) -> list[str]:
+    """An open-model step: its intended rate and the tail of its latencies."""
+    tail = ", ".join(
+        f"{name} {_cell(row.get(key), key, 'ms')}"
+        for name, key in (("p90", "p90_ms"), ("p99.9", "p99_9_ms"), ("p99.99", "p99_99_ms"))
+    )
+    notes = [
+        f"open model at {row.get('rate', 0):,g}/s, latency from the intended send times;"
+        f" {tail}, max {_cell(row.get('max_ms'), 'max_ms', 'ms')} ms"
+    ]
+    if row.get("held_back_s"):
+        notes.append(f"sender held back {row['held_back_s']} s by --max-in-flight")
+    if "passed" in row:
+        notes.append("within the bound" if row["passed"] else "over the bound")
+    return notes
+
+
+def _find_max_line(search: dict[str, Any]) -> str:
+    rate = search.get("max_rate")
+    found = "no rate given" if rate is None else f"{rate:,g} calls/s"
+    return (
+        f"  find-max: {found} keep p99 <= {search.get('bound_p99_ms')} ms"
+        f" ({search.get('stopped')})"
+    )
+
+
 #: What the report says under a workload of each kind, from its row.
 _KIND_NOTES: dict[str, Callable[[dict[str, Any]], list[str]]] = {
     "churn": lambda row: ["sessions/s; latency = open+initialize+call+close; srv CPU per session"],
@@ -72,6 +98,7 @@ _KIND_NOTES: dict[str, Callable[[dict[str, Any]], list[str]]] = {
         [f"{row['mb_per_s_each_way']} MB/s each way"] if "mb_per_s_each_way" in row else []
     ),
     "concurrent": lambda row: [f"{row.get('sessions')} sessions"],
+    "rate": _rate_notes,
 }
 
 
@@ -117,6 +144,8 @@ def render(report: dict[str, Any]) -> str:
             notes.append(f"  {row['workload']}: {note}")
     if notes:
         lines += ["", *notes]
+    if report.get("find_max"):
+        lines += ["", _find_max_line(report["find_max"])]
     skipped = report.get("skipped") or []
     if skipped:
         reasons = "; ".join(f"{row['workload']} ({row['skipped']})" for row in skipped)

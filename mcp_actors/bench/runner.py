@@ -36,6 +36,7 @@ handler stopping).
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from collections.abc import Callable
@@ -47,7 +48,9 @@ import trio
 from . import procstat
 from .cancel import measure_cancellations
 from .loops import Tally
-from .measure import closed_loops, outcome, per_call_us, usage
+from .measure import Meter, closed_loops, outcome, per_call_us, server_pids, usage
+from .openloop import OpenLoop
+from .search import find_max
 from .stdio import StdioWire
 from .ticker import Ticker
 from .wire import (
@@ -250,10 +253,10 @@ class _Bench:
         self.ticker.phase(f"opening {workload.n}", tally)
         url_pids = [config.server_pid] if config.server_pid is not None else []
         before = usage(url_pids)
-        start = time.perf_counter()
+        start = trio.current_time()
         async with self.sessions(workload.n) as (peers, failures):
             tally.done = len(peers)
-            opened = time.perf_counter() - start
+            opened = trio.current_time() - start
             self.ticker.phase(f"holding {workload.n}", tally)
             await trio.sleep(min(1.0, config.duration))
             memory = _held_memory(peers, url_pids, before)
@@ -283,6 +286,42 @@ class _Bench:
                 self.main.on_progress = None
                 self.main.on_response = drop_response
         return {"workload": workload.name, "kind": workload.kind, "n": workload.n, **result}
+
+    async def open_model(self, rate: float) -> dict[str, Any]:
+        """One open-model step: the tool called at ``rate`` per second (:mod:`.openloop`)."""
+        config = self.config
+        peer, template = await self.calling(config.tool, config.arguments)
+        calls = min(config.max_calls, math.ceil(config.duration * rate))
+        loop = OpenLoop([peer], template, rate, calls, max_in_flight=config.max_in_flight)
+        label = f"rate:{rate:g}"
+        self.ticker.phase(label, loop.tally, config.duration)
+        meter = Meter(server_pids([peer], config))
+        meter.start()
+        elapsed = await loop.run(config.drain_timeout)
+        tally = loop.tally
+        return {
+            "workload": label,
+            "kind": "rate",
+            "rate": rate,
+            **outcome(tally, elapsed),
+            **loop.latencies.fields(),
+            **meter.finish(tally.done, elapsed),
+            "held_back_s": round(loop.held_back, 3),
+            "timeline": loop.timeline.close(),
+            "distribution": loop.latencies.distribution(),
+        }
+
+    async def open_models(self, report: dict[str, Any]) -> None:
+        """The ``rates`` steps, or the ``--find-max`` search among them."""
+        config = self.config
+        bound = config.find_max_p99_ms
+        if bound is None:
+            for rate in config.rates:
+                report["workloads"].append(await self.open_model(rate))
+            return
+        search = await find_max(self.open_model, config.rates[0], config.rates[-1], bound)
+        report["workloads"] += search.pop("probes")
+        report["find_max"] = search
 
     async def cancel(self, workload: Workload) -> dict[str, Any]:
         """Cancellation latency (:mod:`.cancel`)."""
@@ -369,15 +408,17 @@ async def run_bench(
         bench = _Bench(connect, config, ticker)
         try:
             async with bench.stack:
-                started = time.perf_counter()
+                started = trio.current_time()
                 main = await bench.main_peer()
-                report["startup_s"] = round(time.perf_counter() - started, 3)
+                report["startup_s"] = round(trio.current_time() - started, 3)
                 info = main.initialize_result
                 report["protocol_version"] = info.get("protocolVersion")
                 report["era"] = main.era
                 report["server_info"] = info.get("serverInfo")
                 report["server_tools"] = bench.tools
-                for workload in config.workloads:
+                if config.rates:
+                    await bench.open_models(report)
+                for workload in [] if config.rates else config.workloads:
                     row = await bench.run_one(workload)
                     report["skipped" if "skipped" in row else "workloads"].append(row)
         finally:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -25,7 +24,7 @@ class Ticker:
 
     def phase(self, label: str, tally: Tally | None = None, total: float = 0.0) -> None:
         self.label, self.tally, self.total = label, tally, total
-        self.started = time.perf_counter()
+        self.started = trio.current_time()
         self._last = (0, self.started)
 
     async def run(self) -> None:
@@ -39,7 +38,7 @@ class Ticker:
         """Write the line now (the blocking engine calls this from its loop)."""
         if self.write is None:
             return
-        now = time.perf_counter()
+        now = trio.current_time()
         done = self.tally.done if self.tally is not None else 0
         last_done, last_time = self._last
         rate = (

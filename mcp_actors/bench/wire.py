@@ -238,7 +238,7 @@ class Peer:
     means ``initialize``, the legacy era.
 
     :meth:`read_loop` must run in a task. Responses go to :attr:`on_response`
-    (``(message, perf_counter_at_arrival)``), called from the reader; after each
+    (``(message, trio.current_time() at arrival)``), called from the reader; after each
     read :attr:`after_read` may write (e.g. the next requests of a closed loop).
     Progress notifications go to :attr:`on_progress`; requests from the server are
     answered at once (``ping``, empty ``roots/list``, else -32601).
@@ -291,7 +291,7 @@ class Peer:
         try:
             while True:
                 lines = await receive()
-                now = time.perf_counter()
+                now = trio.current_time()
                 on_response = self.on_response
                 replies: list[bytes] = []
                 for line in lines:
