@@ -7,11 +7,13 @@ import json
 import sys
 from typing import Any
 
+import attrs
 import trio
 
 from ..protocol.versions import MODERN, SUPPORTED
 from .report import render
 from .runner import DEFAULT_WORKLOADS, BenchConfig, parse_workloads, run_bench
+from .scenario import load_scenario
 from .targets import connector_for
 from .wire import ERAS, BenchError
 from .workloads import parse_rates
@@ -58,6 +60,15 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         type=int,
         default=10_000,
         help="open model: calls unanswered at once at most (the sender waits past it)",
+    )
+    bench.add_argument(
+        "--scenario",
+        default=None,
+        metavar="FILE",
+        help="virtual users from a TOML scenario (session shape, weighted mix of tools,"
+        " resources and prompts, argument generators, think time, era, auth, ramp stages;"
+        " see benchmarks/scenarios/) instead of the workloads; with --rate N, N iterations"
+        " a second",
     )
     bench.add_argument("-d", "--duration", type=float, default=2.0, help="seconds per workload")
     bench.add_argument("--max-calls", type=int, default=1_000_000, help="cap on calls per workload")
@@ -146,7 +157,14 @@ def config_from(options: argparse.Namespace) -> BenchConfig:
         raise BenchError("--duration and --max-calls must be positive")
     era, version = _era(options)
     rates = _rates(options)
+    scenario = load_scenario(options.scenario) if options.scenario else None
+    if scenario is not None:
+        era = scenario.era if options.era == "auto" and options.protocol_version is None else era
+        scenario = attrs.evolve(scenario, era=era)
+        if options.find_max is not None:
+            raise BenchError("--find-max searches the tool's rate, not a scenario's")
     return BenchConfig(
+        scenario=scenario,
         rates=rates,
         find_max_p99_ms=options.find_max,
         max_in_flight=options.max_in_flight,
@@ -175,6 +193,7 @@ def main(options: argparse.Namespace) -> int:
         config = config_from(options)
         connect = connector_for(
             options.target,
+            bearer=config.scenario.bearer if config.scenario is not None else None,
             server_pid=options.server_pid,
             quiet=not options.server_stderr,
             lean_http=not options.full_client,

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Final
 from urllib.parse import urlsplit
@@ -205,6 +205,7 @@ class HttpWire(Wire):
         protocol_version: str = "2025-11-25",
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         parts = urlsplit(url)
         if parts.scheme != "http" or parts.hostname is None:
@@ -218,13 +219,20 @@ class HttpWire(Wire):
         self.max_connections = max_connections
         self.max_message_bytes = max_message_bytes
         self._nursery = nursery
-        self._posts_send, self._posts = trio.open_memory_channel[bytes](math.inf)
+        #: What the connections' workers send: a message to POST (``b""``: the DELETE
+        #: ending the session), and the event to set once it is answered (None: not awaited).
+        self._posts_send, self._posts = trio.open_memory_channel[tuple[bytes, trio.Event | None]](
+            math.inf
+        )
+        self._awaited: set[trio.Event] = set()
         self._inbox_send, self._inbox = trio.open_memory_channel[bytes](math.inf)
         self._workers = 0
         self._idle = 0
         self._failure: BaseException | None = None
         host = f"[{self.host}]" if ":" in self.host else self.host
         self._host_header = f"{host}:{self.port}".encode()
+        #: Headers every request carries (an ``Authorization``...).
+        self._extra = [f"{name}: {value}".encode() for name, value in (headers or {}).items()]
 
     def agreed(self, version: str, *, modern: bool) -> None:
         super().agreed(version, modern=modern)
@@ -235,6 +243,7 @@ class HttpWire(Wire):
             method + b" " + self.path.encode() + b" HTTP/1.1",
             b"Host: " + self._host_header,
             b"Accept: application/json, text/event-stream",
+            *self._extra,
         ]
         if body:
             lines.append(b"Content-Type: application/json")
@@ -250,16 +259,31 @@ class HttpWire(Wire):
         return b"\r\n".join(lines) + b"\r\n\r\n" + body
 
     async def send(self, data: bytes) -> None:
-        if self._failure is not None:
-            raise WireClosed(str(self._failure))
+        """POST each message; a notification's POST is awaited (as a sequential client,
+        k6's for one, does: the next message then reuses its connection)."""
+        awaited = []
         for line in data.split(b"\n"):
             if line:
-                if self._idle == 0 and self._workers < self.max_connections:
-                    self._workers += 1
-                    self._idle += 1
-                    self._nursery.start_soon(self._worker)
-                self._idle -= 1
-                self._posts_send.send_nowait(line)
+                done = trio.Event() if b'"id":' not in line else None
+                self._enqueue(line, done)
+                if done is not None:
+                    awaited.append(done)
+        for done in awaited:
+            await done.wait()
+        if self._failure is not None:
+            raise WireClosed(str(self._failure))
+
+    def _enqueue(self, body: bytes, done: trio.Event | None) -> None:
+        if self._failure is not None:
+            raise WireClosed(str(self._failure))
+        if self._idle == 0 and self._workers < self.max_connections:
+            self._workers += 1
+            self._idle += 1
+            self._nursery.start_soon(self._worker)
+        self._idle -= 1
+        if done is not None:
+            self._awaited.add(done)
+        self._posts_send.send_nowait((body, done))
 
     async def receive(self) -> list[bytes]:
         try:
@@ -275,25 +299,34 @@ class HttpWire(Wire):
     async def _worker(self) -> None:
         connection: _Connection | None = None
         try:
-            async for body in self._posts:
-                connection = await self._post(connection, body)
+            async for body, done in self._posts:
+                try:
+                    connection = await self._post(connection, body)
+                finally:
+                    if done is not None:
+                        self._awaited.discard(done)
+                        done.set()
                 self._idle += 1
         except (BenchError, OSError, trio.BrokenResourceError) as error:
             self._failure = error
             self._inbox_send.close()
+            for done in self._awaited:
+                done.set()
         finally:
             if connection is not None:
                 with contextlib.suppress(trio.BrokenResourceError, OSError):
                     await connection.stream.aclose()
 
     async def _post(self, connection: _Connection | None, body: bytes) -> _Connection | None:
-        """POST one message and hand on what comes back; the connection to use next."""
+        """POST one message (``b""``: DELETE the session) and hand on what comes back;
+        the connection to use next."""
         emit = self._inbox_send.send_nowait
+        request = self._request(b"POST", body) if body else self._request(b"DELETE")
         for attempt in (1, 2):  # a kept-alive connection the server closed: once more
             if connection is None:
                 connection = _Connection(await trio.open_tcp_stream(self.host, self.port))
             try:
-                status, headers = await connection.request(self._request(b"POST", body))
+                status, headers = await connection.request(request)
                 break
             except (WireClosed, trio.BrokenResourceError, OSError):
                 await connection.stream.aclose()
@@ -302,7 +335,9 @@ class HttpWire(Wire):
                     raise
         assert connection is not None
         limit = self.max_message_bytes
-        if status >= 400:
+        if not body:  # the DELETE's answer says nothing we use
+            await connection.body(_Body(limit).feed)
+        elif status >= 400:
             detail = _Body(limit)
             await connection.body(detail.feed)
             emit(_refusal(status, body, detail.message()))
@@ -322,19 +357,14 @@ class HttpWire(Wire):
         return connection
 
     async def aclose(self) -> None:
-        """End the session (DELETE, as a polite client does) and the connections."""
+        """End the session (DELETE on a kept-alive connection, as a polite client does;
+        2 s at most) and the connections."""
+        if self.session_id is not None and self._failure is None:
+            done = trio.Event()
+            self._enqueue(b"", done)
+            with trio.move_on_after(2):
+                await done.wait()
         self._posts_send.close()
-        if self.session_id is None:
-            return
-        with (
-            trio.move_on_after(2),
-            contextlib.suppress(OSError, trio.BrokenResourceError, BenchError),
-        ):
-            connection = _Connection(await trio.open_tcp_stream(self.host, self.port))
-            try:
-                await connection.request(self._request(b"DELETE"))
-            finally:
-                await connection.stream.aclose()
 
 
 def _refusal(status: int, request: bytes, answer: bytes) -> bytes:
@@ -364,14 +394,20 @@ _ERROR_REPLY: Final = msgspec.json.Decoder(_ErrorReply)
 
 
 def http_connector(
-    url: str, *, pid: int | None = None, protocol_version: str = "2025-11-25"
+    url: str,
+    *,
+    pid: int | None = None,
+    protocol_version: str = "2025-11-25",
+    headers: Mapping[str, str] | None = None,
 ) -> Connector:
     """Each call opens one MCP session over the lean HTTP wire."""
 
     @asynccontextmanager
     async def connect() -> AsyncIterator[Wire]:
         async with trio.open_nursery() as nursery:
-            wire = HttpWire(url, nursery, pid=pid, protocol_version=protocol_version)
+            wire = HttpWire(
+                url, nursery, pid=pid, protocol_version=protocol_version, headers=headers
+            )
             try:
                 yield wire
             finally:

@@ -84,8 +84,7 @@ def _find_max_line(search: dict[str, Any]) -> str:
     rate = search.get("max_rate")
     found = "no rate given" if rate is None else f"{rate:,g} calls/s"
     return (
-        f"  find-max: {found} keep p99 <= {search.get('bound_p99_ms')} ms"
-        f" ({search.get('stopped')})"
+        f"  find-max: {found} keep p99 <= {search.get('bound_p99_ms')} ms ({search.get('stopped')})"
     )
 
 
@@ -133,9 +132,13 @@ def render(report: dict[str, Any]) -> str:
         ),
     ]
     notes = []
-    for row in report.get("workloads", []):
+    rows = report.get("workloads", [])
+    first = max([_COLUMNS[0][2], *(len(row["workload"]) + 2 for row in rows)])
+    lines[-1] = f"{'workload':<{first}}" + lines[-1][_COLUMNS[0][2] :]
+    for row in rows:
         cells = []
         for i, (_, key, width, fmt) in enumerate(_COLUMNS):
+            width = first if i == 0 else width
             text = _cell(row.get(key), key, fmt)
             cells.append(f"{text:<{width}}" if i == 0 else f"{text:>{width}}")
         lines.append("".join(cells))

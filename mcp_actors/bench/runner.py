@@ -50,6 +50,8 @@ from .cancel import measure_cancellations
 from .loops import Tally
 from .measure import Meter, closed_loops, outcome, per_call_us, server_pids, usage
 from .openloop import OpenLoop
+from .scenario import Scenario
+from .scenario_run import ScenarioRun
 from .search import find_max
 from .stdio import StdioWire
 from .ticker import Ticker
@@ -323,6 +325,19 @@ class _Bench:
         report["workloads"] += search.pop("probes")
         report["find_max"] = search
 
+    async def scenario(self, scenario: Scenario, report: dict[str, Any]) -> None:
+        """The scenario's run, once per ``rates`` step (once, closed, without)."""
+        report["scenario"] = scenario.name
+        rates: list[float | None] = [*self.config.rates] or [None]
+        for rate in rates:
+            run = ScenarioRun(self.connect, scenario, self.config, self.ticker)
+            found = await run.run(rate)
+            for row in found["rows"]:
+                if rate is not None:
+                    row["workload"] += f" @{rate:g}/s"
+                    row["rate"] = rate
+                report["workloads"].append(row)
+
     async def cancel(self, workload: Workload) -> dict[str, Any]:
         """Cancellation latency (:mod:`.cancel`)."""
         config = self.config
@@ -416,9 +431,11 @@ async def run_bench(
                 report["era"] = main.era
                 report["server_info"] = info.get("serverInfo")
                 report["server_tools"] = bench.tools
-                if config.rates:
+                if config.scenario is not None:
+                    await bench.scenario(config.scenario, report)
+                elif config.rates:
                     await bench.open_models(report)
-                for workload in [] if config.rates else config.workloads:
+                for workload in [] if config.rates or config.scenario else config.workloads:
                     row = await bench.run_one(workload)
                     report["skipped" if "skipped" in row else "workloads"].append(row)
         finally:

@@ -257,8 +257,9 @@ class Peer:
         #: What every modern request carries in ``params._meta`` (None: legacy era).
         self.modern_meta: dict[str, Any] | None = None
         self._write_lock = trio.Lock()
-        #: The events of calls awaiting their answer: set when the wire closes too.
-        self._waiters: set[trio.Event] = set()
+        #: The calls of :meth:`call` awaiting their answer, by id: the event set when it
+        #: comes (or the wire closes), and the list it is put in. Several may be pending.
+        self._pending: dict[int, tuple[trio.Event, list[Envelope]]] = {}
 
     @property
     def era(self) -> str:
@@ -299,7 +300,13 @@ class Peer:
                         continue
                     message = decode_line(line)
                     if message.method is UNSET:
-                        on_response(message, now)
+                        key = message.id
+                        pending = self._pending.pop(key, None) if isinstance(key, int) else None
+                        if pending is None:
+                            on_response(message, now)
+                        else:
+                            pending[1].append(message)
+                            pending[0].set()
                     elif message.id is not UNSET and message.id is not None:
                         replies.append(answer_server_request(message))
                     elif message.method == "notifications/progress" and self.on_progress:
@@ -316,40 +323,28 @@ class Peer:
             self.close_reason = str(closed)
         finally:
             self.closed.set()
-            for waiter in self._waiters:
-                waiter.set()
+            for arrived, _ in self._pending.values():
+                arrived.set()
 
     async def call(self, method: str, params: Any = None, *, timeout: float = 30.0) -> msgspec.Raw:
         """One request outside the measured loops: its raw result (raises on error/timeout)."""
         self.next_id += 1
         request_id = self.next_id
-        got: list[Envelope] = []
         arrived = trio.Event()
-        previous = self.on_response
-
-        def on_response(message: Envelope, now: float) -> None:
-            if message.id == request_id:
-                got.append(message)
-                arrived.set()
-            else:
-                previous(message, now)
-
-        self.on_response = on_response
+        got: list[Envelope] = []
+        self._pending[request_id] = (arrived, got)
         try:
             prefix, suffix = self.template(method, params)
             await self.send(prefix + str(request_id).encode() + suffix)
-            self._waiters.add(arrived)
             if self.closed.is_set():
                 arrived.set()
             with trio.move_on_after(timeout) as scope:
                 await arrived.wait()
         finally:
-            self._waiters.discard(arrived)
-            self.on_response = previous
+            self._pending.pop(request_id, None)
         if not got and self.closed.is_set():
-            raise WireClosed(
-                f"{self.close_reason or 'the server went away'} (waiting for {method})"
-            )
+            reason = self.close_reason or "the server went away"
+            raise WireClosed(f"{reason} (waiting for {method})")
         if scope.cancelled_caught:
             raise BenchError(f"no answer to {method} within {timeout:g} s")
         response = got[0]

@@ -11,6 +11,7 @@ from typing import Any
 import attrs
 
 from ..protocol.versions import SUPPORTED
+from .scenario import Scenario
 from .wire import ERAS, BenchError
 
 DEFAULTS: dict[str, int] = {
@@ -111,6 +112,8 @@ class BenchConfig:
     protocol_version: str = SUPPORTED[0]
     #: The server process of a URL target, for /proc readings (a stdio server's is known).
     server_pid: int | None = None
+    #: ``--scenario``: virtual users (:mod:`.scenario_run`) instead of the workloads.
+    scenario: Scenario | None = None
     #: Open-model load (:mod:`.openloop`): calls per second of each step, one step
     #: (``duration`` long) per rate; empty: the closed-loop ``workloads``.
     rates: list[float] = attrs.field(factory=list)
