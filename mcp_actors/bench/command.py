@@ -5,12 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import attrs
 import trio
 
 from ..protocol.versions import MODERN, SUPPORTED
+from .compare import load_report, render_compare
+from .html import compare_page, report_page
 from .report import render
 from .runner import DEFAULT_WORKLOADS, BenchConfig, parse_workloads, run_bench
 from .scenario import load_scenario
@@ -31,7 +34,12 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         " by --duration and --max-calls. Progress goes to stderr, the table (or --json) to"
         " stdout.",
     )
-    bench.add_argument("target", metavar="TARGET", help="stdio:COMMAND ARGS... or a URL")
+    bench.add_argument(
+        "target",
+        metavar="TARGET",
+        help="stdio:COMMAND ARGS... or a URL; or the word compare, then two --json reports",
+    )
+    bench.add_argument("reports", nargs="*", metavar="REPORT", help=argparse.SUPPRESS)
     bench.add_argument(
         "-w",
         "--workloads",
@@ -110,6 +118,13 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         " raw HTTP/1.1 one (heavier: it measures that client too)",
     )
     bench.add_argument("--json", action="store_true", help="print the report as JSON")
+    bench.add_argument(
+        "--html",
+        default=None,
+        metavar="FILE",
+        help="also write the report (or the comparison) as one self-contained HTML page:"
+        " latency and throughput over time, percentile plots",
+    )
     bench.add_argument("--quiet", action="store_true", help="no live progress on stderr")
     bench.add_argument("--server-stderr", action="store_true", help="show the server's stderr")
     bench.set_defaults(action=main)
@@ -187,9 +202,32 @@ def config_from(options: argparse.Namespace) -> BenchConfig:
     )
 
 
+def _compare(options: argparse.Namespace) -> int:
+    """``bench compare A.json B.json``: the comparison on stdout (and ``--html``)."""
+    if len(options.reports) != 2:
+        raise BenchError("compare takes two --json reports: compare A.json B.json")
+    names = (options.reports[0], options.reports[1])
+    a, b = load_report(names[0]), load_report(names[1])
+    print(render_compare(a, b, names))
+    if options.html:
+        _write(options.html, compare_page(a, b, names))
+    return 0
+
+
+def _write(path: str, page: str) -> None:
+    try:
+        Path(path).write_text(page)
+    except OSError as error:
+        raise BenchError(f"cannot write {path}: {error}") from None
+
+
 def main(options: argparse.Namespace) -> int:
     """Run the benchmark: exit 0 if every call succeeded, 1 if some failed, 2 if it cannot run."""
     try:
+        if options.target == "compare":
+            return _compare(options)
+        if options.reports:
+            raise BenchError(f"one TARGET only (extra: {' '.join(options.reports)}); quote it")
         config = config_from(options)
         connect = connector_for(
             options.target,
@@ -213,6 +251,12 @@ def main(options: argparse.Namespace) -> int:
         print(json.dumps(report, indent=2))
     else:
         print(render(report))
+    if options.html:
+        try:
+            _write(options.html, report_page(report))
+        except BenchError as error:
+            print(f"mcp-actors bench: {error}", file=sys.stderr)
+            return EXIT_FAILURE
     failed = any(row.get("errors") or "failed" in row for row in report["workloads"])
     return EXIT_ERRORS if failed else 0
 
