@@ -17,6 +17,7 @@ from pathlib import Path
 import trio
 from test_bench_defaults import REFERENCE, ROOT, bench
 
+BENCH = (sys.executable, "-m", "mcp_actors.cli", "bench")
 #: What would make a page fetch something: a URL, a source, a link, a CSS import.
 EXTERNAL = re.compile(r"https?:|//[a-z]|\bsrc=|\bhref=|@import|url\(", re.IGNORECASE)
 
@@ -105,3 +106,31 @@ async def test_compare_refuses_what_is_not_a_report(tmp_path: Path) -> None:
     result = await compare(tmp_path / "x.json", tmp_path / "x.json")
     assert result.returncode == 2
     assert b"not a bench report (no workloads list)" in result.stderr
+
+
+async def test_the_live_view_shows_rate_latency_errors_and_the_server_each_second() -> None:
+    with trio.fail_after(120):
+        result = await trio.run_process(
+            [
+                sys.executable,
+                "-m",
+                "mcp_actors.cli",
+                "bench",
+                f"stdio:{sys.executable} {REFERENCE}",
+                "--rate",
+                "200",
+                "-d",
+                "2.5",
+            ],
+            cwd=str(ROOT),
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+        )
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stderr.decode().splitlines() if "rate:200" in line]
+    assert len(lines) >= 2  # one a second (stderr is not a terminal: a line each)
+    assert all("/s 0 errors" in line for line in lines)
+    assert any(re.search(r"p50 [0-9.]+ p99 [0-9.]+ ms", line) for line in lines), lines
+    if Path("/proc/self/stat").exists():
+        assert any(re.search(r"srv CPU +[0-9]+% RSS [0-9,]+ MB", line) for line in lines), lines

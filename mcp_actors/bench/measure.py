@@ -150,8 +150,8 @@ async def closed_loops(
     (``measure=False``: no /proc readings, for a warm-up)."""
     duration = config.duration if duration is None else duration
     tally = Tally()
-    ticker.phase(label, tally, duration)
     meter = Meter(server_pids(peers, config) if measure else [])
+    ticker.phase(label, tally, duration, pids=meter.pids)
     meter.start()
     start = trio.current_time()
     await _drive(peers, template, depth, Budget(duration, config.max_calls), tally, config, ticker)

@@ -73,6 +73,10 @@ class Timeline:
         self._second += 1
         self._latencies, self._errors = [], 0
 
+    def last(self) -> dict[str, Any] | None:
+        """The latest whole second's row (None before the first)."""
+        return self.rows[-1] if self.rows else None
+
     def close(self) -> list[dict[str, Any]]:
         """The rows, the last (partial) second's included if it saw any answer."""
         if self._latencies or self._errors:

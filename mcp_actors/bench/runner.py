@@ -296,8 +296,11 @@ class _Bench:
         calls = min(config.max_calls, math.ceil(config.duration * rate))
         loop = OpenLoop([peer], template, rate, calls, max_in_flight=config.max_in_flight)
         label = f"rate:{rate:g}"
-        self.ticker.phase(label, loop.tally, config.duration)
-        meter = Meter(server_pids([peer], config))
+        pids = server_pids([peer], config)
+        self.ticker.phase(
+            label, loop.tally, config.duration, pids=pids, latest=lambda: loop.timeline.last()
+        )
+        meter = Meter(pids)
         meter.start()
         elapsed = await loop.run(config.drain_timeout)
         tally = loop.tally

@@ -213,9 +213,12 @@ class ScenarioRun:
                 for _ in range(scenario.max_users):
                     peers.append(await stack.enter_async_context(self.session()))
             label = f"{scenario.name}" + (f" @{rate:g}/s" if rate else "")
-            self.ticker.phase(label, self.calls, self.duration(rate))
             start = trio.current_time()
             self.timeline = Timeline(start)
+            pids = [self.config.server_pid] if self.config.server_pid is not None else []
+            self.ticker.phase(
+                label, self.calls, self.duration(rate), pids=pids, latest=self.timeline.last
+            )
             deadline = start + self.duration(rate)
             with trio.move_on_at(deadline + (self.config.drain_timeout if rate else 0)):
                 async with trio.open_nursery() as nursery:
