@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import trio
 from ..protocol.versions import MODERN, SUPPORTED
 from .compare import load_report, render_compare
 from .html import compare_page, report_page
+from .processes import run_processes
 from .report import render
 from .runner import DEFAULT_WORKLOADS, BenchConfig, parse_workloads, run_bench
 from .scenario import load_scenario
@@ -117,6 +119,15 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         help="reach http:// targets with mcp_actors' own client transport instead of the lean"
         " raw HTTP/1.1 one (heavier: it measures that client too)",
     )
+    bench.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        metavar="N",
+        help="N load processes started together, --rate divided among them, their reports"
+        " merged (latency histograms exactly): for servers faster than one process can load",
+    )
+    bench.add_argument("--worker", type=int, default=0, help=argparse.SUPPRESS)
     bench.add_argument("--json", action="store_true", help="print the report as JSON")
     bench.add_argument(
         "--html",
@@ -172,6 +183,12 @@ def config_from(options: argparse.Namespace) -> BenchConfig:
         raise BenchError("--duration and --max-calls must be positive")
     era, version = _era(options)
     rates = _rates(options)
+    if options.processes < 1:
+        raise BenchError("--processes must be at least 1")
+    if options.processes > 1 and options.find_max is not None:
+        raise BenchError("--find-max runs in one process (it probes one rate at a time)")
+    if options.worker:  # a load process of --processes: its share of the rate
+        rates = [rate / options.worker for rate in rates]
     scenario = load_scenario(options.scenario) if options.scenario else None
     if scenario is not None:
         era = scenario.era if options.era == "auto" and options.protocol_version is None else era
@@ -183,6 +200,7 @@ def config_from(options: argparse.Namespace) -> BenchConfig:
         rates=rates,
         find_max_p99_ms=options.find_max,
         max_in_flight=options.max_in_flight,
+        histograms=bool(options.worker),
         workloads=parse_workloads(options.workloads),
         duration=options.duration,
         max_calls=options.max_calls,
@@ -229,24 +247,58 @@ def main(options: argparse.Namespace) -> int:
         if options.reports:
             raise BenchError(f"one TARGET only (extra: {' '.join(options.reports)}); quote it")
         config = config_from(options)
-        connect = connector_for(
-            options.target,
-            bearer=config.scenario.bearer if config.scenario is not None else None,
-            server_pid=options.server_pid,
-            quiet=not options.server_stderr,
-            lean_http=not options.full_client,
-            protocol_version=config.protocol_version,
-        )
-        progress = None if options.quiet else _stderr_writer()
-        report = trio.run(
-            lambda: run_bench(connect, config, progress=progress, target=options.target)
-        )
+        if options.processes > 1:
+            report = trio.run(run_processes, _own_arguments(), options.processes)
+        else:
+            report = _run(options, config)
     except BaseException as error:
         reason = _reason(error)
         if reason is None:
             raise
         print(f"mcp-actors bench: {reason}", file=sys.stderr)
         return EXIT_FAILURE
+    return _output(options, report)
+
+
+def _own_arguments() -> list[str]:
+    """This command's arguments, after the word ``bench`` (what load processes get)."""
+    argv = sys.argv[1:]
+    return argv[argv.index("bench") + 1 :] if "bench" in argv else argv
+
+
+async def _worker_ready() -> None:
+    """A load process's start line: say ``ready``, wait for the coordinator's ``go``."""
+    print("ready", flush=True)
+    stdin = trio.lowlevel.FdStream(os.dup(sys.stdin.fileno()))
+    async with stdin:
+        line = b""
+        while b"\n" not in line:
+            chunk = await stdin.receive_some(64)
+            if not chunk:
+                raise BenchError("the coordinator went away before go")
+            line += chunk
+
+
+def _run(options: argparse.Namespace, config: BenchConfig) -> dict[str, Any]:
+    """One process's run: the report."""
+    connect = connector_for(
+        options.target,
+        bearer=config.scenario.bearer if config.scenario is not None else None,
+        server_pid=options.server_pid,
+        quiet=not options.server_stderr,
+        lean_http=not options.full_client,
+        protocol_version=config.protocol_version,
+    )
+    progress = None if options.quiet else _stderr_writer()
+    ready = _worker_ready if options.worker else None
+    report: dict[str, Any] = trio.run(
+        lambda: run_bench(connect, config, progress=progress, target=options.target, ready=ready)
+    )
+    return report
+
+
+def _output(options: argparse.Namespace, report: dict[str, Any]) -> int:
+    """Print the report (and write ``--html``); the exit status."""
     if options.json:
         print(json.dumps(report, indent=2))
     else:

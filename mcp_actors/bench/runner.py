@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import Any
 
@@ -314,6 +314,7 @@ class _Bench:
             "held_back_s": round(loop.held_back, 3),
             "timeline": loop.timeline.close(),
             "distribution": loop.latencies.distribution(),
+            **({"histogram": loop.latencies.encode().decode()} if config.histograms else {}),
         }
 
     async def open_models(self, report: dict[str, Any]) -> None:
@@ -403,12 +404,15 @@ async def run_bench(
     *,
     progress: Callable[[str], Any] | None = None,
     target: str = "",
+    ready: Callable[[], Awaitable[None]] | None = None,
 ) -> dict[str, Any]:
     """Run ``config.workloads`` against the server ``connect`` reaches; the report as a dict.
 
     ``connect`` is a :data:`~mcp_actors.bench.wire.Connector`: any function opening
     one session's wire (stdio child, URL, or a test's own). ``progress`` receives
-    the live ticker's text (e.g. ``sys.stderr.write``).
+    the live ticker's text (e.g. ``sys.stderr.write``). ``ready`` is awaited once the
+    first session is open, before any load (a load process of ``--processes`` waits
+    there for the others).
     """
     ticker = Ticker(progress)
     report: dict[str, Any] = {
@@ -434,6 +438,8 @@ async def run_bench(
                 report["era"] = main.era
                 report["server_info"] = info.get("serverInfo")
                 report["server_tools"] = bench.tools
+                if ready is not None:
+                    await ready()
                 if config.scenario is not None:
                     await bench.scenario(config.scenario, report)
                 elif config.rates:

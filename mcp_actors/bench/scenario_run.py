@@ -60,7 +60,9 @@ class _Figures:
         if error is not None:
             self.tally.failed(error)
 
-    def row(self, name: str, kind: str, elapsed: float) -> dict[str, Any]:
+    def row(
+        self, name: str, kind: str, elapsed: float, *, histogram: bool = False
+    ) -> dict[str, Any]:
         tally = self.tally
         row: dict[str, Any] = {
             "workload": name,
@@ -73,6 +75,8 @@ class _Figures:
         }
         if tally.first_error is not None:
             row["first_error"] = tally.first_error
+        if histogram:
+            row["histogram"] = self.latencies.encode().decode()
         return row
 
 
@@ -230,11 +234,15 @@ class ScenarioRun:
                             peer = peers[index] if peers else None
                             nursery.start_soon(self.user, index, peer, deadline)
         elapsed = trio.current_time() - start
-        rows = [figures.row(name, "scenario", elapsed) for name, figures in self.actions.items()]
+        keep = self.config.histograms
+        rows = [
+            figures.row(name, "scenario", elapsed, histogram=keep)
+            for name, figures in self.actions.items()
+        ]
         total = sum(row["calls"] for row in rows)
         for row in rows:
             row["share"] = round(row["calls"] / total, 4) if total else None
-        iterations = self.iterations.row("iterations", "iteration", elapsed)
+        iterations = self.iterations.row("iterations", "iteration", elapsed, histogram=keep)
         iterations["timeline"] = self.timeline.close()
         iterations["distribution"] = self.iterations.latencies.distribution()
         return {"rows": [*rows, iterations], "rate": rate}

@@ -120,6 +120,9 @@ class BenchConfig:
     #: ``--find-max``: the highest rate (between the first and last of ``rates``) at
     #: which p99 stays under this many milliseconds (:mod:`.search`).
     find_max_p99_ms: float | None = attrs.field(default=None, validator=_positive)
+    #: Rows of the open model carry their latency histogram, encoded (the load processes
+    #: of ``--processes`` send theirs to the coordinator, which merges them).
+    histograms: bool = False
     #: Open model: calls unanswered at once at most (the sender waits past it).
     max_in_flight: int = attrs.field(default=10_000, validator=_positive)
     #: Seconds to wait for a phase's last answers after its deadline.
