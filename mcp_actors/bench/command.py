@@ -23,6 +23,22 @@ from .targets import connector_for
 from .wire import ERAS, BenchError
 from .workloads import parse_rates
 
+EXAMPLES = """\
+examples (benchmarks/README.md has the details):
+  closed loops      mcp-actors bench "stdio:python server.py" -w sequential,pipelined:100
+  a URL             mcp-actors bench http://127.0.0.1:8765/mcp --server-pid PID
+  open model        mcp-actors bench URL --rate 2000 -d 10
+  stepped rates     mcp-actors bench URL --rate 500:5000:500 -d 5
+  saturation        mcp-actors bench URL --rate 100:20000 --find-max 10
+  scenario          mcp-actors bench URL --scenario benchmarks/scenarios/public-benchmark.toml
+  scenario at rate  mcp-actors bench URL --scenario mixed.toml --rate 200 -d 30
+  load processes    mcp-actors bench "stdio:python -m mcp_actors.bench.fixed_reply" \\
+                        --rate 20000 -d 10 --processes 4
+  era               mcp-actors bench URL --era legacy   (auto: modern if the server speaks it)
+  reports           mcp-actors bench URL --rate 1000 --json --html a.html > a.json
+  A/B               mcp-actors bench compare a.json b.json --html ab.html
+"""
+
 EXIT_ERRORS = 1
 EXIT_FAILURE = 2
 
@@ -35,6 +51,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         description="Benchmark any MCP server with a lean client. Every workload is bounded"
         " by --duration and --max-calls. Progress goes to stderr, the table (or --json) to"
         " stdout.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     bench.add_argument(
         "target",
