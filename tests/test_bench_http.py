@@ -234,3 +234,16 @@ async def test_a_scenario_bearer_token_goes_on_every_request(
         )
     code, _, stderr = await bench("stdio:true", "--scenario", str(scenario))
     assert code == 2 and "a bearer token goes to http:// targets only" in stderr
+
+
+async def test_sessions_one_after_another_hand_on_their_connection() -> None:
+    with trio.fail_after(30):
+        async with scripted_server(json_in_chunks) as server:
+            connect = http_connector(server.url)
+            async with open_peer(connect, timeout=20):  # held open, as a run's main session
+                for _ in range(3):  # sessions per iteration, as a scenario's user opens them
+                    async with open_peer(connect, timeout=20) as peer:
+                        await peer.call_tool("add", {"a": 1, "b": 2})
+            # the main session's connection, and one the three others hand on (their
+            # DELETEs included); closed once the last session is
+            assert server.connections == 2

@@ -51,6 +51,8 @@ from .wire import BenchError, Connector, Wire, WireClosed
 _READ_SIZE: Final = 1 << 16
 #: The default of ``max_connections``: connections one session opens at most.
 DEFAULT_MAX_CONNECTIONS: Final = 32
+#: Idle connections a connector's sessions hand on at most (:class:`ConnectionPool`).
+DEFAULT_POOL_SIZE: Final = 256
 #: The default of ``max_message_bytes``: one response body or one event.
 DEFAULT_MAX_MESSAGE_BYTES: Final = 64 * 1024 * 1024
 
@@ -193,6 +195,44 @@ class _Events:
                 self.emit(event.data)
 
 
+class ConnectionPool:
+    """Idle keep-alive connections that the sessions of one connector hand on.
+
+    A session that ends gives its connections back; the next session takes them
+    instead of connecting again, as a browser or k6's virtual user keeps its
+    connection across sessions (a session per iteration would otherwise measure TCP
+    set-up as much as MCP). At most ``size`` idle connections are kept: one more is
+    closed. A connection is given back only from a session that ended cleanly (not
+    one cut mid-request), and only if the server kept it alive. When the last open
+    session closes, the idle connections are closed too (:meth:`leave`): the pool
+    lives while some session does.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.sessions = 0
+        self._idle: list[_Connection] = []
+
+    async def leave(self) -> None:
+        """A session closed; the last one closes the idle connections."""
+        self.sessions -= 1
+        if self.sessions == 0:
+            idle, self._idle = self._idle, []
+            for connection in idle:
+                with contextlib.suppress(trio.BrokenResourceError, OSError):
+                    await connection.stream.aclose()
+
+    def take(self) -> _Connection | None:
+        return self._idle.pop() if self._idle else None
+
+    def give(self, connection: _Connection) -> bool:
+        """Keep ``connection`` for the next session; False if it cannot be (closed)."""
+        if len(self._idle) >= self.size or not connection.reusable:
+            return False
+        self._idle.append(connection)
+        return True
+
+
 class HttpWire(Wire):
     """One MCP session over Streamable HTTP, each message a POST (see the module docstring)."""
 
@@ -206,6 +246,7 @@ class HttpWire(Wire):
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         headers: Mapping[str, str] | None = None,
+        pool: ConnectionPool | None = None,
     ) -> None:
         parts = urlsplit(url)
         if parts.scheme != "http" or parts.hostname is None:
@@ -225,6 +266,8 @@ class HttpWire(Wire):
             math.inf
         )
         self._awaited: set[trio.Event] = set()
+        self._pool = pool if pool is not None else ConnectionPool(0)
+        self._workers_done = trio.Event()
         self._inbox_send, self._inbox = trio.open_memory_channel[bytes](math.inf)
         self._workers = 0
         self._idle = 0
@@ -297,7 +340,8 @@ class HttpWire(Wire):
                 return messages
 
     async def _worker(self) -> None:
-        connection: _Connection | None = None
+        connection = self._pool.take()
+        ended = False  # the session ended (not the wire failed or was cancelled)
         try:
             async for body, done in self._posts:
                 try:
@@ -307,13 +351,17 @@ class HttpWire(Wire):
                         self._awaited.discard(done)
                         done.set()
                 self._idle += 1
+            ended = True
         except (BenchError, OSError, trio.BrokenResourceError) as error:
             self._failure = error
             self._inbox_send.close()
             for done in self._awaited:
                 done.set()
         finally:
-            if connection is not None:
+            self._workers -= 1
+            if not self._workers:
+                self._workers_done.set()
+            if connection is not None and not (ended and self._pool.give(connection)):
                 with contextlib.suppress(trio.BrokenResourceError, OSError):
                     await connection.stream.aclose()
 
@@ -365,6 +413,9 @@ class HttpWire(Wire):
             with trio.move_on_after(2):
                 await done.wait()
         self._posts_send.close()
+        if self._workers:  # each hands its connection back to the pool as it ends
+            with trio.move_on_after(2):
+                await self._workers_done.wait()
 
 
 def _refusal(status: int, request: bytes, answer: bytes) -> bytes:
@@ -399,20 +450,33 @@ def http_connector(
     pid: int | None = None,
     protocol_version: str = "2025-11-25",
     headers: Mapping[str, str] | None = None,
+    pool_size: int = DEFAULT_POOL_SIZE,
 ) -> Connector:
-    """Each call opens one MCP session over the lean HTTP wire."""
+    """Each call opens one MCP session over the lean HTTP wire; the sessions share a
+    :class:`ConnectionPool` of ``pool_size`` idle connections."""
+    pool = ConnectionPool(pool_size)
 
     @asynccontextmanager
     async def connect() -> AsyncIterator[Wire]:
-        async with trio.open_nursery() as nursery:
-            wire = HttpWire(
-                url, nursery, pid=pid, protocol_version=protocol_version, headers=headers
-            )
-            try:
-                yield wire
-            finally:
-                with trio.CancelScope(shield=True):
-                    await wire.aclose()
-                nursery.cancel_scope.cancel()
+        pool.sessions += 1
+        try:
+            async with trio.open_nursery() as nursery:
+                wire = HttpWire(
+                    url,
+                    nursery,
+                    pid=pid,
+                    protocol_version=protocol_version,
+                    headers=headers,
+                    pool=pool,
+                )
+                try:
+                    yield wire
+                finally:
+                    with trio.CancelScope(shield=True):
+                        await wire.aclose()
+                    nursery.cancel_scope.cancel()
+        finally:
+            with trio.CancelScope(shield=True):
+                await pool.leave()
 
     return connect
