@@ -3,6 +3,7 @@ benchmarks/README.md, and the shipped scenarios load."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -37,3 +38,20 @@ def test_each_mode_has_an_example_in_the_help_and_the_readme(examples: str, mode
 def test_the_shipped_scenarios_load(name: str) -> None:
     scenario = load_scenario(ROOT / "benchmarks" / "scenarios" / f"{name}.toml")
     assert scenario.name == name and scenario.mix
+
+
+DOCS = (ROOT / "docs" / "bench.md").read_text()
+SNIPPETS = re.findall(r"^```python\n(.*?)^```$", DOCS, flags=re.MULTILINE | re.DOTALL)
+
+
+@pytest.mark.parametrize("snippet", SNIPPETS, ids=[f"snippet{i}" for i in range(len(SNIPPETS))])
+def test_each_snippet_of_the_bench_page_runs(snippet: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", snippet],
+        capture_output=True,
+        text=True,
+        cwd=str(ROOT),
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
