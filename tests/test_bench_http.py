@@ -247,3 +247,18 @@ async def test_sessions_one_after_another_hand_on_their_connection() -> None:
             # the main session's connection, and one the three others hand on (their
             # DELETEs included); closed once the last session is
             assert server.connections == 2
+
+
+async def test_a_session_cut_by_a_deadline_closes_at_once_without_its_delete() -> None:
+    with trio.fail_after(30):  # a hang guard
+        async with scripted_server(json_in_chunks) as server:
+            connect = http_connector(server.url)
+            with trio.CancelScope() as deadline:
+                async with open_peer(connect, timeout=20) as peer:
+                    await peer.call_tool("add", {"a": 1, "b": 2})
+                    deadline.cancel()  # as a run's --duration does, mid-session
+                    await trio.sleep_forever()
+            assert not any(head.startswith(b"delete ") for head in server.heads)
+            async with open_peer(connect, timeout=20) as peer:  # one that ends: polite
+                await peer.call_tool("add", {"a": 1, "b": 2})
+            assert server.heads[-1].startswith(b"delete ")

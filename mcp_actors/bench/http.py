@@ -46,7 +46,7 @@ from ..protocol.errors import INTERNAL_ERROR
 from ..protocol.jsonrpc import JSONRPC_VERSION, ErrorMessage, ErrorObject, peek
 from ..protocol.routing_headers import client_headers, sent_as_written
 from ..transports.http.sse import EventTooLarge, SSEDecoder
-from .wire import BenchError, Connector, Wire, WireClosed
+from .wire import BenchError, Connector, Wire, WireClosed, cut_short
 
 _READ_SIZE: Final = 1 << 16
 #: The default of ``max_connections``: connections one session opens at most.
@@ -469,11 +469,16 @@ def http_connector(
                     headers=headers,
                     pool=pool,
                 )
+                polite = True
                 try:
                     yield wire
+                except BaseException as error:
+                    polite = not cut_short(error)  # a deadline cut it: no DELETE
+                    raise
                 finally:
-                    with trio.CancelScope(shield=True):
-                        await wire.aclose()
+                    if polite:
+                        with trio.CancelScope(shield=True):
+                            await wire.aclose()
                     nursery.cancel_scope.cancel()
         finally:
             with trio.CancelScope(shield=True):

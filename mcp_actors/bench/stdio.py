@@ -9,6 +9,7 @@ server that dies says why. :func:`stdio_connector` launches one server per sessi
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import shlex
 import subprocess
@@ -19,7 +20,7 @@ from contextlib import asynccontextmanager
 import trio
 
 from .stderr_tail import StderrTail
-from .wire import READ_SIZE, BenchError, Connector, Wire, WireClosed
+from .wire import READ_SIZE, BenchError, Connector, Wire, WireClosed, cut_short
 
 
 class StdioWire(Wire):
@@ -114,7 +115,8 @@ class StdioWire(Wire):
             return lines
 
     async def aclose(self, grace: float = 2.0) -> None:
-        """Shut the server down as the stdio transport says: EOF, then SIGTERM, then SIGKILL."""
+        """Shut the server down as the stdio transport says: EOF, then SIGTERM, then
+        SIGKILL, ``grace`` seconds apart (0: a session cut by a deadline goes at once)."""
         with trio.CancelScope(shield=True):
             with contextlib.suppress(trio.BrokenResourceError, OSError):
                 await self._stdin.aclose()
@@ -124,8 +126,8 @@ class StdioWire(Wire):
                     break
                 if action is not None:
                     action()
-                with trio.move_on_after(grace):
-                    await process.wait()
+                with trio.move_on_after(grace if action is not process.kill else math.inf):
+                    await process.wait()  # (after SIGKILL: until it is gone)
             with contextlib.suppress(OSError):
                 await self._stdout.aclose()
 
@@ -166,7 +168,10 @@ def stdio_connector(
         wire = StdioWire(process, StderrTail(read_end) if write_end is not None else None)
         try:
             yield wire
-        finally:
+        except BaseException as error:
+            await wire.aclose(grace=0.0 if cut_short(error) else 2.0)
+            raise
+        else:
             await wire.aclose()
 
     return connect

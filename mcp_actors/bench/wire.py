@@ -140,6 +140,14 @@ class StreamWire(Wire):
 Connector = Callable[[], AbstractAsyncContextManager[Wire]]
 
 
+def cut_short(error: BaseException) -> bool:
+    """Whether ``error`` ending a session is a cancellation (a deadline cut it): then
+    the session is closed at once, not politely, so that the deadline holds."""
+    if isinstance(error, BaseExceptionGroup):
+        return error.subgroup(trio.Cancelled) is not None
+    return isinstance(error, trio.Cancelled)
+
+
 def stream_connector(target: str, *, pid: int | None = None) -> Connector:
     """Each call opens ``target`` with :func:`mcp_actors.client.targets.connect`."""
     from ..client.targets import connect as connect_target
