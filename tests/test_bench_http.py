@@ -14,10 +14,12 @@ import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
+from test_bench_defaults import bench
 
 from mcp_actors.bench.http import http_connector
 from mcp_actors.bench.loops import Budget, ClosedLoop, Tally
@@ -122,13 +124,17 @@ def answer(request: dict[str, Any]) -> bytes | None:
     return json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}).encode()
 
 
-async def _read_request(stream: trio.SocketStream, buffer: bytearray) -> bytes | None:
-    """One request's body (the bench always sends ``Content-Length``); None at EOF."""
+async def _read_request(
+    stream: trio.SocketStream, buffer: bytearray, heads: list[bytes]
+) -> bytes | None:
+    """One request's body (the bench always sends ``Content-Length``), its head noted
+    in ``heads``; None at EOF."""
     while (end := buffer.find(b"\r\n\r\n")) < 0:
         if not (data := await stream.receive_some(65536)):
             return None
         buffer += data
     head = bytes(buffer[:end]).lower()
+    heads.append(head)
     length = int(head.split(b"content-length:")[1].split(b"\r\n")[0])
     while len(buffer) < end + 4 + length:
         if not (data := await stream.receive_some(65536)):
@@ -144,6 +150,8 @@ class ScriptedServer:
         self.url = url
         self.connections = 0
         self.posts = 0
+        #: The head of every request, lower-cased.
+        self.heads: list[bytes] = []
 
 
 @asynccontextmanager
@@ -154,7 +162,7 @@ async def scripted_server(style: Style) -> AsyncIterator[ScriptedServer]:
         server.connections += 1
         buffer = bytearray()
         async with stream:
-            while (body := await _read_request(stream, buffer)) is not None:
+            while (body := await _read_request(stream, buffer, server.heads)) is not None:
                 server.posts += 1
                 response, close = style(answer(json.loads(body)) if body else None)
                 await stream.send_all(response)
@@ -179,10 +187,11 @@ async def test_the_http_wire_reads_every_framing_of_an_answer(style: Style) -> N
                     assert bytes(await peer.call("ping")) == b"{}"
                     result = await peer.call_tool("add", {"a": 1, "b": 2})
                     assert result["structuredContent"] == {"sum": 3}
-            if style is not close_delimited:  # kept-alive connections are used again:
-                # one for the calls, one for ``initialized`` sent while ``ping`` was
-                # in flight, one for the DELETE at the end
-                assert (server.posts, server.connections) == (9, 3)
+            if style is not close_delimited:  # the kept-alive connection is used again:
+                # one for the whole session, as a sequential client has it: the
+                # server/discover probe this legacy server refuses, initialize, the
+                # ``initialized`` notification (awaited), the calls and the DELETE
+                assert (server.posts, server.connections) == (10, 1)
 
 
 @pytest.mark.parametrize("style", STYLES, ids=lambda style: style.__name__)
@@ -199,3 +208,57 @@ async def test_a_failed_tool_call_counts_as_an_error_in_the_loop(style: Style) -
                 await loop.run(drain_timeout=20)
                 assert (tally.done, tally.errors) == (6, failed)
             assert tally.first_error is not None and '"isError": true' in tally.first_error
+
+
+async def test_a_scenario_bearer_token_goes_on_every_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BENCH_TOKEN", "t0k-from-env")
+    for auth, token in (
+        ('bearer = "t0k"', b"t0k"),
+        ('bearer_env = "BENCH_TOKEN"', b"t0k-from-env"),
+    ):
+        scenario = tmp_path / "auth.toml"
+        scenario.write_text(f'session = "per-iteration"\n[auth]\n{auth}\n[[mix]]\ntool = "add"\n')
+        with trio.fail_after(60):
+            async with scripted_server(json_in_chunks) as server:
+                code, report, stderr = await bench(
+                    server.url, "--scenario", str(scenario), "--max-calls", "3"
+                )
+        assert code == 0, stderr
+        assert report["workloads"][0]["calls"] == 3
+        assert len(server.heads) >= 3 * 4  # per iteration: discover, initialize, ..., DELETE
+        assert all(
+            b"\r\nauthorization: bearer " + token + b"\r\n" in head + b"\r\n"
+            for head in server.heads
+        )
+    code, _, stderr = await bench("stdio:true", "--scenario", str(scenario))
+    assert code == 2 and "a bearer token goes to http:// targets only" in stderr
+
+
+async def test_sessions_one_after_another_hand_on_their_connection() -> None:
+    with trio.fail_after(30):
+        async with scripted_server(json_in_chunks) as server:
+            connect = http_connector(server.url)
+            async with open_peer(connect, timeout=20):  # held open, as a run's main session
+                for _ in range(3):  # sessions per iteration, as a scenario's user opens them
+                    async with open_peer(connect, timeout=20) as peer:
+                        await peer.call_tool("add", {"a": 1, "b": 2})
+            # the main session's connection, and one the three others hand on (their
+            # DELETEs included); closed once the last session is
+            assert server.connections == 2
+
+
+async def test_a_session_cut_by_a_deadline_closes_at_once_without_its_delete() -> None:
+    with trio.fail_after(30):  # a hang guard
+        async with scripted_server(json_in_chunks) as server:
+            connect = http_connector(server.url)
+            with trio.CancelScope() as deadline:
+                async with open_peer(connect, timeout=20) as peer:
+                    await peer.call_tool("add", {"a": 1, "b": 2})
+                    deadline.cancel()  # as a run's --duration does, mid-session
+                    await trio.sleep_forever()
+            assert not any(head.startswith(b"delete ") for head in server.heads)
+            async with open_peer(connect, timeout=20) as peer:  # one that ends: polite
+                await peer.call_tool("add", {"a": 1, "b": 2})
+            assert server.heads[-1].startswith(b"delete ")

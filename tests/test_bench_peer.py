@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 import trio
 
-from mcp_actors.bench.wire import BenchError, Peer, Wire, stdio_connector
+from mcp_actors.bench import stdio_connector
+from mcp_actors.bench.wire import BenchError, Peer, Wire
 
 
 class ScriptedWire(Wire):

@@ -18,7 +18,6 @@ ROWS = [
     {"workload": "large:1", "kind": "large", "mb_per_s_each_way": 9.5},
     {"workload": "concurrent:8", "kind": "concurrent", "sessions": 8, "first_error": "boom"},
     {"workload": "ping", "kind": "ping", "failed": "timed out"},
-    {"workload": "sequential", "kind": "sequential", "skipped": "the server has no tool add"},
 ]
 
 
@@ -33,5 +32,4 @@ def test_each_kind_gets_its_note() -> None:
         "  large:1: 9.5 MB/s each way",
         "  concurrent:8: 8 sessions; first error: boom",
         "  ping: failed: timed out",
-        "  sequential: skipped: the server has no tool add",
     ]

@@ -21,7 +21,7 @@ from ..protocol.jsonrpc import encode_cancellation
 from .loops import Tally
 from .measure import outcome
 from .ticker import Ticker
-from .wire import Peer, request_template, structured
+from .wire import Peer, structured
 from .workloads import BenchConfig, Workload
 
 #: How long the probe has to report progress before its cancellation goes anyway.
@@ -57,7 +57,7 @@ async def _start_probe(peer: Peer, config: BenchConfig, token: str) -> _Round:
     probe = _Round(peer.next_id, f"probe-{token}")
     peer.on_progress = probe.on_progress
     peer.on_response = probe.on_response
-    prefix, suffix = request_template(
+    prefix, suffix = peer.template(
         "tools/call",
         {
             "name": config.cancel_tool,
@@ -90,9 +90,9 @@ async def measure_cancellations(
     ticker.phase(workload.name, tally, config.duration)
     signals = {"progress": 0, "delay": 0}
     answered = 0
-    deadline = time.perf_counter() + max(config.duration, 1.0)
+    deadline = trio.current_time() + max(config.duration, 1.0)
     run = f"{time.monotonic_ns():x}"
-    while tally.done < workload.n and time.perf_counter() < deadline:
+    while tally.done < workload.n and trio.current_time() < deadline:
         token = f"bench-{run}-{tally.done}"
         probe = await _start_probe(peer, config, token)
         with trio.move_on_after(_START_WAIT):

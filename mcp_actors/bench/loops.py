@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 import os
 import select
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -28,11 +27,11 @@ import trio
 from msgspec import UNSET
 
 from ..protocol.jsonrpc import Envelope
+from .stdio import StdioWire
 from .wire import (
     PIPE_CAPACITY,
     BenchError,
     Peer,
-    StdioWire,
     WireClosed,
     answer_server_request,
     decode_line,
@@ -42,14 +41,19 @@ from .wire import (
 
 
 class Budget:
-    """How many calls may still start, and until when (shared by loops)."""
+    """How many calls may still start, and until when (shared by loops).
+
+    Every clock of the bench is trio's (:func:`trio.current_time`): the real one in a
+    run, a :class:`trio.testing.MockClock` in a test, so that a workload's timing can
+    be checked against a server with a known service time.
+    """
 
     def __init__(self, duration: float, max_calls: int) -> None:
-        self.deadline = time.perf_counter() + duration
+        self.deadline = trio.current_time() + duration
         self.remaining = max_calls
 
     def take(self, wanted: int) -> int:
-        if self.remaining <= 0 or time.perf_counter() >= self.deadline:
+        if self.remaining <= 0 or trio.current_time() >= self.deadline:
             self.remaining = 0
             return 0
         granted = min(wanted, self.remaining)
@@ -58,7 +62,7 @@ class Budget:
 
     @property
     def exhausted(self) -> bool:
-        return self.remaining <= 0 or time.perf_counter() >= self.deadline
+        return self.remaining <= 0 or trio.current_time() >= self.deadline
 
 
 class Tally:
@@ -165,11 +169,7 @@ class ClosedLoop:
                 nursery.start_soon(self._watch_peer)
                 self.refill = self.depth
                 await self._issue()
-                with trio.move_on_at(
-                    trio.current_time()
-                    + (self.budget.deadline - time.perf_counter())
-                    + drain_timeout
-                ):
+                with trio.move_on_at(self.budget.deadline + drain_timeout):
                     await self.finished.wait()
                 nursery.cancel_scope.cancel()
         finally:
@@ -191,7 +191,7 @@ def stamp_batch(
     peer.next_id += count
     prefix, suffix = template
     ids = range(first, first + count)
-    now = time.perf_counter()
+    now = trio.current_time()
     for i in ids:
         sent_at[i] = now
     return b"".join([prefix + str(i).encode() + suffix for i in ids])
@@ -250,7 +250,7 @@ class _PipeLoop:
             chunk = b""
         if not chunk:
             raise WireClosed("the server closed its stdout")
-        now = time.perf_counter()
+        now = trio.current_time()
         if self.partial:
             chunk = self.partial + chunk
             self.partial = b""
@@ -360,11 +360,11 @@ def run_blocking(
     for loop in loops:
         loop.issue(budget.take(depth))
     hard_deadline = budget.deadline + drain_timeout
-    next_tick = time.perf_counter() + 0.5
+    next_tick = trio.current_time() + 0.5
     try:
         while True:
             pipes.flush()
-            now = time.perf_counter()
+            now = trio.current_time()
             if (budget.exhausted and not pipes.in_flight()) or now >= hard_deadline:
                 break
             if tick is not None and now >= next_tick:

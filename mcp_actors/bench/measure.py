@@ -5,7 +5,9 @@ peers, :func:`~.loops.run_blocking`) under one budget, reading the server's CPU 
 memory from ``/proc`` before and after (:mod:`.procstat`) and this process's CPU.
 :func:`outcome` is the shape every workload's figures share: calls, errors,
 seconds, calls per second, latency percentiles, CPU per call and server memory
-(``None`` where a workload cannot tell).
+(``None`` where a workload cannot tell). ``server_rss_kb`` is the total over the
+``server_processes`` servers measured (one per session for stdio ``concurrent:N``),
+each with its child processes.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ import trio
 
 from . import procstat
 from .loops import Budget, ClosedLoop, Tally, percentile, run_blocking
+from .stdio import StdioWire
 from .ticker import Ticker
-from .wire import BenchError, Peer, StdioWire
+from .wire import BenchError, Peer
 from .workloads import BenchConfig
 
 
@@ -99,6 +102,39 @@ async def _drive(
         raise BenchError(f"{closed.close_reason or 'the server went away'} mid-run")
 
 
+class Meter:
+    """The server's CPU and memory (``/proc``) and this process's CPU over one phase:
+    read at :meth:`start`, spread over the phase's calls at :meth:`finish`."""
+
+    def __init__(self, pids: list[int]) -> None:
+        self.pids = pids
+        self.before: procstat.Usage | None = None
+        self.cpu_before = 0.0
+
+    def start(self) -> None:
+        gc.collect()
+        self.before = usage(self.pids)
+        self.cpu_before = time.process_time()
+
+    def finish(self, calls: int, elapsed: float) -> dict[str, Any]:
+        """CPU per call (server and client), their shares of ``elapsed``, server memory."""
+        client_cpu = time.process_time() - self.cpu_before
+        after = usage(self.pids)
+        found: dict[str, Any] = {
+            "server_cpu_us_per_call": None,
+            "client_cpu_us_per_call": per_call_us(client_cpu, calls),
+            "server_rss_kb": None,
+        }
+        if self.before is not None and after is not None and calls:
+            server_cpu = after.cpu_seconds - self.before.cpu_seconds
+            found["server_cpu_us_per_call"] = per_call_us(server_cpu, calls)
+            found["server_cpu_pct"] = round(100 * server_cpu / elapsed) if elapsed > 0 else None
+            found["server_rss_kb"] = after.rss_kb
+            found["server_processes"] = len(self.pids)
+        found["client_cpu_pct"] = round(100 * client_cpu / elapsed) if elapsed > 0 else None
+        return found
+
+
 async def closed_loops(
     peers: list[Peer],
     template: tuple[bytes, bytes],
@@ -114,22 +150,10 @@ async def closed_loops(
     (``measure=False``: no /proc readings, for a warm-up)."""
     duration = config.duration if duration is None else duration
     tally = Tally()
-    ticker.phase(label, tally, duration)
-    pids = server_pids(peers, config) if measure else []
-    gc.collect()
-    before = usage(pids)
-    cpu_before = time.process_time()
-    start = time.perf_counter()
+    meter = Meter(server_pids(peers, config) if measure else [])
+    ticker.phase(label, tally, duration, pids=meter.pids)
+    meter.start()
+    start = trio.current_time()
     await _drive(peers, template, depth, Budget(duration, config.max_calls), tally, config, ticker)
-    elapsed = time.perf_counter() - start
-    client_cpu = time.process_time() - cpu_before
-    after = usage(pids)
-    result = outcome(tally, elapsed)
-    result["client_cpu_us_per_call"] = per_call_us(client_cpu, tally.done)
-    if before is not None and after is not None and tally.done:
-        server_cpu = after.cpu_seconds - before.cpu_seconds
-        result["server_cpu_us_per_call"] = per_call_us(server_cpu, tally.done)
-        result["server_cpu_pct"] = round(100 * server_cpu / elapsed)
-        result["server_rss_kb"] = after.rss_kb
-    result["client_cpu_pct"] = round(100 * client_cpu / elapsed) if elapsed > 0 else None
-    return result
+    elapsed = trio.current_time() - start
+    return {**outcome(tally, elapsed), **meter.finish(tally.done, elapsed)}

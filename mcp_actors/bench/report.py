@@ -15,7 +15,7 @@ _COLUMNS = (
     ("p99 ms", "p99_ms", 9, "ms"),
     ("srv µs/call", "server_cpu_us_per_call", 12, "{:,.1f}"),
     ("cli µs/call", "client_cpu_us_per_call", 12, "{:,.1f}"),
-    ("srv RSS MB", "server_rss_kb", 11, "{:,.1f}"),
+    ("srv RSS MB", "server_rss_kb", 11, "{:,.1f}"),  # the total: see _rss_notes
     ("errors", "errors", 7, "{}"),
 )
 
@@ -55,6 +55,39 @@ def _cancel_notes(row: dict[str, Any]) -> list[str]:
     return notes
 
 
+def _rss_notes(row: dict[str, Any]) -> list[str]:
+    """Say so when the RSS column is a total over several server processes."""
+    count, kb = row.get("server_processes") or 0, row.get("server_rss_kb")
+    if count < 2 or kb is None or row.get("kind") == "idle":
+        return []
+    return [f"srv RSS is the total of {count} server processes ({kb / count / 1024:.1f} MB each)"]
+
+
+def _rate_notes(row: dict[str, Any]) -> list[str]:
+    """An open-model step: its intended rate and the tail of its latencies."""
+    tail = ", ".join(
+        f"{name} {_cell(row.get(key), key, 'ms')}"
+        for name, key in (("p90", "p90_ms"), ("p99.9", "p99_9_ms"), ("p99.99", "p99_99_ms"))
+    )
+    notes = [
+        f"open model at {row.get('rate', 0):,g}/s, latency from the intended send times;"
+        f" {tail}, max {_cell(row.get('max_ms'), 'max_ms', 'ms')} ms"
+    ]
+    if row.get("held_back_s"):
+        notes.append(f"sender held back {row['held_back_s']} s by --max-in-flight")
+    if "passed" in row:
+        notes.append("within the bound" if row["passed"] else "over the bound")
+    return notes
+
+
+def _find_max_line(search: dict[str, Any]) -> str:
+    rate = search.get("max_rate")
+    found = "no rate given" if rate is None else f"{rate:,g} calls/s"
+    return (
+        f"  find-max: {found} keep p99 <= {search.get('bound_p99_ms')} ms ({search.get('stopped')})"
+    )
+
+
 #: What the report says under a workload of each kind, from its row.
 _KIND_NOTES: dict[str, Callable[[dict[str, Any]], list[str]]] = {
     "churn": lambda row: ["sessions/s; latency = open+initialize+call+close; srv CPU per session"],
@@ -64,6 +97,7 @@ _KIND_NOTES: dict[str, Callable[[dict[str, Any]], list[str]]] = {
         [f"{row['mb_per_s_each_way']} MB/s each way"] if "mb_per_s_each_way" in row else []
     ),
     "concurrent": lambda row: [f"{row.get('sessions')} sessions"],
+    "rate": _rate_notes,
 }
 
 
@@ -72,10 +106,9 @@ def _notes(row: dict[str, Any]) -> str:
     kind's figures mean, and its first error."""
     if "failed" in row:
         return f"failed: {row['failed']}"
-    if "skipped" in row:
-        return f"skipped: {row['skipped']}"
     kind_notes = _KIND_NOTES.get(row.get("kind", ""))
     notes = kind_notes(row) if kind_notes is not None else []
+    notes += _rss_notes(row)
     if row.get("first_error"):
         notes.append(f"first error: {row['first_error']}")
     return "; ".join(notes)
@@ -87,7 +120,8 @@ def render(report: dict[str, Any]) -> str:
     lines = [
         f"target:   {report.get('target', '')}",
         f"server:   {info.get('name', '?')} {info.get('version', '')}   protocol"
-        f" {report.get('protocol_version', '?')}   start-up {report.get('startup_s', '?')} s",
+        f" {report.get('protocol_version', '?')} ({report.get('era', '?')} era)"
+        f"   start-up {report.get('startup_s', '?')} s",
         f"tool:     {report.get('tool')} "
         f"{json.dumps(report.get('arguments'), separators=(',', ':'))}"
         f"   {report.get('duration')} s per workload   {report.get('date', '')}",
@@ -98,9 +132,13 @@ def render(report: dict[str, Any]) -> str:
         ),
     ]
     notes = []
-    for row in report.get("workloads", []):
+    rows = report.get("workloads", [])
+    first = max([_COLUMNS[0][2], *(len(row["workload"]) + 2 for row in rows)])
+    lines[-1] = f"{'workload':<{first}}" + lines[-1][_COLUMNS[0][2] :]
+    for row in rows:
         cells = []
         for i, (_, key, width, fmt) in enumerate(_COLUMNS):
+            width = first if i == 0 else width
             text = _cell(row.get(key), key, fmt)
             cells.append(f"{text:<{width}}" if i == 0 else f"{text:>{width}}")
         lines.append("".join(cells))
@@ -109,6 +147,12 @@ def render(report: dict[str, Any]) -> str:
             notes.append(f"  {row['workload']}: {note}")
     if notes:
         lines += ["", *notes]
+    if report.get("find_max"):
+        lines += ["", _find_max_line(report["find_max"])]
+    skipped = report.get("skipped") or []
+    if skipped:
+        reasons = "; ".join(f"{row['workload']} ({row['skipped']})" for row in skipped)
+        lines += ["", f"  skipped: {reasons}"]
     if not report.get("proc"):
         lines.append("  (no /proc here: server CPU and memory are not measured)")
     return "\n".join(lines)

@@ -36,9 +36,10 @@ handler stopping).
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import Any
 
@@ -47,17 +48,20 @@ import trio
 from . import procstat
 from .cancel import measure_cancellations
 from .loops import Tally
-from .measure import closed_loops, outcome, per_call_us, usage
+from .measure import Meter, closed_loops, outcome, per_call_us, server_pids, usage
+from .openloop import OpenLoop
+from .scenario import Scenario
+from .scenario_run import ScenarioRun
+from .search import find_max
+from .stdio import StdioWire
 from .ticker import Ticker
 from .wire import (
     BenchError,
     Connector,
     Peer,
-    StdioWire,
     drop_response,
     open_peer,
     open_peers,
-    request_template,
 )
 from .workloads import DEFAULT_WORKLOADS, BenchConfig, Workload, parse_workloads
 
@@ -79,6 +83,9 @@ class _Bench:
         self.main: Peer | None = None
         self.tools: list[str] | None = None
         self.warmed: set[tuple[bytes, bytes]] = set()
+        #: The era and version the first session settled on; later sessions speak them.
+        self.era: str = config.era
+        self.protocol_version = config.protocol_version
 
     async def open(self) -> Peer:
         return await self.stack.enter_async_context(self.session())
@@ -87,7 +94,10 @@ class _Bench:
         """One new initialized session with the target, closed on leaving."""
         config = self.config
         return open_peer(
-            self.connect, protocol_version=config.protocol_version, timeout=config.open_timeout
+            self.connect,
+            protocol_version=self.protocol_version,
+            era=self.era,
+            timeout=config.open_timeout,
         )
 
     def sessions(self, count: int) -> AbstractAsyncContextManager[tuple[list[Peer], list[str]]]:
@@ -96,7 +106,8 @@ class _Bench:
         return open_peers(
             self.connect,
             count,
-            protocol_version=config.protocol_version,
+            protocol_version=self.protocol_version,
+            era=self.era,
             timeout=config.open_timeout,
         )
 
@@ -104,6 +115,7 @@ class _Bench:
         if self.main is None or self.main.closed.is_set():
             self.ticker.phase("connecting")
             self.main = await self.open()
+            self.era, self.protocol_version = self.main.era, self.main.protocol_version
             self.warmed.clear()
             if self.tools is None:
                 capabilities = self.main.initialize_result.get("capabilities", {})
@@ -123,7 +135,7 @@ class _Bench:
         (a wrong tool or wrong arguments fail loudly, not a million times)."""
         peer = await self.require(tool)
         await peer.call_tool(tool, arguments)
-        return peer, _call_template(tool, arguments)
+        return peer, _call_template(peer, tool, arguments)
 
     async def warm_up(self, peers: list[Peer], template: tuple[bytes, bytes], depth: int) -> None:
         """Run the loops unmeasured for ``config.warmup`` seconds (if any)."""
@@ -146,7 +158,9 @@ class _Bench:
         config = self.config
         if workload.kind == "ping":
             peer = await self.main_peer()
-            template = request_template("ping")
+            if peer.era == "modern":
+                raise _Skipped("the modern era has no ping")
+            template = peer.template("ping")
             await peer.call("ping")
         elif workload.kind == "large":
             peer, template = await self.calling(config.large_tool, config.large_call_arguments())
@@ -166,8 +180,8 @@ class _Bench:
     async def concurrent(self, workload: Workload) -> dict[str, Any]:
         """N sessions, each calling sequentially."""
         config = self.config
-        await self.require(config.tool)
-        template = _call_template(config.tool, config.arguments)
+        main = await self.require(config.tool)
+        template = _call_template(main, config.tool, config.arguments)
         self.ticker.phase(f"opening {workload.n}")
         async with self.sessions(workload.n) as (peers, failures):
             if failures or len(peers) < workload.n:
@@ -182,7 +196,8 @@ class _Bench:
         return result
 
     async def churn(self, workload: Workload) -> dict[str, Any]:
-        """New sessions one after another: open, one call, close."""
+        """New sessions one after another: open, one call, close; until ``duration``
+        is up (a hard limit: the session in progress then is cut, and not counted)."""
         config = self.config
         await self.require(config.tool)
         tally = Tally()
@@ -191,10 +206,16 @@ class _Bench:
         url_pids = [config.server_pid] if config.server_pid is not None else []
         before = usage(url_pids)
         cpu_before = time.process_time()
-        start = time.perf_counter()
-        while tally.done < workload.n and _churn_goes_on(tally, start, config.duration):
-            await self.one_session(tally, stdio_cpu)
-        elapsed = time.perf_counter() - start
+        start = trio.current_time()
+        with trio.move_on_at(start + config.duration):
+            while tally.done < workload.n:
+                await self.one_session(tally, stdio_cpu)
+        elapsed = trio.current_time() - start
+        if not tally.done:
+            raise BenchError(
+                f"no session opened, called and closed within --duration {config.duration:g} s"
+                " (the server starts slower than that: give a longer --duration)"
+            )
         after = usage(url_pids)
         sessions = tally.done
         result = outcome(tally, elapsed, rate_digits=2)
@@ -210,7 +231,7 @@ class _Bench:
     async def one_session(self, tally: Tally, stdio_cpu: list[float]) -> None:
         """Open a session, make one call, close it; a stdio server's CPU goes to ``stdio_cpu``."""
         config = self.config
-        began = time.perf_counter()
+        began = trio.current_time()
         try:
             with trio.fail_after(config.open_timeout + 30):
                 async with self.session() as peer:
@@ -222,21 +243,22 @@ class _Bench:
         except (BenchError, trio.TooSlowError) as error:
             tally.failed(str(error) or type(error).__name__)
         else:
-            tally.latencies.append(time.perf_counter() - began)
+            tally.latencies.append(trio.current_time() - began)
         tally.done += 1
 
     async def idle(self, workload: Workload) -> dict[str, Any]:
         """N sessions held open: the server's memory per session."""
         config = self.config
-        await self.main_peer()
+        if _sessionless(await self.main_peer()):
+            raise _Skipped("over HTTP the modern era has no sessions to hold")
         tally = Tally()
         self.ticker.phase(f"opening {workload.n}", tally)
         url_pids = [config.server_pid] if config.server_pid is not None else []
         before = usage(url_pids)
-        start = time.perf_counter()
+        start = trio.current_time()
         async with self.sessions(workload.n) as (peers, failures):
             tally.done = len(peers)
-            opened = time.perf_counter() - start
+            opened = trio.current_time() - start
             self.ticker.phase(f"holding {workload.n}", tally)
             await trio.sleep(min(1.0, config.duration))
             memory = _held_memory(peers, url_pids, before)
@@ -256,7 +278,7 @@ class _Bench:
         try:
             result = await runner(workload)
         except _Skipped as skipped:
-            result = {"skipped": str(skipped)}
+            return {"workload": workload.name, "skipped": str(skipped)}
         except BenchError as error:
             result = {"failed": str(error)}
         except trio.TooSlowError:
@@ -267,23 +289,81 @@ class _Bench:
                 self.main.on_response = drop_response
         return {"workload": workload.name, "kind": workload.kind, "n": workload.n, **result}
 
+    async def open_model(self, rate: float) -> dict[str, Any]:
+        """One open-model step: the tool called at ``rate`` per second (:mod:`.openloop`)."""
+        config = self.config
+        peer, template = await self.calling(config.tool, config.arguments)
+        calls = min(config.max_calls, math.ceil(config.duration * rate))
+        loop = OpenLoop([peer], template, rate, calls, max_in_flight=config.max_in_flight)
+        label = f"rate:{rate:g}"
+        pids = server_pids([peer], config)
+        self.ticker.phase(
+            label, loop.tally, config.duration, pids=pids, latest=lambda: loop.timeline.last()
+        )
+        meter = Meter(pids)
+        meter.start()
+        elapsed = await loop.run(config.drain_timeout)
+        tally = loop.tally
+        return {
+            "workload": label,
+            "kind": "rate",
+            "rate": rate,
+            **outcome(tally, elapsed),
+            **loop.latencies.fields(),
+            **meter.finish(tally.done, elapsed),
+            "held_back_s": round(loop.held_back, 3),
+            "timeline": loop.timeline.close(),
+            "distribution": loop.latencies.distribution(),
+            **({"histogram": loop.latencies.encode().decode()} if config.histograms else {}),
+        }
+
+    async def open_models(self, report: dict[str, Any]) -> None:
+        """The ``rates`` steps, or the ``--find-max`` search among them."""
+        config = self.config
+        bound = config.find_max_p99_ms
+        if bound is None:
+            for rate in config.rates:
+                report["workloads"].append(await self.open_model(rate))
+            return
+        search = await find_max(self.open_model, config.rates[0], config.rates[-1], bound)
+        report["workloads"] += search.pop("probes")
+        report["find_max"] = search
+
+    async def scenario(self, scenario: Scenario, report: dict[str, Any]) -> None:
+        """The scenario's run, once per ``rates`` step (once, closed, without)."""
+        report["scenario"] = scenario.name
+        rates: list[float | None] = [*self.config.rates] or [None]
+        for rate in rates:
+            run = ScenarioRun(self.connect, scenario, self.config, self.ticker)
+            found = await run.run(rate)
+            for row in found["rows"]:
+                if rate is not None:
+                    row["workload"] += f" @{rate:g}/s"
+                    row["rate"] = rate
+                report["workloads"].append(row)
+
     async def cancel(self, workload: Workload) -> dict[str, Any]:
         """Cancellation latency (:mod:`.cancel`)."""
         config = self.config
         peer = await self.require(config.cancel_tool, config.cancel_result_tool)
+        if _sessionless(peer):
+            raise _Skipped(
+                "over HTTP the modern era cancels a call by closing its response,"
+                " not with notifications/cancelled"
+            )
         return await measure_cancellations(peer, config, self.ticker, workload)
 
 
-def _churn_goes_on(tally: Tally, start: float, duration: float) -> bool:
-    """Churn runs for ``duration``, and past it (a minute at most) until three sessions
-    are done: a slow start-up is what it measures."""
-    now = time.perf_counter()
-    return now < start + duration or (tally.done < 3 and now < start + max(60.0, duration))
+def _sessionless(peer: Peer) -> bool:
+    """Whether ``peer`` speaks the modern era over a network wire: each request on its
+    own (over stdio the process is still the session)."""
+    return peer.era == "modern" and not isinstance(peer.wire, StdioWire)
 
 
-def _call_template(tool: str, arguments: Any) -> tuple[bytes, bytes]:
-    """The request template of a ``tools/call`` of ``tool`` with ``arguments``."""
-    return request_template("tools/call", {"name": tool, "arguments": arguments})
+def _call_template(peer: Peer, tool: str, arguments: Any) -> tuple[bytes, bytes]:
+    """The request template of a ``tools/call`` of ``tool`` with ``arguments`` in the
+    era of ``peer``'s session."""
+    return peer.template("tools/call", {"name": tool, "arguments": arguments})
 
 
 def _stdio_rss(peers: list[Peer]) -> list[int] | None:
@@ -324,12 +404,15 @@ async def run_bench(
     *,
     progress: Callable[[str], Any] | None = None,
     target: str = "",
+    ready: Callable[[], Awaitable[None]] | None = None,
 ) -> dict[str, Any]:
     """Run ``config.workloads`` against the server ``connect`` reaches; the report as a dict.
 
     ``connect`` is a :data:`~mcp_actors.bench.wire.Connector`: any function opening
     one session's wire (stdio child, URL, or a test's own). ``progress`` receives
-    the live ticker's text (e.g. ``sys.stderr.write``).
+    the live ticker's text (e.g. ``sys.stderr.write``). ``ready`` is awaited once the
+    first session is open, before any load (a load process of ``--processes`` waits
+    there for the others).
     """
     ticker = Ticker(progress)
     report: dict[str, Any] = {
@@ -340,21 +423,30 @@ async def run_bench(
         "duration": config.duration,
         "proc": procstat.available(),
         "workloads": [],
+        "skipped": [],
     }
     async with trio.open_nursery() as nursery:
         nursery.start_soon(ticker.run)
         bench = _Bench(connect, config, ticker)
         try:
             async with bench.stack:
-                started = time.perf_counter()
+                started = trio.current_time()
                 main = await bench.main_peer()
-                report["startup_s"] = round(time.perf_counter() - started, 3)
+                report["startup_s"] = round(trio.current_time() - started, 3)
                 info = main.initialize_result
                 report["protocol_version"] = info.get("protocolVersion")
+                report["era"] = main.era
                 report["server_info"] = info.get("serverInfo")
                 report["server_tools"] = bench.tools
-                for workload in config.workloads:
-                    report["workloads"].append(await bench.run_one(workload))
+                if ready is not None:
+                    await ready()
+                if config.scenario is not None:
+                    await bench.scenario(config.scenario, report)
+                elif config.rates:
+                    await bench.open_models(report)
+                for workload in [] if config.rates or config.scenario else config.workloads:
+                    row = await bench.run_one(workload)
+                    report["skipped" if "skipped" in row else "workloads"].append(row)
         finally:
             ticker.clear()
             nursery.cancel_scope.cancel()

@@ -1,6 +1,6 @@
 """From a target string to a connector: which wire reaches which server.
 
-- ``stdio:COMMAND ARGS...``: the bench launches the server (:class:`~.wire.StdioWire`);
+- ``stdio:COMMAND ARGS...``: the bench launches the server (:class:`~.stdio.StdioWire`);
 - ``http://`` URLs: the lean raw HTTP/1.1 wire (:mod:`mcp_actors.bench.http`), unless
   the caller asks for the project's own client transport, or the URL is the legacy
   HTTP+SSE ``/sse`` endpoint;
@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import shlex
 
-from .wire import BenchError, Connector, stdio_connector, stream_connector
+from .stdio import stdio_connector
+from .wire import BenchError, Connector, stream_connector
 
 
 def connector_for(
@@ -23,15 +24,22 @@ def connector_for(
     quiet: bool = True,
     lean_http: bool = True,
     protocol_version: str = "2025-11-25",
+    bearer: str | None = None,
 ) -> Connector:
-    """A connector for ``stdio:COMMAND ARGS...`` or a URL (``http://``, ``ws://`` ...)."""
+    """A connector for ``stdio:COMMAND ARGS...`` or a URL (``http://``, ``ws://`` ...);
+    ``bearer``: the access token every HTTP request carries (lean HTTP wire only)."""
+    if bearer is not None and not target.startswith("http://"):
+        raise BenchError("a bearer token goes to http:// targets only (the lean HTTP wire)")
     if target.startswith("stdio:"):
         return stdio_connector(shlex.split(target[len("stdio:") :]), quiet=quiet)
     if target.startswith("http://") and lean_http and not target.split("?")[0].endswith("/sse"):
         # imported here: the lean wire needs httptools, of the ``http`` extra
         from .http import http_connector
 
-        return http_connector(target, pid=server_pid, protocol_version=protocol_version)
+        headers = {"Authorization": f"Bearer {bearer}"} if bearer is not None else {}
+        return http_connector(
+            target, pid=server_pid, protocol_version=protocol_version, headers=headers
+        )
     if "://" in target:
         return stream_connector(target, pid=server_pid)
     raise BenchError(

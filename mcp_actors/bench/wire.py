@@ -9,9 +9,8 @@ callback, so the server is what is measured.
 
 A :class:`Wire` moves newline-framed JSON-RPC bytes:
 
-- :class:`StdioWire` launches the server and talks raw newline-delimited JSON over
-  its pipes, reading whole chunks (many responses per read) and writing many
-  requests per write; it knows the server's pid for ``/proc`` readings;
+- :class:`~.stdio.StdioWire` (in :mod:`.stdio`) launches the server and talks raw
+  newline-delimited JSON over its pipes; it knows the server's pid for ``/proc``;
 - :class:`StreamWire` adapts any :class:`~mcp_actors.transports.abc.MessageStream`,
   which is how URL targets (``http://``, ``ws://``) are reached: through
   :func:`mcp_actors.client.targets.connect`, as soon as a transport for the scheme exists.
@@ -30,12 +29,8 @@ pre-encoded templates (:func:`request_template`).
 from __future__ import annotations
 
 import abc
-import contextlib
-import os
-import shlex
-import subprocess
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Final
 
@@ -54,6 +49,7 @@ from ..protocol.jsonrpc import (
     ResultMessage,
     peek,
 )
+from ..protocol.modern import SERVER_INFO_KEY, request_meta
 from ..protocol.types import (
     ClientCapabilities,
     EmptyResult,
@@ -62,10 +58,11 @@ from ..protocol.types import (
     ListRootsResult,
     ProgressParams,
 )
+from ..protocol.versions import MODERN, SUPPORTED
 from ..transports.abc import MessageStream, Outgoing, TransportClosed, encode_inbound
 
 CLIENT_INFO: Final = Implementation(name="mcp-actors-bench", version="1")
-_READ_SIZE: Final = 1 << 16
+READ_SIZE: Final = 1 << 16
 #: A pipe's buffer on Linux (its default): what decides when writes may come from the reader.
 PIPE_CAPACITY: Final = 65536
 
@@ -95,6 +92,18 @@ class Wire(abc.ABC):
     async def receive(self) -> list[bytes]:
         """The next messages available (at least one); raises :class:`WireClosed` at the end."""
 
+    #: Whether the session on this wire speaks the modern era (:meth:`agreed`).
+    modern: bool = False
+
+    def agreed(self, version: str, *, modern: bool) -> None:
+        """The session's era and version are settled (a wire that mirrors them in
+        headers, as Streamable HTTP does, takes note of the version too)."""
+        self.modern = modern
+
+    async def explain(self, reason: str) -> str:
+        """``reason`` (why the wire closed) with what the wire knows of the server's end."""
+        return reason
+
     async def send_stamped(self, data: bytes) -> float:
         """Write like :meth:`send`; return ``time.monotonic()`` read as the bytes leave.
 
@@ -105,100 +114,6 @@ class Wire(abc.ABC):
         sent = time.monotonic()
         await self.send(data)
         return sent
-
-
-class StdioWire(Wire):
-    """A server child process: raw pipes, chunked reads, no per-message framing objects."""
-
-    buffered_writes = True
-
-    pid: int
-
-    def __init__(self, process: trio.Process) -> None:
-        assert isinstance(process.stdin, trio.lowlevel.FdStream)
-        assert isinstance(process.stdout, trio.lowlevel.FdStream)
-        self.process = process
-        self.pid = process.pid
-        self._stdin = process.stdin
-        self._stdout = process.stdout
-        self._partial: list[bytes] = []
-
-    def fds(self) -> tuple[int, int]:
-        """The raw (read, write) pipe fds, non-blocking, for the blocking engine."""
-        return self._stdout.fileno(), self._stdin.fileno()
-
-    def take_partial(self) -> list[bytes]:
-        partial = list(self._partial)
-        self._partial.clear()
-        return partial
-
-    def put_back_partial(self, data: bytes) -> None:
-        self._partial.insert(0, data)
-
-    async def send(self, data: bytes) -> None:
-        try:
-            await self._stdin.send_all(data)
-        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as error:
-            raise WireClosed(f"the server closed its stdin ({error})") from None
-
-    async def send_stamped(self, data: bytes) -> float:
-        """Write ``data`` with one ``write(2)`` of the pipe, the clock read just before it.
-
-        The trio stream's ``send_all`` passes through the scheduler before it writes
-        (a checkpoint: every ready task of the harness may run first), which is the
-        harness's time, not the server's; here nothing runs between the clock and the
-        write (cancellation is still checked). What the pipe cannot take at once is
-        sent the usual way.
-        """
-        await trio.lowlevel.checkpoint_if_cancelled()
-        sent = time.monotonic()
-        try:
-            written = os.write(self._stdin.fileno(), data)
-        except BlockingIOError:
-            written = 0
-        except OSError as error:
-            raise WireClosed(f"the server closed its stdin ({error})") from None
-        if written < len(data):
-            await self.send(data[written:])
-        return sent
-
-    async def receive(self) -> list[bytes]:
-        partial = self._partial
-        while True:
-            try:
-                chunk = bytes(await self._stdout.receive_some(_READ_SIZE))
-            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-                chunk = b""
-            if not chunk:
-                raise WireClosed("the server closed its stdout")
-            if b"\n" not in chunk:
-                partial.append(chunk)
-                continue
-            if partial:
-                partial.append(chunk)
-                chunk = b"".join(partial)
-                partial.clear()
-            lines = chunk.split(b"\n")
-            rest = lines.pop()
-            if rest:
-                partial.append(rest)
-            return lines
-
-    async def aclose(self, grace: float = 2.0) -> None:
-        """Shut the server down as the stdio transport says: EOF, then SIGTERM, then SIGKILL."""
-        with trio.CancelScope(shield=True):
-            with contextlib.suppress(trio.BrokenResourceError, OSError):
-                await self._stdin.aclose()
-            process = self.process
-            for action in (None, process.terminate, process.kill):
-                if process.returncode is not None:
-                    break
-                if action is not None:
-                    action()
-                with trio.move_on_after(grace):
-                    await process.wait()
-            with contextlib.suppress(OSError):
-                await self._stdout.aclose()
 
 
 class StreamWire(Wire):
@@ -225,39 +140,12 @@ class StreamWire(Wire):
 Connector = Callable[[], AbstractAsyncContextManager[Wire]]
 
 
-def stdio_connector(
-    command: Sequence[str],
-    *,
-    env: Mapping[str, str] | None = None,
-    cwd: str | None = None,
-    quiet: bool = True,
-) -> Connector:
-    """Each call launches ``command`` and yields a :class:`StdioWire` to it."""
-    if not command:
-        raise BenchError("stdio: needs a command")
-    process_env = None if env is None else {**os.environ, **env}
-
-    @asynccontextmanager
-    async def connect() -> AsyncIterator[Wire]:
-        try:
-            process = await trio.lowlevel.open_process(
-                list(command),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL if quiet else None,
-                env=process_env,
-                cwd=cwd,
-                start_new_session=True,  # a Ctrl-C on the bench is not the server's
-            )
-        except OSError as error:
-            raise BenchError(f"cannot start {shlex.join(command)}: {error}") from None
-        wire = StdioWire(process)
-        try:
-            yield wire
-        finally:
-            await wire.aclose()
-
-    return connect
+def cut_short(error: BaseException) -> bool:
+    """Whether ``error`` ending a session is a cancellation (a deadline cut it): then
+    the session is closed at once, not politely, so that the deadline holds."""
+    if isinstance(error, BaseExceptionGroup):
+        return error.subgroup(trio.Cancelled) is not None
+    return isinstance(error, trio.Cancelled)
 
 
 def stream_connector(target: str, *, pid: int | None = None) -> Connector:
@@ -344,11 +232,21 @@ def answer_server_request(request: Envelope) -> bytes:
     return _encode(ResultMessage(JSONRPC_VERSION, request.id, result)) + b"\n"
 
 
+#: How the bench picks the protocol era (see :meth:`Peer.negotiate`).
+ERAS: Final = ("auto", "modern", "legacy")
+
+
 class Peer:
     """One MCP session on a wire, as a benchmark client: handshake, then raw requests.
 
+    The era is negotiated as a real client does (:meth:`negotiate`): ``server/discover``
+    first, and a server that answers it with a modern version we speak is spoken to in
+    the modern era (2026-07-28: no handshake, every request's ``params._meta`` says the
+    version and capabilities, which :meth:`template` stamps on); any other answer
+    means ``initialize``, the legacy era.
+
     :meth:`read_loop` must run in a task. Responses go to :attr:`on_response`
-    (``(message, perf_counter_at_arrival)``), called from the reader; after each
+    (``(message, trio.current_time() at arrival)``), called from the reader; after each
     read :attr:`after_read` may write (e.g. the next requests of a closed loop).
     Progress notifications go to :attr:`on_progress`; requests from the server are
     answered at once (``ping``, empty ``roots/list``, else -32601).
@@ -364,7 +262,29 @@ class Peer:
         self.closed = trio.Event()
         self.close_reason: str | None = None
         self.initialize_result: dict[str, Any] = {}
+        #: What every modern request carries in ``params._meta`` (None: legacy era).
+        self.modern_meta: dict[str, Any] | None = None
         self._write_lock = trio.Lock()
+        #: The calls of :meth:`call` awaiting their answer, by id: the event set when it
+        #: comes (or the wire closes), and the list it is put in. Several may be pending.
+        self._pending: dict[int, tuple[trio.Event, list[Envelope]]] = {}
+
+    @property
+    def era(self) -> str:
+        return "legacy" if self.modern_meta is None else "modern"
+
+    def stamp(self, params: Any) -> Any:
+        """``params`` with the modern era's ``_meta`` added (unchanged in the legacy era)."""
+        if self.modern_meta is None:
+            return params
+        values = {} if params is None else dict(msgspec.to_builtins(params))
+        given = values.get("_meta")
+        values["_meta"] = {**(given if isinstance(given, dict) else {}), **self.modern_meta}
+        return values
+
+    def template(self, method: str, params: Any = None) -> tuple[bytes, bytes]:
+        """:func:`request_template` of a request of this session's era."""
+        return request_template(method, self.stamp(params))
 
     async def send(self, data: bytes) -> None:
         async with self._write_lock:
@@ -380,7 +300,7 @@ class Peer:
         try:
             while True:
                 lines = await receive()
-                now = time.perf_counter()
+                now = trio.current_time()
                 on_response = self.on_response
                 replies: list[bytes] = []
                 for line in lines:
@@ -388,7 +308,13 @@ class Peer:
                         continue
                     message = decode_line(line)
                     if message.method is UNSET:
-                        on_response(message, now)
+                        key = message.id
+                        pending = self._pending.pop(key, None) if isinstance(key, int) else None
+                        if pending is None:
+                            on_response(message, now)
+                        else:
+                            pending[1].append(message)
+                            pending[0].set()
                     elif message.id is not UNSET and message.id is not None:
                         replies.append(answer_server_request(message))
                     elif message.method == "notifications/progress" and self.on_progress:
@@ -405,33 +331,28 @@ class Peer:
             self.close_reason = str(closed)
         finally:
             self.closed.set()
+            for arrived, _ in self._pending.values():
+                arrived.set()
 
     async def call(self, method: str, params: Any = None, *, timeout: float = 30.0) -> msgspec.Raw:
         """One request outside the measured loops: its raw result (raises on error/timeout)."""
         self.next_id += 1
         request_id = self.next_id
-        got: list[Envelope] = []
         arrived = trio.Event()
-        previous = self.on_response
-
-        def on_response(message: Envelope, now: float) -> None:
-            if message.id == request_id:
-                got.append(message)
-                arrived.set()
-            else:
-                previous(message, now)
-
-        self.on_response = on_response
+        got: list[Envelope] = []
+        self._pending[request_id] = (arrived, got)
         try:
-            prefix, suffix = request_template(method, params)
+            prefix, suffix = self.template(method, params)
             await self.send(prefix + str(request_id).encode() + suffix)
+            if self.closed.is_set():
+                arrived.set()
             with trio.move_on_after(timeout) as scope:
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(self._raise_when_closed, method)
-                    await arrived.wait()
-                    nursery.cancel_scope.cancel()
+                await arrived.wait()
         finally:
-            self.on_response = previous
+            self._pending.pop(request_id, None)
+        if not got and self.closed.is_set():
+            reason = self.close_reason or "the server went away"
+            raise WireClosed(f"{reason} (waiting for {method})")
         if scope.cancelled_caught:
             raise BenchError(f"no answer to {method} within {timeout:g} s")
         response = got[0]
@@ -441,19 +362,67 @@ class Peer:
             raise BenchError(f"the answer to {method} has neither a result nor an error")
         return response.result
 
-    async def _raise_when_closed(self, method: str) -> None:
-        await self.closed.wait()
-        raise WireClosed(f"{self.close_reason or 'the server went away'} (waiting for {method})")
+    async def negotiate(self, era: str = "auto", timeout: float = 60.0) -> None:
+        """Find the era as a real client does, then open the session in it.
 
-    async def handshake(self) -> None:
-        """``initialize`` + ``notifications/initialized``."""
+        ``auto``: ``server/discover`` at the modern version first; a result listing a
+        modern version we speak means the modern era, anything else (an error, no
+        answer within ``timeout``) the legacy handshake. ``modern`` never falls back
+        (:class:`BenchError` if the server is legacy); ``legacy`` goes straight to
+        ``initialize`` at :attr:`protocol_version`. :attr:`initialize_result` then holds
+        ``protocolVersion``, ``serverInfo`` and ``capabilities`` in either era.
+        """
+        if era not in ERAS:
+            raise BenchError(f"era must be one of {', '.join(ERAS)}, not {era!r}")
+        if era != "legacy":
+            refusal = await self._discover(timeout)
+            if refusal is None:
+                return
+            if era == "modern":
+                raise BenchError(f"the server does not speak the modern era ({refusal})")
+        await self.handshake(timeout)
+
+    async def _discover(self, timeout: float) -> str | None:
+        """Probe with ``server/discover``: None once the session is modern, else why not."""
+        version = self.protocol_version if self.protocol_version in MODERN else MODERN[0]
+        self.modern_meta = request_meta(version, ClientCapabilities(), CLIENT_INFO)
+        try:
+            found = msgspec.json.decode(await self.call("server/discover", timeout=timeout))
+        except BenchError as error:
+            if isinstance(error, WireClosed):
+                raise
+            self.modern_meta = None
+            return str(error)
+        offered = found.get("supportedVersions") if isinstance(found, dict) else None
+        shared = [v for v in (version, *MODERN) if isinstance(offered, list) and v in offered]
+        if not shared:
+            self.modern_meta = None
+            return f"server/discover lists no version of ours: {offered}"
+        self.modern_meta = request_meta(shared[0], ClientCapabilities(), CLIENT_INFO)
+        self.modern_meta = msgspec.to_builtins(self.modern_meta)
+        self.protocol_version = shared[0]
+        meta = found.get("_meta") or {}
+        self.initialize_result = {
+            "protocolVersion": shared[0],
+            "serverInfo": meta.get(SERVER_INFO_KEY) or found.get("serverInfo"),
+            "capabilities": found.get("capabilities", {}),
+        }
+        self.wire.agreed(shared[0], modern=True)
+        return None
+
+    async def handshake(self, timeout: float = 30.0) -> None:
+        """The legacy era's ``initialize`` + ``notifications/initialized``."""
+        version = self.protocol_version if self.protocol_version in SUPPORTED else SUPPORTED[0]
         params = InitializeParams(
-            protocol_version=self.protocol_version,
+            protocol_version=version,
             capabilities=ClientCapabilities(),
             client_info=CLIENT_INFO,
         )
-        result = await self.call("initialize", params)
+        result = await self.call("initialize", params, timeout=timeout)
         self.initialize_result = msgspec.json.decode(result)
+        agreed = self.initialize_result.get("protocolVersion")
+        self.protocol_version = agreed if isinstance(agreed, str) else version
+        self.wire.agreed(self.protocol_version, modern=False)
         initialized = NotificationMessage(JSONRPC_VERSION, "notifications/initialized")
         await self.send(_encode(initialized) + b"\n")
 
@@ -486,23 +455,29 @@ def drop_response(message: Envelope, now: float) -> None:
 async def open_peer(
     connect: Connector,
     *,
-    protocol_version: str = "2025-11-25",
-    initialize: bool = True,
+    protocol_version: str = SUPPORTED[0],
+    era: str | None = "auto",
     timeout: float = 60.0,
 ) -> AsyncIterator[Peer]:
-    """Connect, start the peer's reader, and (by default) do the MCP handshake.
+    """Connect, start the peer's reader, and open the session in ``era``
+    (:meth:`Peer.negotiate`; None: no handshake at all).
 
-    ``timeout`` bounds the handshake (a server process's start-up included).
+    ``timeout`` bounds the handshake (a server process's start-up included). A server
+    that goes away during it is a :class:`BenchError` saying what the wire knows of
+    why (a stdio server's exit status and the end of its stderr).
     """
     async with connect() as wire, trio.open_nursery() as nursery:
         peer = Peer(wire, protocol_version)
         nursery.start_soon(peer.read_loop)
         try:
-            if initialize:
+            if era is not None:
                 with trio.move_on_after(timeout) as scope:
-                    await peer.handshake()
+                    try:
+                        await peer.negotiate(era, timeout)
+                    except WireClosed as closed:
+                        raise BenchError(await wire.explain(str(closed))) from None
                 if scope.cancelled_caught:
-                    raise BenchError(f"no answer to initialize within {timeout:g} s")
+                    raise BenchError(f"no answer to the handshake within {timeout:g} s")
             yield peer
         finally:
             nursery.cancel_scope.cancel()
@@ -510,7 +485,12 @@ async def open_peer(
 
 @asynccontextmanager
 async def open_peers(
-    connect: Connector, count: int, *, protocol_version: str = "2025-11-25", timeout: float = 60.0
+    connect: Connector,
+    count: int,
+    *,
+    protocol_version: str = SUPPORTED[0],
+    era: str | None = "auto",
+    timeout: float = 60.0,
 ) -> AsyncIterator[tuple[list[Peer], list[str]]]:
     """Open ``count`` sessions at once, each held by its own task; yields (peers, failures)."""
     peers: list[Peer] = []
@@ -521,7 +501,7 @@ async def open_peers(
     async def hold() -> None:
         try:
             async with open_peer(
-                connect, protocol_version=protocol_version, timeout=timeout
+                connect, protocol_version=protocol_version, era=era, timeout=timeout
             ) as peer:
                 peers.append(peer)
                 if len(peers) + len(failures) == count:

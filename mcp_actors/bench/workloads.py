@@ -10,7 +10,9 @@ from typing import Any
 
 import attrs
 
-from .wire import BenchError
+from ..protocol.versions import SUPPORTED
+from .scenario import Scenario
+from .wire import ERAS, BenchError
 
 DEFAULTS: dict[str, int] = {
     "sequential": 1,
@@ -59,6 +61,34 @@ def parse_workloads(spec: str) -> list[Workload]:
     return workloads
 
 
+def parse_rates(spec: str) -> list[float]:
+    """``"500"`` -> [500.0]; ``"100:1000:100"`` (first:last:step) -> 100, 200 ... 1000."""
+    try:
+        parts = [float(part) for part in spec.split(":")]
+    except ValueError:
+        raise BenchError(f"--rate {spec!r}: give N or FIRST:LAST:STEP (calls per second)") from None
+    if len(parts) not in (1, 3) or any(part <= 0 for part in parts):
+        raise BenchError(f"--rate {spec!r}: give N or FIRST:LAST:STEP, all positive")
+    if len(parts) == 1:
+        return parts
+    first, last, step = parts
+    if last < first:
+        raise BenchError(f"--rate {spec!r}: LAST is below FIRST")
+    count = int((last - first) / step + 1e-9) + 1
+    if count > MAX_STEPS:
+        raise BenchError(f"--rate {spec!r}: {count} steps; {MAX_STEPS} at most")
+    return [round(first + i * step, 6) for i in range(count)]
+
+
+#: Steps of a ``--rate FIRST:LAST:STEP`` run at most.
+MAX_STEPS = 1000
+
+
+def _positive(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and not value > 0:
+        raise BenchError(f"{attribute.name} must be positive, not {value!r}")
+
+
 @attrs.define
 class BenchConfig:
     """What to run and how long. Every loop stops at ``duration`` or ``max_calls``."""
@@ -76,9 +106,25 @@ class BenchConfig:
     large_bytes: int = 100_000
     cancel_tool: str = "cancellation_probe"
     cancel_result_tool: str = "last_cancellation"
-    protocol_version: str = "2025-11-25"
+    #: ``auto`` (``server/discover`` first, as a real client), ``modern`` or ``legacy``.
+    era: str = attrs.field(default="auto", validator=attrs.validators.in_(ERAS))
+    #: The version to offer first (its era's newest when it is of the other era).
+    protocol_version: str = SUPPORTED[0]
     #: The server process of a URL target, for /proc readings (a stdio server's is known).
     server_pid: int | None = None
+    #: ``--scenario``: virtual users (:mod:`.scenario_run`) instead of the workloads.
+    scenario: Scenario | None = None
+    #: Open-model load (:mod:`.openloop`): calls per second of each step, one step
+    #: (``duration`` long) per rate; empty: the closed-loop ``workloads``.
+    rates: list[float] = attrs.field(factory=list)
+    #: ``--find-max``: the highest rate (between the first and last of ``rates``) at
+    #: which p99 stays under this many milliseconds (:mod:`.search`).
+    find_max_p99_ms: float | None = attrs.field(default=None, validator=_positive)
+    #: Rows of the open model carry their latency histogram, encoded (the load processes
+    #: of ``--processes`` send theirs to the coordinator, which merges them).
+    histograms: bool = False
+    #: Open model: calls unanswered at once at most (the sender waits past it).
+    max_in_flight: int = attrs.field(default=10_000, validator=_positive)
     #: Seconds to wait for a phase's last answers after its deadline.
     drain_timeout: float = 30.0
     #: Seconds allowed to open one session (a server process's start-up included).
