@@ -51,12 +51,12 @@ from .cli_call import parse_words, shown, typed
 from .cli_config import add_parser as add_config_parser
 from .cli_dev import add_parser as add_dev_parser
 from .cli_errors import EXIT_CODES, EXIT_FAILURE, EXIT_TOOL_ERROR, CliFailure, explain
-from .cli_headers import add_header_options, headers_of
 from .cli_install import add_parser as add_install_parser
 from .cli_run import add_parser as add_run_parser
 from .cli_status import add_parser as add_status_parser
 from .cli_targets import client_target
 from .client.client import Client, open_client
+from .client.header_options import add_header_options, headers_of
 from .client.targets import UrlTarget
 from .protocol import types as t
 from .protocol.errors import McpError

@@ -4,6 +4,7 @@ itself with them (``run --dev-auth``), and a client calling it with ``--bearer``
 
 from __future__ import annotations
 
+import json
 import time
 from functools import partial
 from pathlib import Path
@@ -212,3 +213,21 @@ async def test_the_environment_bearer_goes_to_url_targets_only(
     given = await mcp_actors("call", SERVE_SAMPLE, "add", "a=1", "b=2", "--bearer", "abc")
     assert given.returncode == 2
     assert b"headers= and bearer= need a server URL" in given.stderr
+
+
+async def test_bench_sends_the_bearer_token_and_headers(tmp_path: Path) -> None:
+    await keygen(tmp_path)
+    async with served_by_cli("--transport", "http", "--port", "0", "--dev-auth", str(tmp_path),
+                             spec=NOTES) as url:  # fmt: skip
+        token = await cli_token(tmp_path, url, "notes:read")
+        bench = ("bench", url, "--tool", "read_note", "--args", '{"id": 1}', "-w", "sequential",
+                 "-d", "0.3", "--warmup", "0", "--json", "--quiet")  # fmt: skip
+        measured = await mcp_actors(*bench, "--bearer", token, "--header", "X-Team=blue")
+        assert measured.returncode == 0, measured.stderr
+        (row,) = json.loads(measured.stdout)["workloads"]
+        assert row["calls"] > 0 and row["errors"] == 0, row
+        refused = await mcp_actors(*bench, "--header", "X-Team=blue")
+        assert refused.returncode != 0
+        assert b"401" in refused.stderr
+        bad = await mcp_actors(*bench, "--header", "no-equals-sign")
+        assert bad.returncode == 2

@@ -233,7 +233,7 @@ async def test_a_scenario_bearer_token_goes_on_every_request(
             for head in server.heads
         )
     code, _, stderr = await bench("stdio:true", "--scenario", str(scenario))
-    assert code == 2 and "a bearer token goes to http:// targets only" in stderr
+    assert code == 2 and "a bearer token or extra headers go to http:// targets only" in stderr
 
 
 async def test_sessions_one_after_another_hand_on_their_connection() -> None:

@@ -12,6 +12,8 @@ from typing import Any
 import attrs
 import trio
 
+from ..client.header_options import add_header_options, headers_of
+from ..client.headers import HeaderError
 from ..protocol.versions import MODERN, SUPPORTED
 from .compare import load_report, render_compare
 from .html import compare_page, report_page
@@ -156,6 +158,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     )
     bench.add_argument("--quiet", action="store_true", help="no live progress on stderr")
     bench.add_argument("--server-stderr", action="store_true", help="show the server's stderr")
+    add_header_options(bench)
     bench.set_defaults(action=main)
     parser: argparse.ArgumentParser = bench
     return parser
@@ -278,6 +281,14 @@ def main(options: argparse.Namespace) -> int:
     return _output(options, report)
 
 
+def _headers(options: argparse.Namespace) -> dict[str, str] | None:
+    """``--bearer`` and ``--header``, for an ``http://`` target's every request."""
+    try:
+        return headers_of(options, url=options.target.startswith("http://"))
+    except HeaderError as error:
+        raise BenchError(str(error)) from None
+
+
 def _own_arguments() -> list[str]:
     """This command's arguments, after the word ``bench`` (what load processes get)."""
     argv = sys.argv[1:]
@@ -302,6 +313,7 @@ def _run(options: argparse.Namespace, config: BenchConfig) -> dict[str, Any]:
     connect = connector_for(
         options.target,
         bearer=config.scenario.bearer if config.scenario is not None else None,
+        headers=_headers(options),
         server_pid=options.server_pid,
         quiet=not options.server_stderr,
         lean_http=not options.full_client,

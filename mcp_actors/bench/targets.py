@@ -25,20 +25,26 @@ def connector_for(
     lean_http: bool = True,
     protocol_version: str = "2025-11-25",
     bearer: str | None = None,
+    headers: dict[str, str] | None = None,
 ) -> Connector:
     """A connector for ``stdio:COMMAND ARGS...`` or a URL (``http://``, ``ws://`` ...);
-    ``bearer``: the access token every HTTP request carries (lean HTTP wire only)."""
-    if bearer is not None and not target.startswith("http://"):
-        raise BenchError("a bearer token goes to http:// targets only (the lean HTTP wire)")
+    ``bearer``: the access token every HTTP request carries, ``headers``: headers it
+    carries besides (``--bearer``/``--header``; lean HTTP wire only)."""
+    if (bearer is not None or headers) and not target.startswith("http://"):
+        raise BenchError(
+            "a bearer token or extra headers go to http:// targets only (the lean HTTP wire)"
+        )
     if target.startswith("stdio:"):
         return stdio_connector(shlex.split(target[len("stdio:") :]), quiet=quiet)
     if target.startswith("http://") and lean_http and not target.split("?")[0].endswith("/sse"):
         # imported here: the lean wire needs httptools, of the ``http`` extra
         from .http import http_connector
 
-        headers = {"Authorization": f"Bearer {bearer}"} if bearer is not None else {}
+        sent = dict(headers or {})
+        if bearer is not None:
+            sent["Authorization"] = f"Bearer {bearer}"
         return http_connector(
-            target, pid=server_pid, protocol_version=protocol_version, headers=headers
+            target, pid=server_pid, protocol_version=protocol_version, headers=sent
         )
     if "://" in target:
         return stream_connector(target, pid=server_pid)

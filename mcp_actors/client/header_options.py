@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from .client.headers import HeaderError, request_headers
+from .headers import HeaderError, request_headers
 
 #: The environment variable ``--bearer`` defaults to.
 BEARER_VARIABLE = "MCP_ACTORS_BEARER"
