@@ -113,5 +113,13 @@ async def test_a_held_back_store_writes_what_is_read_once_and_never_the_priming_
         assert await client.client.xlen("t:events:{s1}:w1.g") == CACHED_EVENTS + 1
         read = await mine.read("w1.g", None)  # from Redis now: the cache was dropped
         assert [event.payload for event in read] == [b"%d" % n for n in range(CACHED_EVENTS + 1)]
+
+        # A reader resuming on this worker: after an event still cached, from memory;
+        # after one it passed already, from Redis.
+        primed = await mine.append("w1.p3", b"")
+        first, second = [await mine.append("w1.p3", data) for data in (b"a", b"b")]
+        assert [event.id for event in await mine.read("w1.p3", first)] == [second]
+        assert await mine.read("w1.p3", second) == []
+        assert [event.id for event in await mine.read("w1.p3", primed)] == [first, second]
         await mine.aclose()
         assert await client.client.exists(["t:events:{s1}:w1.p2", "t:events:{s1}:w1.g"]) == 0

@@ -109,8 +109,8 @@ class _Tail:
         self.held = 0
 
     def take(self, after: str | None) -> list[StoredEvent] | None:
-        """The cached events after ``after`` (None: ``after`` is not in the cache), which
-        the reader now has: the cache keeps only what follows them."""
+        """The cached events after ``after`` (None: ``after`` is not in the cache); the
+        reader has every cached event then, so the cache is emptied."""
         events = self.events
         if after == self.after:
             start = 0
@@ -184,11 +184,13 @@ class RedisEventStore(EventStore):
     async def read(self, stream: str, after: str | None) -> list[StoredEvent]:
         await self.flush()  # what a reader gets must be in Redis: it may resume elsewhere
         tail = self._tails.get(stream)
-        taken = None if tail is None else tail.take(after)
-        if taken is not None:
-            self._cached -= len(taken)
-            self._cached_bytes -= sum(len(event.payload) for event in taken)
-            return taken
+        if tail is not None:
+            cached = tail.events
+            taken = tail.take(after)
+            if taken is not None:
+                if taken:
+                    self._uncache(cached)  # the reader has them, or passed them
+                return taken
         start = "-" if after is None else _exclusive(after)
         if start is None:
             return []
@@ -234,6 +236,10 @@ class RedisEventStore(EventStore):
             self._writing = None
             written.set()
 
+    def _uncache(self, events: list[StoredEvent]) -> None:
+        self._cached -= len(events)
+        self._cached_bytes -= sum(len(event.payload) for event in events)
+
     def _drop_cache(self) -> None:
         for tail in self._tails.values():
             tail.drop()
@@ -260,8 +266,7 @@ class RedisEventStore(EventStore):
         tail = self._tails.pop(stream, None)
         if tail is not None:
             self._held -= tail.held
-            self._cached -= len(tail.events)
-            self._cached_bytes -= sum(len(event.payload) for event in tail.events)
+            self._uncache(tail.events)
         if stream in self._written:
             self._written.discard(stream)
             self._discarded.append(self._stream_key(stream))

@@ -33,6 +33,7 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 import msgspec
 import trio
+from anyio import ClosedResourceError
 
 from .redis_client import RedisClient, RedisError, as_bytes
 from .task_store import task_space
@@ -120,7 +121,9 @@ class FleetReporter:
                 except RedisError as error:
                     log.warning("fleet report: %s", error)
         finally:
-            with trio.move_on_after(2.0, shield=True), suppress(RedisError):
+            # A cancelled block may have closed the client's connections already (coredis
+            # then raises anyio's ClosedResourceError): the report expires by itself.
+            with trio.move_on_after(2.0, shield=True), suppress(RedisError, ClosedResourceError):
                 async with self.redis.client.pipeline(transaction=False) as pipeline:
                     pipeline.hdel(self.key, [self.worker])
                     pipeline.delete([alive_key(self.key, self.worker)])
