@@ -210,23 +210,9 @@ class RedisEventStore(EventStore):
             await self._writing.wait()  # it may carry the events the caller wants written
         if not self._held:
             return
-        self._held = 0
-        keys: list[str] = []
-        args: list[Any] = [self.max_events, self.ttl_ms, 0]
-        for stream, tail in self._tails.items():
-            if not tail.held:
-                continue
-            events = [event for event in tail.events[-tail.held :] if event.payload]
-            tail.held = 0
-            if events:
-                keys.append(self._stream_key(stream))
-                self._written.add(stream)
-                args.append(len(events))
-                for event in events:
-                    args += [event.id.rpartition("/")[2], event.payload]
+        keys, args = self._take_held()
         if not keys:
             return  # priming events only: nothing to write
-        args[2] = len(keys)
         keys += self._discarded
         self._discarded = []
         self._writing = written = trio.Event()
@@ -235,6 +221,23 @@ class RedisEventStore(EventStore):
         finally:
             self._writing = None
             written.set()
+
+    def _take_held(self) -> tuple[list[str], list[Any]]:
+        """The keys and arguments of :data:`_WRITE` for the held events (no longer held)."""
+        self._held = 0
+        keys: list[str] = []
+        args: list[Any] = [self.max_events, self.ttl_ms, 0]
+        for stream, tail in self._tails.items():
+            held, tail.held = tail.held, 0
+            events = [event for event in tail.events[len(tail.events) - held :] if event.payload]
+            if events:
+                keys.append(self._stream_key(stream))
+                self._written.add(stream)
+                args.append(len(events))
+                for event in events:
+                    args += [event.id.rpartition("/")[2], event.payload]
+        args[2] = len(keys)
+        return keys, args
 
     def _uncache(self, events: list[StoredEvent]) -> None:
         self._cached -= len(events)
