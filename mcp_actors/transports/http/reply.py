@@ -160,6 +160,9 @@ async def _abandoned(
     keep handlers running.
     """
     if transport.can_resume(stream):
+        # What it may come back for must be readable by whichever worker it reaches
+        # (later events are written as they come: see HttpSessionStream._append).
+        await transport.store.flush()
         if window is None:
             return
         with trio.move_on_after(window):
