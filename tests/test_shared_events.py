@@ -7,7 +7,12 @@ from contextlib import AsyncExitStack
 
 import httpx
 
-from mcp_actors.shared.event_store import CACHED_EVENTS, RedisEventStore, redis_event_stores
+from mcp_actors.shared.event_store import (
+    CACHED_EVENTS,
+    TAILS,
+    RedisEventStore,
+    redis_event_stores,
+)
 from mcp_actors.shared.redis_client import open_redis
 
 from deployment import (
@@ -123,3 +128,16 @@ async def test_a_held_back_store_writes_what_is_read_once_and_never_the_priming_
         assert [event.id for event in await mine.read("w1.p3", primed)] == [first, second]
         await mine.aclose()
         assert await client.client.exists(["t:events:{s1}:w1.p2", "t:events:{s1}:w1.g"]) == 0
+
+
+async def test_a_store_tracks_a_bounded_number_of_streams() -> None:
+    """A session whose clients keep leaving streams unfinished: the store forgets the
+    oldest streams it wrote, which Redis then drops by their TTL, not at the end."""
+    async with redis_server() as redis_url, open_redis(redis_url) as client:
+        store = redis_event_stores(client, "t", max_events=10, ttl=60)("s1")
+        for number in range(TAILS + 1):
+            await store.append(f"w1.p{number}", b"left")
+        await store.aclose()
+        oldest, newest = "t:events:{s1}:w1.p0", f"t:events:{{s1}}:w1.p{TAILS}"
+        assert await client.client.exists([newest]) == 0
+        assert 0 < await client.client.pttl(oldest) <= 60_000

@@ -40,7 +40,9 @@ write (``PEXPIRE``), so an abandoned session's events leave Redis without a swee
 The memory a store keeps is at most :data:`CACHED_EVENTS` events (and ``max_events``)
 or :data:`CACHED_BYTES` bytes: past either, the held events are written and the cache
 is dropped (its readers then read Redis). Acknowledged events are trimmed (``XTRIM
-MINID``); a discarded stream is deleted with the next write (or by its TTL).
+MINID``); a discarded stream is deleted with the next write (or by its TTL). A store
+tracks at most :data:`TAILS` streams: past it, it forgets those with nothing cached,
+and the oldest of those it wrote (left to their TTL when the session ends).
 """
 
 from __future__ import annotations
@@ -63,6 +65,11 @@ _PAYLOAD = b"d"
 #: cached for the connection that reads them next.
 CACHED_EVENTS = 64
 CACHED_BYTES = 1024 * 1024
+
+#: Streams a store keeps track of at most (see :meth:`RedisEventStore.append`): a
+#: session's streams come and go (the finished ones are discarded), but one whose
+#: client left is never discarded (its events go by their TTL).
+TAILS = 256
 
 #: KEYS: the streams written (ARGV[3] of them), then the streams to delete. ARGV:
 #: max events, ttl ms, the count of streams written, then for each: its count of
@@ -155,8 +162,8 @@ class RedisEventStore(EventStore):
         self._writing: trio.Event | None = None
         self._cached = 0
         self._cached_bytes = 0
-        #: Streams written to Redis (deleted when the session ends).
-        self._written: set[str] = set()
+        #: Streams written to Redis, oldest first (deleted when the session ends).
+        self._written: dict[str, None] = {}
         #: Streams discarded since the last write (deleted with the next one).
         self._discarded: list[str] = []
 
@@ -166,6 +173,8 @@ class RedisEventStore(EventStore):
     async def append(self, stream: str, payload: bytes) -> str:
         tail = self._tails.get(stream)
         if tail is None:
+            if len(self._tails) >= TAILS:
+                self._forget_idle_tails()
             tail = self._tails[stream] = _Tail()
         event = StoredEvent(f"{stream}/{self._ids.next()}", payload)
         tail.events.append(event)
@@ -232,12 +241,20 @@ class RedisEventStore(EventStore):
             events = [event for event in tail.events[len(tail.events) - held :] if event.payload]
             if events:
                 keys.append(self._stream_key(stream))
-                self._written.add(stream)
+                self._written[stream] = None
+                if len(self._written) > TAILS:  # the oldest goes by its TTL
+                    del self._written[next(iter(self._written))]
                 args.append(len(events))
                 for event in events:
                     args += [event.id.rpartition("/")[2], event.payload]
         args[2] = len(keys)
         return keys, args
+
+    def _forget_idle_tails(self) -> None:
+        """Forget the tails caching nothing (their readers, if any, then read Redis)."""
+        idle = [stream for stream, tail in self._tails.items() if not tail.events]
+        for stream in idle:
+            del self._tails[stream]
 
     def _uncache(self, events: list[StoredEvent]) -> None:
         self._cached -= len(events)
@@ -271,7 +288,7 @@ class RedisEventStore(EventStore):
             self._held -= tail.held
             self._uncache(tail.events)
         if stream in self._written:
-            self._written.discard(stream)
+            del self._written[stream]
             self._discarded.append(self._stream_key(stream))
 
     async def aclose(self) -> None:
