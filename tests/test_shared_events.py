@@ -9,7 +9,7 @@ import httpx
 
 from mcp_actors.shared.event_store import (
     CACHED_EVENTS,
-    TAILS,
+    WRITTEN,
     RedisEventStore,
     redis_event_stores,
 )
@@ -135,9 +135,9 @@ async def test_a_store_tracks_a_bounded_number_of_streams() -> None:
     oldest streams it wrote, which Redis then drops by their TTL, not at the end."""
     async with redis_server() as redis_url, open_redis(redis_url) as client:
         store = redis_event_stores(client, "t", max_events=10, ttl=60)("s1")
-        for number in range(TAILS + 1):
+        for number in range(WRITTEN + 1):
             await store.append(f"w1.p{number}", b"left")
         await store.aclose()
-        oldest, newest = "t:events:{s1}:w1.p0", f"t:events:{{s1}}:w1.p{TAILS}"
+        oldest, newest = "t:events:{s1}:w1.p0", f"t:events:{{s1}}:w1.p{WRITTEN}"
         assert await client.client.exists([newest]) == 0
         assert 0 < await client.client.pttl(oldest) <= 60_000

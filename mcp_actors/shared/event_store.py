@@ -41,8 +41,9 @@ The memory a store keeps is at most :data:`CACHED_EVENTS` events (and ``max_even
 or :data:`CACHED_BYTES` bytes: past either, the held events are written and the cache
 is dropped (its readers then read Redis). Acknowledged events are trimmed (``XTRIM
 MINID``); a discarded stream is deleted with the next write (or by its TTL). A store
-tracks at most :data:`TAILS` streams: past it, it forgets those with nothing cached,
-and the oldest of those it wrote (left to their TTL when the session ends).
+tracks at most :data:`TAILS` streams with a cache (past it, it forgets those with
+nothing cached) and :data:`WRITTEN` written ones (past it, the oldest is left to its
+TTL).
 """
 
 from __future__ import annotations
@@ -66,10 +67,14 @@ _PAYLOAD = b"d"
 CACHED_EVENTS = 64
 CACHED_BYTES = 1024 * 1024
 
-#: Streams a store keeps track of at most (see :meth:`RedisEventStore.append`): a
-#: session's streams come and go (the finished ones are discarded), but one whose
-#: client left is never discarded (its events go by their TTL).
+#: Streams a store keeps track of at most: those with a cache (see
+#: :meth:`RedisEventStore.append`), and those written to Redis. A session's streams
+#: come and go (the finished ones are discarded), but one whose client left is never
+#: discarded (its events go by their TTL). Written ones are tracked further than a
+#: session remembers finished streams (``HttpConfig.max_finished_streams``, 256), so
+#: those are deleted, not left to their TTL.
 TAILS = 256
+WRITTEN = 1024
 
 #: KEYS: the streams written (ARGV[3] of them), then the streams to delete. ARGV:
 #: max events, ttl ms, the count of streams written, then for each: its count of
@@ -242,7 +247,7 @@ class RedisEventStore(EventStore):
             if events:
                 keys.append(self._stream_key(stream))
                 self._written[stream] = None
-                if len(self._written) > TAILS:  # the oldest goes by its TTL
+                if len(self._written) > WRITTEN:  # the oldest goes by its TTL
                     del self._written[next(iter(self._written))]
                 args.append(len(events))
                 for event in events:
