@@ -231,7 +231,10 @@ class RedisEventStore(EventStore):
         self._discarded = []
         self._writing = written = trio.Event()
         try:
-            await self.redis.client.eval(_WRITE, keys=keys, args=args)
+            # Shielded: the events are no longer held, so a write cancelled midway (its
+            # reader's client left) would lose them; the client's timeout bounds it.
+            with trio.CancelScope(shield=True):
+                await self.redis.client.eval(_WRITE, keys=keys, args=args)
         finally:
             self._writing = None
             written.set()
