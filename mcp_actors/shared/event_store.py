@@ -21,10 +21,12 @@ carrying it. So the store does the work without waiting on Redis where it can:
   resumption say, or for a stream another worker writes).
 - **Writes are held back** (``hold_back``, for shared sessions): appends stay in
   memory until something reads the stream, :meth:`RedisEventStore.flush` is called
-  (the transport does before telling another worker to read: see
-  :mod:`~mcp_actors.transports.http.any_worker`) or the bound below is reached; then
-  every held event of the session goes in one script — ``XADD`` each, ``PEXPIRE``
-  each stream, and the ``DEL`` of the streams discarded meanwhile. A priming event
+  (the transport does before telling another worker to read, see
+  :mod:`~mcp_actors.transports.http.any_worker`, and when a client leaves a stream it
+  may resume elsewhere) or the bound below is reached; then every held event of the
+  session goes in one script — ``XADD`` each, ``PEXPIRE`` each stream, and the
+  ``DEL`` of the streams discarded meanwhile — which, once sent, is finished even if
+  its caller is cancelled (``redis_timeout`` bounds it). A priming event
   (no data) is never written: its id is all it is for, and a read after it works
   the same without it. Without ``hold_back`` (``share_events``: another worker
   replays the store without asking this one) each append is written at once.
