@@ -538,10 +538,17 @@ async def test_our_client_resumes_dropped_streams_on_any_worker(tmp_path: Path, 
         open_streamable_http(deployment.url, http_client=http) as stream,
         open_client(stream, era="legacy") as client,
     ):
+        calls = 0
 
         async def slow() -> int:
+            nonlocal calls
+            calls += 1
             answer = text(await client.call_tool("slow", {"seconds": 0.5}))
             assert answer.startswith("slept 0.5s in ")
+            # A call and the GET resuming it are two requests: behind round robin, every
+            # POST would land on one worker; a request after every other call alternates.
+            if calls % 2:
+                await client.call_tool("whoami")
             return pid_after(answer, " in ")
 
         await until_spread(deployment, slow)
@@ -560,11 +567,16 @@ async def test_sdk_client_resumes_dropped_streams_on_any_worker(tmp_path: Path, 
     ):
         transport_streams = streamable_http_client(deployment.url, http_client=http)
         async with SdkClient(transport_streams, mode="legacy") as client:
+            calls = 0
 
             async def slow() -> int:
+                nonlocal calls
+                calls += 1
                 result = await client.call_tool("slow", {"seconds": 0.5})
                 answer = str(result.content[0].text)  # type: ignore[union-attr]
                 assert answer.startswith("slept 0.5s in ")
+                if calls % 2:  # alternates the POSTs' workers (as above)
+                    await client.call_tool("whoami", {})
                 return pid_after(answer, " in ")
 
             await until_spread(deployment, slow)

@@ -7,7 +7,12 @@ from contextlib import AsyncExitStack
 
 import httpx
 
-from mcp_actors.shared.event_store import RedisEventStore
+from mcp_actors.shared.event_store import (
+    CACHED_EVENTS,
+    WRITTEN,
+    RedisEventStore,
+    redis_event_stores,
+)
 from mcp_actors.shared.redis_client import open_redis
 
 from deployment import (
@@ -80,3 +85,59 @@ async def test_the_redis_event_store_is_bounded_per_stream_and_forgets_acknowled
         assert 0 < ttl <= 60_000
         await store.aclose()
         assert await store.read("post-1", None) == []
+
+
+async def test_a_held_back_store_writes_what_is_read_once_and_never_the_priming_event() -> None:
+    """``share_sessions``' stores: appends wait in memory for the stream's reader, which
+    reads them from there and writes them to Redis in one go (so another worker finds
+    them); a discarded stream goes with the next write; past the cache's bound, held
+    events are written without a reader."""
+    async with redis_server() as redis_url, open_redis(redis_url) as client:
+        stores = redis_event_stores(client, "t", max_events=1000, ttl=60, hold_back=True)
+        mine, elsewhere = stores("s1"), stores("s1")  # elsewhere: another worker's view
+        key = "t:events:{s1}:w1.p1"
+        primed = await mine.append("w1.p1", b"")
+        answer = await mine.append("w1.p1", b"answer")
+        assert await elsewhere.read("w1.p1", primed) == []  # held back: not in Redis yet
+        read = await mine.read("w1.p1", None)
+        assert [(event.id, event.payload) for event in read] == [(primed, b""), (answer, b"answer")]
+        assert [event.id for event in await elsewhere.read("w1.p1", primed)] == [answer]
+        assert await client.client.xlen(key) == 1  # the priming event is not written
+        assert 0 < await client.client.pttl(key) <= 60_000
+
+        await mine.discard("w1.p1")  # its events may go: with the next write
+        assert await client.client.exists([key]) == 1
+        await mine.append("w1.p2", b"next")
+        await mine.flush()
+        assert await client.client.exists([key]) == 0
+        assert [event.payload for event in await mine.read("w1.p2", None)] == [b"next"]
+        assert await client.client.xlen("t:events:{s1}:w1.p2") == 1
+
+        for number in range(CACHED_EVENTS + 1):  # nobody reads the GET stream meanwhile
+            await mine.append("w1.g", b"%d" % number)
+        assert await client.client.xlen("t:events:{s1}:w1.g") == CACHED_EVENTS + 1
+        read = await mine.read("w1.g", None)  # from Redis now: the cache was dropped
+        assert [event.payload for event in read] == [b"%d" % n for n in range(CACHED_EVENTS + 1)]
+
+        # A reader resuming on this worker: after an event still cached, from memory;
+        # after one it passed already, from Redis.
+        primed = await mine.append("w1.p3", b"")
+        first, second = [await mine.append("w1.p3", data) for data in (b"a", b"b")]
+        assert [event.id for event in await mine.read("w1.p3", first)] == [second]
+        assert await mine.read("w1.p3", second) == []
+        assert [event.id for event in await mine.read("w1.p3", primed)] == [first, second]
+        await mine.aclose()
+        assert await client.client.exists(["t:events:{s1}:w1.p2", "t:events:{s1}:w1.g"]) == 0
+
+
+async def test_a_store_tracks_a_bounded_number_of_streams() -> None:
+    """A session whose clients keep leaving streams unfinished: the store forgets the
+    oldest streams it wrote, which Redis then drops by their TTL, not at the end."""
+    async with redis_server() as redis_url, open_redis(redis_url) as client:
+        store = redis_event_stores(client, "t", max_events=10, ttl=60)("s1")
+        for number in range(WRITTEN + 1):
+            await store.append(f"w1.p{number}", b"left")
+        await store.aclose()
+        oldest, newest = "t:events:{s1}:w1.p0", f"t:events:{{s1}}:w1.p{WRITTEN}"
+        assert await client.client.exists([newest]) == 0
+        assert 0 < await client.client.pttl(oldest) <= 60_000

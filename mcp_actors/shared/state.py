@@ -40,13 +40,16 @@ class SharedState:
     task_store: RedisTaskStore
 
     def event_stores(self) -> Callable[[str], EventStore]:
-        """An ``HttpConfig.event_store_factory`` keeping each session's events in Redis."""
+        """An ``HttpConfig.event_store_factory`` keeping each session's events in Redis
+        (held back until read with ``share_sessions``: the workers then ask each other
+        for them, see :mod:`.event_store`)."""
         settings = self.settings
         return redis_event_stores(
             self.redis,
             settings.key_prefix,
             max_events=settings.event_stream_max,
             ttl=settings.event_ttl_seconds,
+            hold_back=settings.share_sessions,
         )
 
     async def unhealthy(self) -> str | None:

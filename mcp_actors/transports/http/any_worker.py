@@ -319,10 +319,12 @@ class SharedSessions:
     async def _report(
         self, carrier: int, session_id: str, transport: HttpSessionStream, stream: ResponseStream
     ) -> None:
-        """Tell ``carrier`` of each change of ``stream`` while a connection there carries it."""
+        """Tell ``carrier`` of each change of ``stream`` while a connection there carries it
+        (what changed written to the store first: the carrier reads it there)."""
         while True:
             changed = stream.changed
             finished = stream.finished or transport.closed.is_set()
+            await transport.store.flush()
             payload = b"%s %d" % (stream.key.encode(), finished)
             await self.mailbox.send(carrier, Letter(session_id, "changed", payload))
             if finished or stream.connection is not ELSEWHERE:

@@ -89,6 +89,12 @@ class EventStore(abc.ABC):
     async def acknowledge(self, stream: str, event_id: str) -> None:  # noqa: B027
         """The client has the events of ``stream`` up to ``event_id``: they may go."""
 
+    async def flush(self) -> None:  # noqa: B027
+        """Make every appended event readable by other workers sharing the store. A
+        shared store may hold appends back to write them together (its own reads get
+        them regardless): call this before telling another worker to read. The default
+        (a store that writes at once, or is not shared) does nothing."""
+
     async def discard(self, stream: str) -> None:  # noqa: B027
         """No reader will want the events of ``stream`` again: they may go."""
 

@@ -11,6 +11,7 @@ client leaves (a stream it cannot resume then cancels its requests, see
 
 from __future__ import annotations
 
+import logging
 from contextlib import suppress
 from functools import partial
 
@@ -33,6 +34,8 @@ from .asgi import (
 )
 from .routing import SESSION_ENDED, VERSION_HEADER, Refusal
 from .session_stream import HttpSessionStream, ResponseStream
+
+log = logging.getLogger("mcp_actors.http")
 
 
 async def reply(
@@ -160,6 +163,12 @@ async def _abandoned(
     keep handlers running.
     """
     if transport.can_resume(stream):
+        # What it may come back for must be readable by whichever worker it reaches
+        # (later events are written as they come: see HttpSessionStream._append).
+        try:
+            await transport.store.flush()
+        except Exception as error:  # a shared store that cannot write: still abandon below
+            log.warning("the events of a stream its client left were not written: %r", error)
         if window is None:
             return
         with trio.move_on_after(window):

@@ -554,6 +554,9 @@ class HttpSessionStream(MessageStream):
 
     async def _append(self, stream: ResponseStream, payload: bytes) -> None:
         await self.store.append(stream.key, payload)
+        if stream.connection is None and stream.delivered is not None:
+            # No connection reads it now, and its client may resume it on any worker.
+            await self.store.flush()
         stream.notify()
 
     def _batch_owner(self, answers: Iterable[RequestId]) -> ResponseStream | None:
