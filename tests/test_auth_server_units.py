@@ -5,6 +5,7 @@ bounds, the hook's answers, declared scopes, and the request-target probe."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -80,23 +81,23 @@ async def test_a_well_formed_token_gives_its_caller() -> None:
 
 
 @pytest.mark.parametrize(
-    ("forged", "reason"),
-    [
-        (token({"typ": "JWT"}), "not an access token"),
-        (token(exp=int(time.time()) - 120), "expired"),
-        (token(exp=None), "no expiry"),
-        (token(nbf=int(time.time()) + 120), "not valid yet"),
-        (token(iss="https://elsewhere.example.com"), "another authorization server"),
-        (token(aud="https://mcp.example.com/other"), "not meant for this resource"),
-        (token({"kid": "k9"}), "unknown key"),
-        ("not.a.jwt", "not a signed JWT"),
-        ("x" * 20_000, "too long"),
+    ("forge", "reason"),
+    [  # made when the test runs: a token made at collection would expire in a long run
+        (lambda: token({"typ": "JWT"}), "not an access token"),
+        (lambda: token(exp=int(time.time()) - 120), "expired"),
+        (lambda: token(exp=None), "no expiry"),
+        (lambda: token(nbf=int(time.time()) + 120), "not valid yet"),
+        (lambda: token(iss="https://elsewhere.example.com"), "another authorization server"),
+        (lambda: token(aud="https://mcp.example.com/other"), "not meant for this resource"),
+        (lambda: token({"kid": "k9"}), "unknown key"),
+        (lambda: "not.a.jwt", "not a signed JWT"),
+        (lambda: "x" * 20_000, "too long"),
     ],
 )
-async def test_what_a_token_must_be(forged: str, reason: str) -> None:
+async def test_what_a_token_must_be(forge: Callable[[], str], reason: str) -> None:
     verifier = verifier_for(Published(jwks(KEY)))
     with pytest.raises(InvalidToken, match=reason):
-        await verifier.verify(forged, RESOURCE)
+        await verifier.verify(forge(), RESOURCE)
 
 
 async def test_the_none_and_symmetric_algorithms_are_refused() -> None:

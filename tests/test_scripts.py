@@ -129,10 +129,9 @@ def test_config_prints_an_entry_for_each_client() -> None:
         "command": sys.executable,
         "args": ["-m", "mcp_actors.cli", "run", str(EXAMPLE)],
     }
-    assert where == (
-        "mcp-actors: paste into claude_desktop_config.json"
-        " (Claude Desktop: Settings > Developer > Edit Config)\n"
-    )
+    config_home = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    desktop = config_home / "Claude" / "claude_desktop_config.json"  # on Linux
+    assert where == f"mcp-actors: paste into {desktop} (Claude Desktop)\n"
     cursor, _ = config("servers.sample", "--client", "cursor", "--name", "tests")
     assert cursor == {
         "mcpServers": {

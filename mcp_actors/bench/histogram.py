@@ -47,7 +47,11 @@ class Latencies:
 
     def add(self, other: Latencies) -> None:
         """Count ``other``'s values here too (exact: the buckets are the same)."""
-        self._histogram.add(other._histogram)
+        self.add_encoded(other.encode())
+
+    def add_encoded(self, data: bytes) -> None:
+        """Count the values of a histogram in the form :meth:`encode` gives here too."""
+        self._histogram.decode_and_add(data)
 
     def encode(self) -> bytes:
         """The compressed form (HdrHistogram's own), for another process to :meth:`decode`."""
@@ -56,7 +60,7 @@ class Latencies:
     @classmethod
     def decode(cls, data: bytes) -> Latencies:
         latencies = cls()
-        latencies._histogram.decode_and_add(data)
+        latencies.add_encoded(data)
         return latencies
 
     def percentile_ms(self, percentile: float) -> float | None:
