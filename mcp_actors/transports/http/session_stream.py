@@ -21,17 +21,15 @@ does the routing the spec asks for:
   delivery and replay after ``Last-Event-ID`` are the same loop, and a new
   connection for a stream takes it over from the old one.
 
-An idle session sleeps (see :mod:`~mcp_actors.runtime.session`): when the
-session table's sweep finds it idle (:meth:`HttpSessionStream.offer_rest`), the
-reader waiting on an empty inbox is offered rest; the session that takes it
-leaves its wake-up call here, and the next POST body (or the end of the
-session) wakes it. The stream itself stays: its streams, its store, a GET
-stream's connection reading the store.
+An idle session sleeps (see :mod:`~mcp_actors.runtime.session`): when the session
+table's sweep finds it idle (:meth:`HttpSessionStream.offer_rest`), the reader waiting on
+an empty inbox is offered rest; the session that takes it leaves its wake-up call here,
+and the next POST body (or the end of the session) wakes it. The stream itself stays:
+its streams, its store, a GET stream's connection reading the store.
 
-A client disconnect ends a connection. Whether it also ends the requests of the
-stream depends on whether the client can come back for them (see
-:meth:`HttpSessionStream.abandon` and the endpoint's ``resume_window``): a stream it
-can resume keeps going to the store meanwhile.
+A client disconnect ends a connection. Whether it also ends the requests of the stream
+depends on whether the client can come back for them (see :meth:`HttpSessionStream.abandon`
+and the endpoint's ``resume_window``): a stream it can resume keeps going to the store.
 """
 
 from __future__ import annotations
@@ -555,8 +553,7 @@ class HttpSessionStream(MessageStream):
     async def _append(self, stream: ResponseStream, payload: bytes) -> None:
         await self.store.append(stream.key, payload)
         if stream.connection is None and stream.delivered is not None:
-            # No connection reads it now, and its client may resume it on any worker.
-            await self.store.flush()
+            await self.store.flush()  # no connection reads it; a resume may come anywhere
         stream.notify()
 
     def _batch_owner(self, answers: Iterable[RequestId]) -> ResponseStream | None:
