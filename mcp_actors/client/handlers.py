@@ -182,6 +182,9 @@ class ClientDispatcher:
         """A client's handlers (sampling, elicitation...) may wait: each gets its own task."""
         return False
 
+    def session_ended(self) -> None:
+        """The session has ended: a client's dispatcher holds nothing of it."""
+
     def handle_notification(self, method: str, params: Any) -> None:
         handlers = self.handlers
         meta = getattr(params, "meta", None)

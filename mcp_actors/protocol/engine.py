@@ -115,6 +115,11 @@ OpenRequest = Callable[
 ]
 
 
+def _closed(*_: Any, **__: Any) -> Any:
+    """What a closed engine's callbacks became: it opens no request, describes nothing."""
+    raise RuntimeError("the engine is closed")
+
+
 @attrs.define(eq=False)
 class Engine(Generic[In, Out]):
     """One side of one MCP connection: what has been said, and what may be said next.
@@ -199,9 +204,14 @@ class Engine(Generic[In, Out]):
         self._peer_gone = True
 
     def close(self) -> None:
-        """The connection is over: the lifecycle ends."""
+        """The connection is over: the lifecycle ends. The engine lets go of the
+        runtime's callbacks (they point back at the session that owns the engine: a
+        reference cycle would outlive the session) and opens no request any more."""
         self._peer_gone = True
         self.state.close()
+        self.open_request = _closed
+        if self.describe_server is not None:
+            self.describe_server = _closed
 
     def _receive_request(
         self,
@@ -573,17 +583,6 @@ def _marked_modern(raw_params: msgspec.Raw | UnsetType) -> bool:
         and find_modern_marker(raw_params) is not None
         and is_modern_request(raw_params)
     )
-
-
-def progress_token(params: Any) -> t.ProgressToken | None:
-    """The ``_meta.progressToken`` of a request's decoded params, if it has a usable one."""
-    meta = getattr(params, "meta", UNSET)
-    if meta is UNSET or meta is None:
-        return None
-    token = meta.get("progressToken")
-    if isinstance(token, (int, str)) and not isinstance(token, bool):
-        return token
-    return None
 
 
 @functools.lru_cache(maxsize=64)

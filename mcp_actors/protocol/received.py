@@ -42,6 +42,7 @@ from .jsonrpc import (
     peek,
 )
 from .modern import is_modern_request
+from .types import ProgressToken
 
 
 class _CancelledParams(msgspec.Struct, rename="camel"):
@@ -275,3 +276,14 @@ def refusal_in_peers_stead(request_id: RequestId, method: str, reason: str) -> E
     message = f"{method}: {reason}"
     error = ErrorObject(errors.METHOD_NOT_FOUND, message)
     return Envelope(jsonrpc=JSONRPC_VERSION, id=request_id, error=error)
+
+
+def progress_token(params: Any) -> ProgressToken | None:
+    """The ``_meta.progressToken`` of a request's decoded params, if it has a usable one."""
+    meta = getattr(params, "meta", UNSET)
+    if meta is UNSET or meta is None:
+        return None
+    token = meta.get("progressToken")
+    if isinstance(token, (int, str)) and not isinstance(token, bool):
+        return token
+    return None

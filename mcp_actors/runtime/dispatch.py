@@ -32,6 +32,10 @@ class Dispatcher(Protocol):
     def serves_inline(self, request: InboundRequest) -> bool:
         """Whether ``request``'s handler is declared never to wait (see :mod:`.inline`)."""
 
+    def session_ended(self) -> None:
+        """The session has ended: let go of it (a dispatcher and its session point at
+        each other; the cycle must not outlive the session)."""
+
 
 @runtime_checkable
 class ServerDispatcher(Dispatcher, Protocol):

@@ -90,6 +90,12 @@ class Rest:
         nursery.cancel_scope.cancel()
         transport.rest(wake)  # last: it may wake the session at once
 
+    def end(self) -> None:
+        """The session has ended: it never runs again, and the callback into it goes
+        (no reference cycle outlives the session)."""
+        self.asleep = False
+        self._resume = _ended
+
     def wake(self) -> None:
         """Something concerns the session: if it sleeps, run it again (in its host)."""
         if not self.asleep:
@@ -97,3 +103,7 @@ class Rest:
         self.asleep = False
         if not self.running:  # else the task winding down serves on instead
             self._resume()
+
+
+def _ended() -> None:
+    """What waking an ended session does: nothing."""

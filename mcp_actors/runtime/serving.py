@@ -29,10 +29,11 @@ from collections.abc import Callable
 import attrs
 import trio
 
-from ..protocol.engine import Engine, progress_token
+from ..protocol.engine import Engine
 from ..protocol.errors import McpError
 from ..protocol.events import BatchReceived, Event, Reply, RequestReceived
 from ..protocol.jsonrpc import RequestId
+from ..protocol.received import progress_token
 from ..transports.abc import Outgoing
 from .dispatch import Dispatcher
 from .eof import EofGrace

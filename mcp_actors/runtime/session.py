@@ -37,6 +37,7 @@ gets a bare "Internal error", the log a rate-limited traceback (see
 
 from __future__ import annotations
 
+import functools
 import types
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol
@@ -45,7 +46,6 @@ import attrs
 import trio
 from msgspec import UNSET, UnsetType
 
-from ..protocol import types as t
 from ..protocol.engine import Engine
 from ..protocol.events import (
     BatchReceived,
@@ -75,6 +75,11 @@ from .writer import Writer
 #: What the session reads before it can act on it: an event, or a request served inline
 #: whose answer still has to go out (see :meth:`Session._serve_without_nursery`).
 Pending = Event[InboundRequest, OutboundCall] | InlineStarted
+#: The events :meth:`Session._deliver` hands over without waiting, which a session of
+#: one exchange acts on before (and often instead of) opening a nursery.
+_DELIVERED_AT_ONCE = frozenset(
+    {ResponseReceived, NotificationReceived, ProgressReceived, LogReceived}
+)
 
 
 class SessionHost(ActorHost, Protocol):
@@ -147,15 +152,15 @@ class Session:
             first_request_id=self.transport.first_request_id,
         )
         queue_size = config.outbound_queue_size
-        self._writer = Writer(self.transport, self._encode_progress, self.close, queue_size)
+        encode_progress = functools.partial(
+            self._engine.encode_notification, "notifications/progress"
+        )
+        self._writer = Writer(self.transport, encode_progress, self.close, queue_size)
         self._notifications = Notifications(config.notification_queue_size)
         self._rest = Rest(self._resume)
         engine = self._engine
         self._eof = EofGrace(config.eof_grace, lambda: engine.inbound_count)
         self._serving = Serving(engine, self._writer, dispatcher, self._eof)
-
-    def _encode_progress(self, params: t.ProgressParams) -> bytes:
-        return self._engine.encode_notification("notifications/progress", params)
 
     @property
     def _outbound(self) -> Outbound:
@@ -238,6 +243,10 @@ class Session:
                 self._nursery = nursery
                 self._writer.attach(nursery.start_soon)
                 self._notifications.attach(nursery.start_soon)
+                if type(pending) is RequestReceived and self.transport.defers_reading:
+                    if await self._serve_before_reading(pending.request, nursery):
+                        return False  # a reader started: it ends the session
+                    pending = None
                 while True:
                     await self._read_loop(pending)
                     pending = None
@@ -254,6 +263,31 @@ class Session:
             self._writer.detach()
             self._notifications.detach()
         return False  # closed
+
+    async def _serve_before_reading(self, request: InboundRequest, nursery: trio.Nursery) -> bool:
+        """Serve the request of a stream that :attr:`~.MessageStream.defers_reading` in
+        this task, with no reader beside it unless the stream asks for one (see
+        :meth:`~.MessageStream.defer_reading`); True if it did (the reader then reads to
+        the end and drains, as :meth:`_serve_awake` would)."""
+        started = False
+
+        def start_reader() -> None:
+            nonlocal started
+            started = True
+            nursery.start_soon(self._read_then_drain)
+
+        transport = self.transport
+        transport.defer_reading(start_reader)
+        request.scope = trio.CancelScope()
+        try:
+            await self._serving.serve(request)
+        finally:
+            transport.defer_reading(None)
+        return started
+
+    async def _read_then_drain(self) -> None:
+        await self._read_loop()
+        await self._drain()
 
     def _quiet(self) -> bool:
         """Nothing queued or running that would need a task: the writer's, the
@@ -332,13 +366,25 @@ class Session:
         self._writer.close()
 
     def _shut_down(self) -> None:
+        """The session has ended: tell whoever waits, and have its parts let go of it.
+
+        The engine, the writer, the rest and the dispatcher each hold a callback into
+        the session (or the session itself): left alone, every session would end as a
+        reference cycle for the garbage collector — one per request over stateless or
+        2026-07-28 HTTP, each waiting for a full collection, which the serving GC
+        policy (:mod:`.gc_policy`) makes rare. Once they let go, reference counting
+        frees the session as soon as nothing else holds it."""
         self._engine.close()
         self._fail_outbound()
         self._ended = True
         if self._closed_event is not None:
             self._closed_event.set()
-        for callback in self._closed_callbacks or ():
+        callbacks, self._closed_callbacks = self._closed_callbacks, None
+        for callback in callbacks or ():
             callback()
+        self._writer.session_ended()
+        self._rest.end()
+        self.dispatcher.session_ended()
 
     def _fail_outbound(self) -> None:
         for call in self._engine.outbound:
@@ -360,8 +406,9 @@ class Session:
     async def _serve_without_nursery(self) -> Pending | None:
         """The session of one exchange (``transport.one_exchange``) before it opens a
         nursery, which costs as much as a small request: serve what needs no task — an
-        inline request whose answer goes straight out, an answer the engine wrote — and
-        return the first thing that needs one, unserved (None: the input ended)."""
+        inline request whose answer goes straight out, an answer the engine wrote, a
+        notification or response handed over — and return the first thing that needs
+        one, unserved (None: the input ended)."""
         serving, writer = self._serving, self._writer
         serves_inline = self.dispatcher.serves_inline
         while True:
@@ -378,6 +425,8 @@ class Session:
                 await serving.finish_inline(started)
             elif type(event) is Reply and writer.unqueued:
                 await self._reply(event)
+            elif type(event) in _DELIVERED_AT_ONCE:
+                self._deliver(event)
             else:
                 return event
 

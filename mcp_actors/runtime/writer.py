@@ -164,6 +164,11 @@ class Writer:
         self._closed = True
         self._send_channel.close()
 
+    def session_ended(self) -> None:
+        """The session has ended: the callback into it goes (no reference cycle
+        outlives the session); a failure of the transport now concerns nobody."""
+        self.on_closed = _nothing
+
     # -- sending -------------------------------------------------------------------------
 
     async def send(self, message: Outgoing) -> None:
@@ -301,3 +306,7 @@ class Writer:
                 messages.append(Outgoing(self.encode_progress(progress), stream.request_id))
         self._dirty_progress.clear()
         return messages
+
+
+def _nothing() -> None:
+    """Told of a failed transport once the session has ended: nothing to do."""

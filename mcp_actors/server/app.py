@@ -334,9 +334,7 @@ class Server(Registry):
         :attr:`sessions` (told of list changes) until its session closes."""
         self.trio_token = trio.lowlevel.current_trio_token()
         self._sessions[server_session] = None
-        server_session.session.when_closed(
-            lambda: self._sessions.pop(server_session, None)
-        )
+        server_session.session.when_closed(lambda: self._sessions.pop(server_session, None))
 
     def subscribe_updates(
         self,

@@ -367,6 +367,12 @@ class ServerSession:
         state = getattr(params, "request_state", UNSET)
         return state is not UNSET and self.server.continuations.issued(state)
 
+    def session_ended(self) -> None:
+        """The session has ended: let go of it (they point at each other, see
+        :meth:`~mcp_actors.runtime.dispatch.Dispatcher.session_ended`). A view made for
+        a request or a task keeps its own reference, as long as it lives."""
+        del self.session
+
     def serves_inline(self, request: InboundRequest) -> bool:
         """Whether ``request`` calls a tool declared never to wait (``inline=True``) and
         no middleware stands in between (middleware may wait)."""

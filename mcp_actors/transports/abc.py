@@ -118,6 +118,20 @@ class MessageStream(abc.ABC):
     #: opens a nursery, and never opens one when nothing else is needed.
     one_exchange: bool = False
 
+    #: Whether the session may serve a request of :attr:`one_exchange` in its reader's
+    #: own task, reading no further until the stream asks (see :meth:`defer_reading`):
+    #: most requests are answered before anything else happens on the stream, and a
+    #: reader task beside the handler costs as much as a small request.
+    defers_reading: bool = False
+
+    def defer_reading(self, start_reader: Callable[[], None] | None) -> None:
+        """The session serves a request without reading: call ``start_reader()`` (at
+        most once) when something must be read after all — input arrived, or the peer
+        must be watched (it may leave; a streaming reply needs keep-alives). ``None``:
+        the session reads again itself; forget the callback. Only a stream that sets
+        :attr:`defers_reading` is asked."""
+        raise NotImplementedError("this stream does not defer reading")
+
     #: Whether the peer may still read what we write after it stopped sending (stdio:
     #: a client may write its requests, close its end, and read the answers). The
     #: session then lets the requests in flight finish, within

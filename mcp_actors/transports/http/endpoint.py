@@ -39,7 +39,8 @@ described below, whose behaviour is unchanged.
 - **Stateless** (``HttpConfig.stateless``): no ids; each POST is served by a
   fresh session that starts operating without ``initialize`` and ends with the
   response; GET and DELETE answer 405. A POST of one request (the usual case) is
-  served in its own task, its session writing the reply (see :mod:`.exchange`).
+  served in its own task, its session writing the reply (see :mod:`.exchange`); so is
+  a POST of notifications, answered 202 once served.
 
 Which status and error each refusal gets is decided by the pure functions of
 :mod:`.routing`; the reply is written by :mod:`.reply`; this module does the I/O
@@ -296,8 +297,10 @@ class StreamableHttpEndpoint:
             if refusal is not None:
                 await refuse(send, refusal, request)
                 return
-        if len(post.request_ids) == 1 and not post.batch:
+        if not post.batch and len(post.request_ids) <= 1:
             await self._exchange(request, post, version, json_mode, receive, send)
+            if not post.request_ids:  # notifications, served: accepted
+                await respond(send, 202)
             return
         transport = HttpSessionStream(
             None,
@@ -347,11 +350,12 @@ class StreamableHttpEndpoint:
         receive: Receive,
         send: Send,
     ) -> None:
-        """A stateless POST of one request: its session runs in this task and writes the
-        reply itself (see :mod:`.exchange`), an event stream unless ``json_mode``."""
+        """A stateless POST of one request, or of notifications (answered 202 after):
+        its session runs in this task and writes the reply itself (see :mod:`.exchange`),
+        an event stream unless ``json_mode``."""
         exchange = HttpExchange(
             post.take_message(),
-            post.request_ids[0],
+            post.request_ids[0] if post.request_ids else None,
             (receive, send),
             streaming=not json_mode,
             stream_only=not json_mode,

@@ -1,26 +1,31 @@
 """One stateless HTTP exchange: a POST carrying one request, served by a session in its task.
 
 A stateless request — any request of the 2026-07-28 era, and a single request to a
-stateless legacy server — is the whole life of the session that serves it. Such a
+stateless legacy server — is the whole life of the session that serves it; so is a
+stateless POST of notifications, which the endpoint answers 202 once its session has
+ended (the exchange has no ``request_id``: nothing to answer, nothing written). Such a
 session is not worth a task, a nursery and queues of its own: the endpoint runs it
 in the POST's own task (supervised, see
 :meth:`~mcp_actors.runtime.supervisor.Supervisor.serve_here`), over an
 :class:`HttpExchange` that is both the session's stream and the writer of the HTTP
 reply:
 
-- the session's reader gets the request from :meth:`HttpExchange.receive`, then
-  waits in the next ``receive`` until the request is answered. Meanwhile it
-  watches the client — from :data:`~.asgi.QUICK_REPLY` seconds on (see there): a
-  client that leaves ends the input, which cancels the request — and, on a reply
-  that may stream, writes a ``: keep-alive`` comment every ``keepalive`` seconds of
-  silence;
+- the session's reader gets the request from :meth:`HttpExchange.receive` and
+  serves it in its own task, reading nothing meanwhile
+  (:meth:`HttpExchange.defer_reading`): most requests are answered at once. One still
+  unanswered after about :data:`~.asgi.QUICK_REPLY` seconds (:mod:`.slow_replies`)
+  gets a reader task, which waits in the next ``receive`` until the request is
+  answered. Meanwhile it watches the client — one that leaves ends the input, which
+  cancels the request — and, on a reply that may stream, writes a ``: keep-alive``
+  comment every ``keepalive`` seconds of silence;
 - the session's writes (:meth:`HttpExchange.send_all`) go straight into the HTTP
   response, committed as late as possible: an answer before anything else is one
   ``application/json`` body (its status chosen by ``status_of`` from the answer's
   error code, which the session hands over with it); a notification
   about the request first (progress, a log message), or a silence as long as the
   keep-alive interval, starts a ``text/event-stream`` that carries them and ends
-  with the answer. A reply that must stream (``stream_only``) starts at once.
+  with the answer. A reply that must stream (``stream_only``) starts with its first
+  message, or once the request has gone unanswered for ``QUICK_REPLY`` seconds.
   Events carry no ids: nothing of a stateless exchange can be resumed.
 
 There is no queue between the session and the connection: a client that does not
@@ -48,6 +53,7 @@ from ...protocol.jsonrpc import Envelope, RequestId, encode_error
 from ...protocol.received import refusal_in_peers_stead
 from ...protocol.versions import LATEST, REVISIONS
 from ..abc import Inbound, MessageStream, Outgoing, TransportClosed
+from . import slow_replies
 from .asgi import (
     JSON,
     QUICK_REPLY,
@@ -83,11 +89,12 @@ class HttpExchange(MessageStream):
     #: The reader may write the answer itself: nothing else is in flight to overtake.
     direct_writes = True
     one_exchange = True
+    defers_reading = True
 
     def __init__(
         self,
         message: Inbound,
-        request_id: RequestId,
+        request_id: RequestId | None,
         http: tuple[Receive, Send],
         *,
         streaming: bool,
@@ -110,8 +117,9 @@ class HttpExchange(MessageStream):
         self._refuse_requests = refuse_requests
         #: A 2026-07-28 request (else a stateless legacy one).
         self.modern_only = modern
-        #: Whether the answer has been handed over (it is the last message).
-        self.answered = False
+        #: Whether the answer has been handed over (it is the last message); from the
+        #: start for a POST of notifications (``request_id`` None: nothing to answer).
+        self.answered = request_id is None
         #: Whether the client closed the connection before the answer.
         self.client_gone = False
         #: Whether the reply began as an event stream (else nothing is written yet).
@@ -121,9 +129,41 @@ class HttpExchange(MessageStream):
         self._waiting: trio.CancelScope | None = None
         self._writing = False
         self._keeping_alive: trio.Event | None = None
+        #: The session's reader, not started yet (see :meth:`defer_reading`).
+        self._start_reader: Callable[[], None] | None = None
 
     def input_ready(self) -> bool:
         return bool(self._input)
+
+    def defer_reading(self, start_reader: Callable[[], None] | None) -> None:
+        """The session serves the request in this task, reading nothing: its reader
+        starts when input arrives (a refusal), once the request has gone unanswered for
+        about :data:`~.asgi.QUICK_REPLY` seconds (:mod:`.slow_replies`) — then it watches
+        the client and keeps a streaming reply alive. A reply that must stream starts
+        with the first message, or with the reader."""
+        if start_reader is None:
+            if self._start_reader is not None:
+                self._start_reader = None
+                slow_replies.forget(self)
+        elif self._input:
+            start_reader()
+        else:
+            self._start_reader = start_reader
+            slow_replies.call_when_slow(self, self._slow)
+
+    def _slow(self) -> None:
+        """Unanswered for ``QUICK_REPLY``: the reader starts watching at once (and starts
+        a reply that must stream)."""
+        if not self._stream_only:
+            self._quick_wait_over = True
+            self._last_write = trio.current_time()
+        self._read_now()
+
+    def _read_now(self) -> None:
+        start, self._start_reader = self._start_reader, None
+        if start is not None:
+            slow_replies.forget(self)
+            start()
 
     async def receive(self) -> Inbound:
         while True:
@@ -219,6 +259,7 @@ class HttpExchange(MessageStream):
             return False
         self._input.append(refusal)
         self._wake_reader()
+        self._read_now()
         return True
 
     def _wake_reader(self) -> None:

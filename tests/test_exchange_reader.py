@@ -1,0 +1,149 @@
+"""A one-exchange HTTP session reads nothing while it serves, until it must.
+
+The session of a stateless legacy POST or a 2026-07-28 request serves its request in
+the POST's own task (``MessageStream.defer_reading``). A request answered at once
+costs no task of the runtime's; one still unanswered after about ``QUICK_REPLY``
+seconds gets a reader (``transports/http/slow_replies.py``) that watches the client:
+one that leaves has its request cancelled. A stateless POST of notifications is
+answered 202 and served in its own task too. Both eras, both front ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import partial
+from typing import Any
+
+import httpx
+import pytest
+import trio
+
+from mcp_actors import Server, UrlTarget, open_client
+from mcp_actors.runtime.middleware import Call, Middleware, NotifyNext
+from mcp_actors.server.serve_http import serve_http
+
+ERAS = ("modern", "legacy")
+#: Requests counted once the server is warm.
+REQUESTS = 20
+
+
+class RuntimeTasks(trio.abc.Instrument):
+    """Counts the tasks the runtime (sessions, readers, writers) spawns."""
+
+    def __init__(self) -> None:
+        self.spawned: list[str] = []
+
+    def task_spawned(self, task: trio.lowlevel.Task) -> None:
+        if task.name.startswith("mcp_actors.runtime"):
+            self.spawned.append(task.name)
+
+
+class Notifications(Middleware):
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def on_notification(self, call: Call, call_next: NotifyNext) -> None:
+        self.seen.append(call.method)
+        call_next(call)
+
+
+def make_server(state: dict[str, Any]) -> Server:
+    server = Server("exchange-reader")
+
+    @server.tool  # not inline: it may wait
+    async def add(a: int, b: int) -> int:
+        await trio.lowlevel.checkpoint()
+        return a + b
+
+    @server.tool
+    async def wait_forever() -> str:
+        state["started"].set()
+        try:
+            await trio.sleep_forever()
+        finally:
+            state["cancelled"].set()
+
+    return server
+
+
+@asynccontextmanager
+async def served(era: str, server: Server) -> AsyncIterator[str]:
+    async with trio.open_nursery() as nursery:
+        serve = partial(serve_http, server, port=0, stateless=era == "legacy")
+        handle = await nursery.start(serve)
+        yield handle.url
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_request_answered_at_once_costs_the_runtime_no_task(
+    era: str, http_front_end: str
+) -> None:
+    state = {"started": trio.Event(), "cancelled": trio.Event()}
+    tasks = RuntimeTasks()
+    with trio.fail_after(60):  # a hang guard only
+        async with (
+            served(era, make_server(state)) as url,
+            open_client(UrlTarget(url), era=era) as client,  # type: ignore[arg-type]
+        ):
+            await client.call_tool("add", {"a": 0, "b": 0})  # warm
+            trio.lowlevel.add_instrument(tasks)
+            try:
+                results = [await client.call_tool("add", {"a": i, "b": 1}) for i in range(REQUESTS)]
+            finally:
+                trio.lowlevel.remove_instrument(tasks)
+    assert [r.structured_content for r in results] == [{"result": i + 1} for i in range(REQUESTS)]
+    assert tasks.spawned == []
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_slow_request_s_client_that_leaves_cancels_it(
+    era: str, http_front_end: str
+) -> None:
+    state = {"started": trio.Event(), "cancelled": trio.Event()}
+    tasks = RuntimeTasks()
+    with trio.fail_after(60):  # a hang guard only
+        async with served(era, make_server(state)) as url:
+            trio.lowlevel.add_instrument(tasks)
+            async with trio.open_nursery() as nursery:
+
+                async def call() -> None:
+                    async with open_client(UrlTarget(url), era=era) as client:  # type: ignore[arg-type]
+                        await client.call_tool("wait_forever")
+
+                nursery.start_soon(call)
+                await state["started"].wait()
+                await trio.sleep(0.2)  # past QUICK_REPLY: the reader watches the client
+                nursery.cancel_scope.cancel()  # the client leaves
+            await state["cancelled"].wait()
+            trio.lowlevel.remove_instrument(tasks)
+    assert any(name.endswith("_read_then_drain") for name in tasks.spawned), tasks.spawned
+
+
+async def test_a_stateless_post_of_notifications_is_accepted_and_served(
+    http_front_end: str,
+) -> None:
+    seen = Notifications()
+    server = make_server({})
+    server.add_middleware(seen)
+    tasks = RuntimeTasks()
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-11-25",
+    }
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    with trio.fail_after(60):  # a hang guard only
+        async with served("legacy", server) as url, httpx.AsyncClient() as http:
+            await http.post(url, json=initialized, headers=headers)  # warm
+            trio.lowlevel.add_instrument(tasks)
+            try:
+                replies = [
+                    await http.post(url, json=initialized, headers=headers) for _ in range(5)
+                ]
+            finally:
+                trio.lowlevel.remove_instrument(tasks)
+    assert [reply.status_code for reply in replies] == [202] * 5
+    assert [reply.content for reply in replies] == [b""] * 5
+    assert seen.seen == ["notifications/initialized"] * 6
+    assert tasks.spawned == []
