@@ -9,11 +9,15 @@ schema; so what a session sends holds only what its revision defines.
 flag (read off the official schemas: item ``_meta`` and ``title`` came with
 2025-06-18, ``icons`` with 2025-11-25, tool ``annotations`` with 2025-03-26).
 :func:`fit` applies it to an object and everything nested in it; for a revision that
-has every field it returns the object itself, untouched and uncopied.
+has every field it returns the object itself, untouched and uncopied. What to look at in
+an object of each type is worked out once per revision (:func:`_plan`): a result is
+walked only where something can change.
 """
 
 from __future__ import annotations
 
+import types
+import typing
 from typing import Any, Final, TypeVar
 
 import msgspec
@@ -74,23 +78,69 @@ def fit(value: T, revision: Revision) -> T:
     cleared = _CLEARED[revision.name]
     if not cleared:
         return value
-    return _fit(value, cleared)  # type: ignore[no-any-return]
+    return _fit(value, revision.name, cleared)  # type: ignore[no-any-return]
 
 
-def _fit(value: Any, cleared: dict[type[msgspec.Struct], tuple[str, ...]]) -> Any:
+#: (type, revision name) -> (its fields the revision lacks, its fields worth walking into)
+_Plan = tuple[tuple[str, ...], tuple[str, ...]]
+_PLANS: Final[dict[tuple[type, str], _Plan]] = {}
+
+
+def _fit(value: Any, name: str, cleared: dict[type[msgspec.Struct], tuple[str, ...]]) -> Any:
+    """``value`` fitted; the very object when nothing in it changes."""
     if isinstance(value, list):
-        return [_fit(item, cleared) for item in value]
+        fitted = [_fit(item, name, cleared) for item in value]
+        return value if all(a is b for a, b in zip(fitted, value, strict=True)) else fitted
     if not isinstance(value, msgspec.Struct):
         return value
+    kind = type(value)
+    plan = _PLANS.get((kind, name))
+    if plan is None:
+        plan = _PLANS[kind, name] = _plan(kind, cleared)
+    dropped, walked = plan
     changes: dict[str, Any] = {
-        field: UNSET for field in cleared.get(type(value), ()) if getattr(value, field) is not UNSET
+        field: UNSET for field in dropped if getattr(value, field) is not UNSET
     }
-    for field in value.__struct_fields__:
-        if field in changes:
-            continue
+    for field in walked:
         inner = getattr(value, field)
         if isinstance(inner, (msgspec.Struct, list)):
-            fitted = _fit(inner, cleared)
-            if fitted != inner:
+            fitted = _fit(inner, name, cleared)
+            if fitted is not inner:
                 changes[field] = fitted
     return msgspec.structs.replace(value, **changes) if changes else value
+
+
+def _plan(
+    kind: type[msgspec.Struct], cleared: dict[type[msgspec.Struct], tuple[str, ...]]
+) -> _Plan:
+    """What fitting an object of ``kind`` involves: the fields to leave out, and those whose
+    declared type may hold something to fit (a type that loses fields, at any depth, or
+    ``Any``: looked at when met). Worked out once per type and revision, so that a
+    result is walked only where it can change."""
+    dropped = cleared.get(kind, ())
+    walked = tuple(
+        field.name
+        for field in msgspec.structs.fields(kind)
+        if field.name not in dropped and _may_hold(field.type, cleared, set())
+    )
+    return dropped, walked
+
+
+def _may_hold(
+    annotation: Any, cleared: dict[type[msgspec.Struct], tuple[str, ...]], seen: set[type]
+) -> bool:
+    """Whether a value declared as ``annotation`` may hold an object that fitting changes
+    (walked as :func:`_fit` walks: into Structs and lists, not dicts or tuples)."""
+    if annotation is Any or annotation is object:
+        return True
+    if isinstance(annotation, type) and issubclass(annotation, msgspec.Struct):
+        if annotation in cleared:
+            return True
+        if annotation in seen:
+            return False
+        seen.add(annotation)
+        return any(_may_hold(f.type, cleared, seen) for f in msgspec.structs.fields(annotation))
+    origin = typing.get_origin(annotation)
+    if origin is list or origin is typing.Union or origin is types.UnionType:
+        return any(_may_hold(argument, cleared, seen) for argument in typing.get_args(annotation))
+    return False
