@@ -5,7 +5,9 @@ the POST's own task (``MessageStream.defer_reading``). A request answered at onc
 costs no task of the runtime's; one still unanswered after about ``QUICK_REPLY``
 seconds gets a reader (``transports/http/slow_replies.py``) that watches the client:
 one that leaves has its request cancelled. A stateless POST of notifications is
-answered 202 and served in its own task too. Both eras, both front ends.
+answered 202 and served in its own task too — or, when no session of the server would
+act on it (no middleware; no roots handler for a roots change), answered 202 with no
+session at all. Both eras, both front ends.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import trio
 
 from mcp_actors import Server, UrlTarget, open_client
 from mcp_actors.runtime.middleware import Call, Middleware, NotifyNext
-from mcp_actors.server.serve_http import serve_http
+from mcp_actors.server.serve_http import HttpServerHandle, serve_http
 
 ERAS = ("modern", "legacy")
 #: Requests counted once the server is warm.
@@ -69,10 +71,15 @@ def make_server(state: dict[str, Any]) -> Server:
 
 @asynccontextmanager
 async def served(era: str, server: Server) -> AsyncIterator[str]:
+    async with served_handle(era, server) as handle:
+        yield handle.url
+
+
+@asynccontextmanager
+async def served_handle(era: str, server: Server) -> AsyncIterator[HttpServerHandle]:
     async with trio.open_nursery() as nursery:
         serve = partial(serve_http, server, port=0, stateless=era == "legacy")
-        handle = await nursery.start(serve)
-        yield handle.url
+        yield await nursery.start(serve)
         nursery.cancel_scope.cancel()
 
 
@@ -121,7 +128,7 @@ async def test_a_slow_request_s_client_that_leaves_cancels_it(
     assert any(name.endswith("_read_then_drain") for name in tasks.spawned), tasks.spawned
 
 
-async def test_a_stateless_post_of_notifications_is_accepted_and_served(
+async def test_a_stateless_post_of_notifications_is_served_where_middleware_sees_it(
     http_front_end: str,
 ) -> None:
     seen = Notifications()
@@ -147,3 +154,59 @@ async def test_a_stateless_post_of_notifications_is_accepted_and_served(
     assert [reply.content for reply in replies] == [b""] * 5
     assert seen.seen == ["notifications/initialized"] * 6
     assert tasks.spawned == []
+
+
+HEADERS = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25"}
+
+
+def notification(method: str) -> dict[str, str]:
+    return {"jsonrpc": "2.0", "method": method}
+
+
+async def test_a_stateless_notification_no_session_would_act_on_makes_none() -> None:
+    server = make_server({})
+    methods = ["notifications/initialized", "notifications/cancelled", "notifications/progress"]
+    with trio.fail_after(60):  # a hang guard only
+        async with served_handle("legacy", server) as handle, httpx.AsyncClient() as http:
+            before = handle.supervisor.statistics().sessions_started
+            replies = [
+                await http.post(handle.url, json=notification(method), headers=HEADERS)
+                for method in methods
+            ]
+            batch = [notification(method) for method in methods]
+            replies.append(await http.post(handle.url, json=batch, headers=HEADERS))
+            after = handle.supervisor.statistics().sessions_started
+            answer = await http.post(
+                handle.url,
+                json={
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "tools/call",
+                    "params": {"name": "add", "arguments": {"a": 1, "b": 2}},
+                },
+                headers=HEADERS,
+            )
+    assert [(reply.status_code, reply.content) for reply in replies] == [(202, b"")] * 4
+    assert after == before
+    assert b'"result"' in answer.content  # requests are served as ever
+
+
+async def test_a_stateless_roots_change_reaches_the_server_s_handlers() -> None:
+    server = make_server({})
+    changed = trio.Event()
+
+    @server.on_roots_changed
+    async def roots_changed(server_session: Any) -> None:
+        changed.set()
+
+    with trio.fail_after(60):  # a hang guard only
+        async with served_handle("legacy", server) as handle, httpx.AsyncClient() as http:
+            initialized = notification("notifications/initialized")
+            quiet = await http.post(handle.url, json=initialized, headers=HEADERS)
+            before = handle.supervisor.statistics().sessions_started
+            roots = notification("notifications/roots/list_changed")
+            reply = await http.post(handle.url, json=roots, headers=HEADERS)
+            await changed.wait()
+            after = handle.supervisor.statistics().sessions_started
+    assert (quiet.status_code, reply.status_code) == (202, 202)
+    assert after == before + 1

@@ -80,6 +80,8 @@ class Post:
     initialize: bool
     #: It is one request whose ``_meta`` carries the 2026-07-28 per-request fields.
     modern: bool
+    #: The methods of the notifications it carries.
+    notifications: tuple[str, ...]
 
     def take_message(self) -> Message:
         """The message, forgotten here: once the session has it, a POST waiting on a long
@@ -97,6 +99,7 @@ def read_post(body: bytes) -> Post:
     request_ids: list[RequestId] = []
     cancelled: list[RequestId] = []
     methods: list[str] = []
+    notifications: list[str] = []
     for item in items:
         if isinstance(item, InvalidMessage):
             raise item
@@ -104,6 +107,7 @@ def read_post(body: bytes) -> Post:
         if method is UNSET:
             continue
         if item.id is UNSET or item.id is None:
+            notifications.append(method)
             if method == "notifications/cancelled" and item.params is not UNSET:
                 params = peek(_cancelled_params, item.params)
                 if params is not None and params.request_id is not None:
@@ -126,6 +130,7 @@ def read_post(body: bytes) -> Post:
         tuple(cancelled),
         single and methods == ["initialize"],
         modern,
+        tuple(notifications),
     )
 
 

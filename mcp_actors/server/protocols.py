@@ -25,6 +25,7 @@ from ..protocol.versions import Revision
 from ..runtime.actors import ActorHost
 from ..runtime.bus import Bus
 from ..runtime.config import SessionConfig
+from ..runtime.middleware import Middleware
 from ..runtime.request import InboundRequest
 from ..runtime.session import Session
 from ..runtime.task_store import TaskStore
@@ -174,6 +175,12 @@ class HostedServer(Protocol):
     ) -> None: ...
 
     def find_tool(self, name: str) -> ToolSchema | None: ...
+
+    @property
+    def middleware(self) -> tuple[Middleware, ...]: ...
+
+    @property
+    def roots_changed_handlers(self) -> tuple[object, ...]: ...
 
     def scopes_needed(self, method: str, target: str | None) -> frozenset[str]: ...
 

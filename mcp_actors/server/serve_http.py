@@ -50,7 +50,7 @@ from ..transports.http.lean import LeanHttpServer
 from ..transports.http.lean_limits import LeanLimits
 from ..transports.http.modern import InputSchemaOf
 from ..transports.http.security import HostPolicy
-from ..transports.http.sessions import CloseSession, ServeExchange
+from ..transports.http.sessions import CloseSession, HeedsNotifications, ServeExchange
 from .protocols import HostedServer
 from .serve import run_until_interrupted
 
@@ -58,6 +58,8 @@ if TYPE_CHECKING:
     from ..auth.server import ResourceServer
 
 log = logging.getLogger("mcp_actors.http")
+#: The one client notification a stateless session acts on (with middleware, all count).
+ROOTS_CHANGED = "notifications/roots/list_changed"
 
 
 @attrs.frozen
@@ -136,6 +138,22 @@ def exchange_server(server: HostedServer, supervisor: Supervisor) -> ServeExchan
         await supervisor.serve_here(_session_for(server, stream, stateless_version))
 
     return serve
+
+
+def notifications_heeded(server: HostedServer) -> HeedsNotifications:
+    """The ``heeds_notifications`` callback: whether a stateless session of ``server`` would
+    act on a POST of notifications of these methods. Such a session ends with its POST, so
+    of what a client notifies it acts only on a roots change (``on_roots_changed``
+    handlers run; see ``ServerSession._take_notification``), and middleware sees every
+    notification; ``initialized``, ``cancelled`` (nothing is in flight) and the rest
+    change nothing, and such a POST is answered 202 with no session made for it."""
+
+    def heeded(methods: tuple[str, ...]) -> bool:
+        if server.middleware:
+            return True
+        return ROOTS_CHANGED in methods and bool(server.roots_changed_handlers)
+
+    return heeded
 
 
 def input_schema_lookup(server: HostedServer) -> InputSchemaOf:
@@ -327,6 +345,7 @@ async def _serve(
             exchange_server(server, supervisor),
             input_schema_lookup(server),
             auth,
+            heeds_notifications=notifications_heeded(server),
             health_check=health,
             directory=directory,
             mailbox=mailbox,

@@ -397,7 +397,7 @@ class ServerSession:
     def _take_notification(self, method: str, params: Any) -> None:
         if method == "notifications/initialized":
             self.server.session_initialized(self)
-        elif method == "notifications/roots/list_changed":
+        elif method == "notifications/roots/list_changed":  # (serve_http.ROOTS_CHANGED)
             for handler in self.server.roots_changed_handlers:
                 self.session.submit(_call_soon(handler, self))
 

@@ -38,7 +38,13 @@ from .legacy_sse import LegacySseEndpoints
 from .modern import InputSchemaOf
 from .routing import VERSION_HEADER as VERSION
 from .security import HostPolicy
-from .sessions import ServeExchange, SessionRegistry, StartSession
+from .sessions import (
+    HeedsNotifications,
+    ServeExchange,
+    SessionRegistry,
+    StartSession,
+    heeds_all,
+)
 
 #: Asked by the health endpoint: None when healthy, else the reason it is not.
 HealthCheck = Callable[[], Awaitable[str | None]]
@@ -68,6 +74,9 @@ class McpHttpApp:
     directory: SessionDirectory | None = None
     #: This worker's mailbox among the workers sharing ``directory`` (needed with it).
     mailbox: Mailbox | None = None
+    #: Whether a stateless session would act on a POST of notifications (see
+    #: :mod:`.endpoint`; the default: always, each is served by a session).
+    heeds_notifications: HeedsNotifications = heeds_all
     #: This worker's part of the shared sessions (None without a directory): run
     #: :meth:`~.any_worker.SharedSessions.run` beside the app.
     shared: SharedSessions | None = attrs.field(init=False, default=None)
@@ -106,6 +115,7 @@ class McpHttpApp:
             self.input_schema_of,
             self.auth,
             self.shared,
+            heeds_notifications=self.heeds_notifications,
         )
         self._legacy = LegacySseEndpoints(config, self.registry, self.start_session, self.auth)
 

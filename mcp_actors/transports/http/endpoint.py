@@ -1,55 +1,50 @@
 """The Streamable HTTP endpoint (2025-03-26 on): one path answering POST, GET and DELETE.
 
 Two eras share the path; each request says which it speaks. A request whose
-``MCP-Protocol-Version`` header is 2026-07-28 — or any value that is not a
-handshake revision's, so that an unknown one is told which versions we serve —
-belongs to the per-request era and is handed to
-:class:`~.modern.ModernPostHandler` (GET and DELETE with such a
-header are ``405`` with ``Allow: POST``); so is a POST without the header whose
-body's ``_meta`` carries the per-request fields (other than ``initialize``), which
-that era refuses for the missing header. Everything else is the legacy era,
-described below, whose behaviour is unchanged.
+``MCP-Protocol-Version`` header is 2026-07-28 — or any value that is not a handshake
+revision's, so that an unknown one is told which versions we serve — belongs to the
+per-request era and is handed to :class:`~.modern.ModernPostHandler` (GET and DELETE with
+such a header are ``405`` with ``Allow: POST``); so is a POST without the header whose
+body's ``_meta`` carries the per-request fields (other than ``initialize``), which that era
+refuses for the missing header. Everything else is the legacy era, described below.
 
-- **POST** carries one JSON-RPC message or batch. Only notifications or
-  responses: ``202 Accepted``, no body. Any request: a ``text/event-stream``
-  carrying the messages related to it and then its response (or, when the server
-  is configured for it or the client accepts nothing else, one
-  ``application/json`` body). Errors: no acceptable ``Accept`` → 406, not
-  ``Content-Type: application/json`` → 415, not JSON → 400 with a JSON-RPC parse
+- **POST** carries one JSON-RPC message or batch. Only notifications or responses: ``202
+  Accepted``, no body. Any request: a ``text/event-stream`` carrying the messages related
+  to it and then its response (or, when the server is configured for it or the client
+  accepts nothing else, one ``application/json`` body). Errors: no acceptable ``Accept`` →
+  406, not ``Content-Type: application/json`` → 415, not JSON → 400 with a JSON-RPC parse
   error, too large → 413.
-- **Sessions.** ``initialize`` without ``Mcp-Session-Id`` creates a session (or
-  503 with ``Retry-After`` when the session table is full of busy sessions, see
-  :mod:`.sessions`) and the response carries its new id; every later request
-  must send it (400 without, 404 for an unknown or ended one). A known
-  ``MCP-Protocol-Version`` header is accepted even if it is not the negotiated
-  one; an unknown one is 400.
-- **GET** opens the session's standalone stream, or with ``Last-Event-ID``
-  resumes the stream that id belongs to, replaying what followed it.
+- **Sessions.** ``initialize`` without ``Mcp-Session-Id`` creates a session (or 503 with
+  ``Retry-After`` when the session table is full of busy sessions, see :mod:`.sessions`)
+  and the response carries its new id; every later request must send it (400 without,
+  404 for an unknown or ended one). A known ``MCP-Protocol-Version`` header is accepted
+  even if it is not the negotiated one; an unknown one is 400.
+- **GET** opens the session's standalone stream, or with ``Last-Event-ID`` resumes the
+  stream that id belongs to, replaying what followed it.
 - **DELETE** ends the session, cancelling its in-flight requests.
-- **A client that closes a POST's connection** before its reply cancels the requests
-  still unanswered on it, unless it can resume the stream (see :func:`.reply._abandoned`);
-  it is noticed within :data:`~.asgi.QUICK_REPLY` seconds (a reply that comes sooner
-  is awaited without watching the connection).
-- **An access token's expiry** ends every event stream (a POST's, a GET's) opened with
-  it, and cancels the requests still unanswered on a POST's (see :func:`.reply.carry`); the
+- **A client that closes a POST's connection** before its reply cancels the requests still
+  unanswered on it, unless it can resume the stream (see :func:`.reply._abandoned`); it is
+  noticed within :data:`~.asgi.QUICK_REPLY` seconds (a reply that comes sooner is awaited
+  without watching the connection).
+- **An access token's expiry** ends every event stream (a POST's, a GET's) opened with it,
+  and cancels the requests still unanswered on a POST's (see :func:`.reply.carry`); the
   session stays, for the client's next requests with a fresh token.
-- **An event stream** (a POST's) starts once it has something to carry (the first
-  message related to the POST, or its end), or after ``QUICK_REPLY`` seconds: its
-  priming event and a quick answer go out in one write.
-- **Stateless** (``HttpConfig.stateless``): no ids; each POST is served by a
-  fresh session that starts operating without ``initialize`` and ends with the
-  response; GET and DELETE answer 405. A POST of one request (the usual case) is
-  served in its own task, its session writing the reply (see :mod:`.exchange`); so is
-  a POST of notifications, answered 202 once served.
+- **An event stream** (a POST's) starts once it has something to carry (the first message
+  related to the POST, or its end), or after ``QUICK_REPLY`` seconds: its priming event and
+  a quick answer go out in one write.
+- **Stateless** (``HttpConfig.stateless``): no ids; each POST is served by a fresh session
+  that starts operating without ``initialize`` and ends with the response; GET and DELETE
+  answer 405. A POST of one request (the usual case) is served in its own task, its
+  session writing the reply (see :mod:`.exchange`); so is a POST of notifications,
+  answered 202 once served — unless the server would act on none of them
+  (``heeds_notifications``): then 202 at once, and no session.
 
-Which status and error each refusal gets is decided by the pure functions of
-:mod:`.routing`; the reply is written by :mod:`.reply`; this module does the I/O
-around them. A POST's body is decoded once (:func:`~mcp_actors.protocol.received.read_post`)
-and its decoded message handed to the session.
-
-Sessions are actors started through ``start_session`` in the server's
-supervisor, never inside the HTTP request's task: a request task only queues a
-body and then reads the response stream (see :mod:`.session_stream`).
+Which status and error each refusal gets is decided by the pure functions of :mod:`.routing`;
+the reply is written by :mod:`.reply`; this module does the I/O around them. A POST's body is
+decoded once (:func:`~mcp_actors.protocol.received.read_post`) and handed to the session. A
+legacy session is an actor started through ``start_session`` in the server's supervisor, not
+in a request's task: a POST only queues its message and reads the response stream (see
+:mod:`.session_stream`); a stateless exchange's session runs in its POST's task.
 """
 
 from __future__ import annotations
@@ -133,6 +128,8 @@ class StreamableHttpEndpoint:
     auth: HttpAuthHook | None = None
     #: The deployment's shared sessions (None: this worker holds its sessions alone).
     shared: SharedSessions | None = None
+    #: Whether a stateless session would act on a POST of these notifications.
+    heeds_notifications: Callable[[tuple[str, ...]], bool] = attrs.field(kw_only=True)
     #: Requests of legacy sessions this endpoint served (POSTs carrying requests).
     session_requests: int = attrs.field(init=False, default=0)
     #: The memory the sessions' in-memory event stores share (None: a custom factory).
@@ -297,6 +294,9 @@ class StreamableHttpEndpoint:
             if refusal is not None:
                 await refuse(send, refusal, request)
                 return
+        if not post.request_ids and not self.heeds_notifications(post.notifications):
+            await respond(send, 202)  # no session would act on them
+            return
         if not post.batch and len(post.request_ids) <= 1:
             await self._exchange(request, post, version, json_mode, receive, send)
             if not post.request_ids:  # notifications, served: accepted

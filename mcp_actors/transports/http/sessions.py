@@ -54,6 +54,15 @@ StartSession = Callable[["MessageStream", str | None], Awaitable[CloseSession]]
 #: returns when it has ended: the session of one stateless request, which lives no
 #: longer than that request's task. The version is as for :data:`StartSession`.
 ServeExchange = Callable[["MessageStream", str | None], Awaitable[None]]
+#: Whether a stateless session would act on a POST of notifications of these methods
+#: (False: it is accepted, 202, with no session made for it).
+HeedsNotifications = Callable[[tuple[str, ...]], bool]
+
+
+def heeds_all(methods: tuple[str, ...]) -> bool:
+    """The :data:`HeedsNotifications` of a server that says nothing: every POST is served."""
+    return True
+
 
 #: Seconds a refused client is told to wait (``Retry-After``) before asking again.
 RETRY_AFTER = 5
