@@ -1,7 +1,7 @@
 """The serving GC policy: the entry points apply it, and requests make no reference cycles.
 
 :mod:`mcp_actors.runtime.gc_policy` freezes what start-up left alive and makes full
-collections rare. Two things are checked as a user would see them:
+collections rare. Three things are checked as a user would see them:
 
 - ``mcp-actors run`` (``run_stdio``, ``run_http`` on both front ends and with workers,
   ``run_websocket``) applies it once listening: a tool of the served process reports
@@ -11,7 +11,10 @@ collections rare. Two things are checked as a user would see them:
   warm-up, hundreds of requests with the collector off leave nothing for
   :func:`gc.collect` to find, in-process over the memory transport (both eras, a tool
   served inline and one served as a task) and over Streamable HTTP (a legacy
-  session, raw HTTP/1.1 on one connection, on each front end).
+  session, raw HTTP/1.1 on one connection, on each front end);
+- and that a session that ends leaves none either: its parts let go of it, so an ended
+  legacy HTTP session, and the session of each stateless or 2026-07-28 request, is
+  freed by reference counting.
 """
 
 from __future__ import annotations
@@ -268,6 +271,38 @@ async def test_a_one_exchange_http_request_leaves_no_cyclic_garbage(
             await calls(call, 1)
             with cyclic_garbage() as found:
                 await calls(call, 1 + WARM_UP)
+            await stream.aclose()
+            nursery.cancel_scope.cancel()
+    assert found == []
+
+
+def delete(*headers: str) -> bytes:
+    head = ["DELETE /mcp HTTP/1.1", "Host: 127.0.0.1", f"MCP-Protocol-Version: {LEGACY}", *headers]
+    return ("\r\n".join(head) + "\r\n\r\n").encode()
+
+
+async def test_an_ended_legacy_http_session_leaves_no_cyclic_garbage(http_front_end: str) -> None:
+    """Sessions opened, used and deleted: each is freed by reference counting."""
+    config = HttpConfig(front_end="hypercorn" if http_front_end == "hypercorn" else None)
+    with trio.fail_after(60):  # a hang guard only
+        async with trio.open_nursery() as nursery:
+            handle = await nursery.start(
+                partial(serve_http, load_server(SAMPLE), port=0, config=config)
+            )
+            stream = await trio.open_tcp_stream("127.0.0.1", handle.port)
+
+            async def session(request_id: int) -> None:
+                head, _ = await exchange(stream, post(initialize(request_id)))
+                header = f"Mcp-Session-Id: {session_id(head)}"
+                await exchange(stream, post(INITIALIZED, header))
+                head, body = await exchange(stream, post(tools_call(1, "add"), header))
+                assert b'"result"' in body, (head, body)
+                head, _ = await exchange(stream, delete(header))
+                assert head.startswith(b"HTTP/1.1 200") or head.startswith(b"HTTP/1.1 204"), head
+
+            await calls(session, 1)
+            with cyclic_garbage() as found:
+                await calls(session, 1 + WARM_UP)
             await stream.aclose()
             nursery.cancel_scope.cancel()
     assert found == []

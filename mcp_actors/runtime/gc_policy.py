@@ -36,11 +36,12 @@ once the server is set up and listening:
    (an exception and its traceback, a closed connection's parser) is still freed
    within milliseconds. Only cyclic garbage old enough to have reached generation
    2 waits for the next full collection: what the process leaves in cycles over
-   that many allocations, at most. Today that is ended sessions (a session's
-   objects refer to each other: ``Session`` and its ``ServerSession``, callbacks
-   bound to it): churning legacy HTTP sessions (``benchmarks/soak.py churn
-   --transport http``) grows the server by ~190 bytes a session until the next
-   full collection frees them. A threshold set higher before is kept.
+   that many allocations, at most. A session's parts refer to each other while it
+   runs (``Session`` and its ``ServerSession``, callbacks bound to it) and let go
+   of each other when it ends (``Session._shut_down``), so an ended session — a
+   legacy HTTP session deleted, the session of each stateless or 2026-07-28 request
+   — is freed by reference counting too (``tests/test_gc_policy.py``). A threshold
+   set higher before is kept.
 
 Neither changes what a server does, only when memory held in cycles is reclaimed
 and how long a collection takes. The ``serve_*`` coroutines, which may run inside
