@@ -64,6 +64,10 @@ class InboundRequest(msgspec.Struct, eq=False):
     #: The params decoded into the method's type, or NOT_DECODED (see decode_params).
     _params: Any = NOT_DECODED
     scope: trio.CancelScope | None = None
+    #: The scope of work done for this request in another task (a 2026-07-28 handler's
+    #: run, which lives in the supervisor so that it can wait between two requests):
+    #: cancelled with it, at once, rather than once this request's task has noticed.
+    linked: trio.CancelScope | None = None
     progress: ProgressStream | None = None
     cancel_reason: str | None = None
 
@@ -111,6 +115,8 @@ class InboundRequest(msgspec.Struct, eq=False):
             self.progress.pending = None
         if self.scope is not None:
             self.scope.cancel()
+        if self.linked is not None:
+            self.linked.cancel()
 
     def close_progress(self) -> None:
         """No progress may be reported any more (the answer is on its way, or cancelled)."""

@@ -445,6 +445,7 @@ async def serve(
             return await call(view)
 
         run = registry.start(host_of(request), {**carried, **responses}, run_handler)
+    request.linked = run.scope  # a cancellation of the request reaches the handler at once
     try:
         outcome = await run.outcome()
     except BaseException:
