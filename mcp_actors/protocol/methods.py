@@ -36,6 +36,8 @@ Sender = Literal["client", "server", "both"]
 _ORDER: Final = {name: index for index, name in enumerate(reversed(list(REVISIONS)))}
 #: The last revision of the legacy (handshake) era: ``until`` of what the modern era drops.
 _LEGACY: Final = "2025-11-25"
+#: The client's notification that its roots changed (what a server's roots handlers hear).
+ROOTS_CHANGED: Final = "notifications/roots/list_changed"
 
 
 @attrs.frozen
@@ -302,7 +304,7 @@ METHODS: Final[dict[str, MethodSpec]] = dict(
         _spec("tasks/update", "client", t.UpdateTaskParams, t.EmptyResult, since="2026-07-28"),
         _spec("notifications/tasks", "server", t.DetailedTask, None, since="2026-07-28"),
         _spec(
-            "notifications/roots/list_changed",
+            ROOTS_CHANGED,
             "client",
             t.EmptyParams,
             None,

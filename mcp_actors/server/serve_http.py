@@ -34,6 +34,7 @@ import attrs
 import trio
 
 from ..protocol.lifecycle import SessionState
+from ..protocol.methods import ROOTS_CHANGED
 from ..protocol.versions import ALL
 from ..runtime.gc_policy import apply_serving_gc_policy
 from ..runtime.session import Session
@@ -58,8 +59,6 @@ if TYPE_CHECKING:
     from ..auth.server import ResourceServer
 
 log = logging.getLogger("mcp_actors.http")
-#: The one client notification a stateless session acts on (with middleware, all count).
-ROOTS_CHANGED = "notifications/roots/list_changed"
 
 
 @attrs.frozen

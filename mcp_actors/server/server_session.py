@@ -25,6 +25,7 @@ from ..protocol.extensions import declared_settings
 from ..protocol.fit import LACKING_REVISIONS, fit
 from ..protocol.jsonrpc import RequestId
 from ..protocol.lifecycle import Phase, ServerDescription, SessionState
+from ..protocol.methods import ROOTS_CHANGED
 from ..protocol.modern import ModernRequest
 from ..protocol.versions import Revision
 from ..runtime.middleware import Call, Middleware, run_notification, run_request
@@ -397,7 +398,7 @@ class ServerSession:
     def _take_notification(self, method: str, params: Any) -> None:
         if method == "notifications/initialized":
             self.server.session_initialized(self)
-        elif method == "notifications/roots/list_changed":  # (serve_http.ROOTS_CHANGED)
+        elif method == ROOTS_CHANGED:
             for handler in self.server.roots_changed_handlers:
                 self.session.submit(_call_soon(handler, self))
 
