@@ -12,8 +12,8 @@ session at all. Both eras, both front ends.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from functools import partial
 from typing import Any
 
@@ -39,6 +39,17 @@ class RuntimeTasks(trio.abc.Instrument):
     def task_spawned(self, task: trio.lowlevel.Task) -> None:
         if task.name.startswith("mcp_actors.runtime"):
             self.spawned.append(task.name)
+
+
+@contextmanager
+def runtime_tasks() -> Iterator[RuntimeTasks]:
+    """The runtime's tasks spawned while the block runs."""
+    tasks = RuntimeTasks()
+    trio.lowlevel.add_instrument(tasks)
+    try:
+        yield tasks
+    finally:
+        trio.lowlevel.remove_instrument(tasks)
 
 
 class Notifications(Middleware):
@@ -69,6 +80,13 @@ def make_server(state: dict[str, Any]) -> Server:
     return server
 
 
+HEADERS = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25"}
+
+
+def notification(method: str) -> dict[str, str]:
+    return {"jsonrpc": "2.0", "method": method}
+
+
 @asynccontextmanager
 async def served(era: str, server: Server) -> AsyncIterator[str]:
     async with served_handle(era, server) as handle:
@@ -88,18 +106,14 @@ async def test_a_request_answered_at_once_costs_the_runtime_no_task(
     era: str, http_front_end: str
 ) -> None:
     state = {"started": trio.Event(), "cancelled": trio.Event()}
-    tasks = RuntimeTasks()
     with trio.fail_after(60):  # a hang guard only
         async with (
             served(era, make_server(state)) as url,
             open_client(UrlTarget(url), era=era) as client,  # type: ignore[arg-type]
         ):
             await client.call_tool("add", {"a": 0, "b": 0})  # warm
-            trio.lowlevel.add_instrument(tasks)
-            try:
+            with runtime_tasks() as tasks:
                 results = [await client.call_tool("add", {"a": i, "b": 1}) for i in range(REQUESTS)]
-            finally:
-                trio.lowlevel.remove_instrument(tasks)
     assert [r.structured_content for r in results] == [{"result": i + 1} for i in range(REQUESTS)]
     assert tasks.spawned == []
 
@@ -109,22 +123,20 @@ async def test_a_slow_request_s_client_that_leaves_cancels_it(
     era: str, http_front_end: str
 ) -> None:
     state = {"started": trio.Event(), "cancelled": trio.Event()}
-    tasks = RuntimeTasks()
     with trio.fail_after(60):  # a hang guard only
         async with served(era, make_server(state)) as url:
-            trio.lowlevel.add_instrument(tasks)
-            async with trio.open_nursery() as nursery:
+            with runtime_tasks() as tasks:
+                async with trio.open_nursery() as nursery:
 
-                async def call() -> None:
-                    async with open_client(UrlTarget(url), era=era) as client:  # type: ignore[arg-type]
-                        await client.call_tool("wait_forever")
+                    async def call() -> None:
+                        async with open_client(UrlTarget(url), era=era) as client:  # type: ignore[arg-type]
+                            await client.call_tool("wait_forever")
 
-                nursery.start_soon(call)
-                await state["started"].wait()
-                await trio.sleep(0.2)  # past QUICK_REPLY: the reader watches the client
-                nursery.cancel_scope.cancel()  # the client leaves
-            await state["cancelled"].wait()
-            trio.lowlevel.remove_instrument(tasks)
+                    nursery.start_soon(call)
+                    await state["started"].wait()
+                    await trio.sleep(0.2)  # past QUICK_REPLY: the reader watches the client
+                    nursery.cancel_scope.cancel()  # the client leaves
+                await state["cancelled"].wait()
     assert tasks.spawned  # the reader that watched the client (the request served in place)
 
 
@@ -134,33 +146,18 @@ async def test_a_stateless_post_of_notifications_is_served_where_middleware_sees
     seen = Notifications()
     server = make_server({})
     server.add_middleware(seen)
-    tasks = RuntimeTasks()
-    headers = {
-        "accept": "application/json, text/event-stream",
-        "mcp-protocol-version": "2025-11-25",
-    }
-    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    initialized = notification("notifications/initialized")
     with trio.fail_after(60):  # a hang guard only
         async with served("legacy", server) as url, httpx.AsyncClient() as http:
-            await http.post(url, json=initialized, headers=headers)  # warm
-            trio.lowlevel.add_instrument(tasks)
-            try:
+            await http.post(url, json=initialized, headers=HEADERS)  # warm
+            with runtime_tasks() as tasks:
                 replies = [
-                    await http.post(url, json=initialized, headers=headers) for _ in range(5)
+                    await http.post(url, json=initialized, headers=HEADERS) for _ in range(5)
                 ]
-            finally:
-                trio.lowlevel.remove_instrument(tasks)
     assert [reply.status_code for reply in replies] == [202] * 5
     assert [reply.content for reply in replies] == [b""] * 5
     assert seen.seen == ["notifications/initialized"] * 6
     assert tasks.spawned == []
-
-
-HEADERS = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25"}
-
-
-def notification(method: str) -> dict[str, str]:
-    return {"jsonrpc": "2.0", "method": method}
 
 
 async def test_a_stateless_notification_no_session_would_act_on_makes_none() -> None:

@@ -166,9 +166,7 @@ async def test_a_request_in_process_leaves_no_cyclic_garbage(
                 await client_end.send_all([Outgoing(initialize())])
                 await client_end.receive()
                 await client_end.send_all([Outgoing(INITIALIZED)])
-            await calls(call, 1)
-            with cyclic_garbage() as found:
-                await calls(call, 1 + WARM_UP)
+            found = await garbage_after(call)
             nursery.cancel_scope.cancel()
     assert found == []
 
@@ -214,14 +212,33 @@ def session_id(head: bytes) -> str:
     raise AssertionError(f"no Mcp-Session-Id in {head!r}")
 
 
-async def test_a_legacy_http_request_leaves_no_cyclic_garbage(http_front_end: str) -> None:
+@asynccontextmanager
+async def raw_http(
+    http_front_end: str, *, stateless: bool | None = None
+) -> AsyncIterator[trio.SocketStream]:
+    """A raw HTTP/1.1 connection to the sample server on ``http_front_end``."""
     config = HttpConfig(front_end="hypercorn" if http_front_end == "hypercorn" else None)
+    async with trio.open_nursery() as nursery:
+        serve = partial(serve_http, load_server(SAMPLE), port=0, config=config, stateless=stateless)
+        handle = await nursery.start(serve)
+        stream = await trio.open_tcp_stream("127.0.0.1", handle.port)
+        yield stream
+        await stream.aclose()
+        nursery.cancel_scope.cancel()
+
+
+async def garbage_after(call: Callable[[int], Awaitable[None]]) -> list[str]:
+    """``call`` warmed up, then made :data:`REQUESTS` times with the collector off: what
+    the collector then finds (see :func:`cyclic_garbage`)."""
+    await calls(call, 1)
+    with cyclic_garbage() as found:
+        await calls(call, 1 + WARM_UP)
+    return found
+
+
+async def test_a_legacy_http_request_leaves_no_cyclic_garbage(http_front_end: str) -> None:
     with trio.fail_after(60):  # a hang guard only
-        async with trio.open_nursery() as nursery:
-            handle = await nursery.start(
-                partial(serve_http, load_server(SAMPLE), port=0, config=config)
-            )
-            stream = await trio.open_tcp_stream("127.0.0.1", handle.port)
+        async with raw_http(http_front_end) as stream:
             head, _ = await exchange(stream, post(initialize()))
             session = f"Mcp-Session-Id: {session_id(head)}"
             await exchange(stream, post(INITIALIZED, session))
@@ -230,11 +247,7 @@ async def test_a_legacy_http_request_leaves_no_cyclic_garbage(http_front_end: st
                 head, body = await exchange(stream, post(tools_call(request_id, "add"), session))
                 assert head.startswith(b"HTTP/1.1 200") and b'"result"' in body, (head, body)
 
-            await calls(call, 1)
-            with cyclic_garbage() as found:
-                await calls(call, 1 + WARM_UP)
-            await stream.aclose()
-            nursery.cancel_scope.cancel()
+            found = await garbage_after(call)
     assert found == []
 
 
@@ -249,15 +262,11 @@ async def test_a_one_exchange_http_request_leaves_no_cyclic_garbage(
 ) -> None:
     """Its session, ended, is freed by reference counting: nothing waits for the rare
     full collection (``add`` is served as a task, beside no reader)."""
-    config = HttpConfig(front_end="hypercorn" if http_front_end == "hypercorn" else None)
     modern = workload == "modern-call"
     headers = ("MCP-Method: tools/call", "MCP-Name: add") if modern else ()
     version = MODERN_VERSION if modern else LEGACY
     with trio.fail_after(60):  # a hang guard only
-        async with trio.open_nursery() as nursery:
-            serve = partial(serve_http, load_server(SAMPLE), port=0, config=config, stateless=True)
-            handle = await nursery.start(serve)
-            stream = await trio.open_tcp_stream("127.0.0.1", handle.port)
+        async with raw_http(http_front_end, stateless=True) as stream:
 
             async def call(request_id: int) -> None:
                 if workload == "stateless-notification":
@@ -268,11 +277,7 @@ async def test_a_one_exchange_http_request_leaves_no_cyclic_garbage(
                 head, body = await exchange(stream, post(body, *headers, version=version))
                 assert head.startswith(b"HTTP/1.1 200") and b'"result"' in body, (head, body)
 
-            await calls(call, 1)
-            with cyclic_garbage() as found:
-                await calls(call, 1 + WARM_UP)
-            await stream.aclose()
-            nursery.cancel_scope.cancel()
+            found = await garbage_after(call)
     assert found == []
 
 
@@ -283,13 +288,8 @@ def delete(*headers: str) -> bytes:
 
 async def test_an_ended_legacy_http_session_leaves_no_cyclic_garbage(http_front_end: str) -> None:
     """Sessions opened, used and deleted: each is freed by reference counting."""
-    config = HttpConfig(front_end="hypercorn" if http_front_end == "hypercorn" else None)
     with trio.fail_after(60):  # a hang guard only
-        async with trio.open_nursery() as nursery:
-            handle = await nursery.start(
-                partial(serve_http, load_server(SAMPLE), port=0, config=config)
-            )
-            stream = await trio.open_tcp_stream("127.0.0.1", handle.port)
+        async with raw_http(http_front_end) as stream:
 
             async def session(request_id: int) -> None:
                 head, _ = await exchange(stream, post(initialize(request_id)))
@@ -300,9 +300,5 @@ async def test_an_ended_legacy_http_session_leaves_no_cyclic_garbage(http_front_
                 head, _ = await exchange(stream, delete(header))
                 assert head.startswith(b"HTTP/1.1 200") or head.startswith(b"HTTP/1.1 204"), head
 
-            await calls(session, 1)
-            with cyclic_garbage() as found:
-                await calls(session, 1 + WARM_UP)
-            await stream.aclose()
-            nursery.cancel_scope.cancel()
+            found = await garbage_after(session)
     assert found == []
