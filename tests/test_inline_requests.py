@@ -14,12 +14,14 @@ import contextvars
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import pytest
 import trio
 import trio.lowlevel
 
 from mcp_actors import Client, Server, open_client
+from mcp_actors.middleware import Call, CallNext, Middleware
 from mcp_actors.runtime.serving import Serving
 
 current: contextvars.ContextVar[str] = contextvars.ContextVar("current", default="unset")
@@ -66,6 +68,11 @@ def make_server() -> Server:
     return server
 
 
+class Passing(Middleware):
+    async def on_request(self, call: Call, call_next: CallNext) -> Any:
+        return await call_next(call)
+
+
 @asynccontextmanager
 async def client_of(server: Server) -> AsyncIterator[Client]:
     async with open_client(server, era="legacy") as client:
@@ -92,8 +99,32 @@ async def test_tools_declared_inline_spawn_no_request_actor(
         await client.call_tool("sleepy", {"seconds": 0})
         await client.call_tool("add_undeclared", {"a": 1, "b": 1})
         await client.list_tools()
-        # only the tools not declared inline, and every other method
-        assert served_by_actor == ["tools/call", "tools/call", "tools/list"]
+        # only the tools not declared inline: a list is answered from the registry
+        assert served_by_actor == ["tools/call", "tools/call"]
+
+
+@pytest.mark.parametrize("between", ["mount", "middleware"])
+async def test_a_list_that_may_wait_is_served_by_an_actor(
+    between: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served_by_actor: list[str] = []
+    original = Serving.serve
+
+    async def counting_serve(self: Serving, request: object) -> None:
+        served_by_actor.append(getattr(request, "method", "?"))
+        await original(self, request)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Serving, "serve", counting_serve)
+    server = make_server()
+    if between == "mount":  # the mounted server's list is awaited
+        server.mount(make_server(), prefix="inner")
+    else:  # middleware may wait
+        server.add_middleware(Passing())
+    async with client_of(server) as client:
+        listed = await client.list_tools()
+    assert served_by_actor == ["tools/list"]
+    if between == "mount":
+        assert "inner_add" in {tool.name for tool in listed}
 
 
 async def test_context_variables_set_inline_do_not_leak_between_requests() -> None:

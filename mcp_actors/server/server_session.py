@@ -39,6 +39,7 @@ from .content import unset
 from .context import LOG_SEVERITY, Context
 from .elicitation import ElicitationResult
 from .modern import era_error, finish_result
+from .mount import LIST_FIELDS, Mounts
 from .mrtr import MRTR_METHODS, serve
 from .prompts import RegisteredPrompt
 from .protocols import InputExchange, TaskRun
@@ -48,7 +49,6 @@ from .tools import RegisteredTool
 if TYPE_CHECKING:
     from .caching import CacheHint
     from .completion import Completer
-    from .mount import Mounts
     from .mrtr import Continuations
     from .tasks import TaskManager
 
@@ -375,9 +375,15 @@ class ServerSession:
         del self.session
 
     def serves_inline(self, request: InboundRequest) -> bool:
-        """Whether ``request`` calls a tool declared never to wait (``inline=True``) and
-        no middleware stands in between (middleware may wait)."""
-        return not self.server.middleware and self.server.serves_inline(request)
+        """Whether the reader serves ``request`` (:mod:`~mcp_actors.runtime.inline`): a call
+        of a tool declared ``inline=True``, or a list with no mounted server's list to
+        await; never through middleware (it may wait)."""
+        server = self.server
+        if server.middleware:
+            return False
+        if request.method in LIST_FIELDS:
+            return not server.mounts
+        return server.serves_inline(request)
 
     def describe_server(self, revision: Revision, *, stateless: bool) -> ServerDescription:
         """What the server tells a client of ``revision``: the ``initialize`` answer's
