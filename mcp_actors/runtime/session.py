@@ -27,8 +27,9 @@ with a host may return from :meth:`Session.run` asleep and run again when woken)
 and the grace requests in flight get when the peer's input ends (:mod:`.eof`).
 
 A request whose handler is declared never to wait (the dispatcher's
-``serves_inline``: a tool registered with ``inline=True``) is served by the reader
-itself, without a task or a cancel scope of its own (see :mod:`.inline`).
+``serves_inline``: a tool registered with ``inline=True``, a server's own lists) is
+served by the reader itself, without a task or a cancel scope of its own (see
+:mod:`.inline`).
 
 A handler that fails with anything but an :class:`McpError` is a bug: the peer
 gets a bare "Internal error", the log a rate-limited traceback (see
