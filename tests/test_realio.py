@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import http.client
 import json
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -111,3 +113,24 @@ def test_the_driver_counts_as_k6_against_a_fixed_reply() -> None:
     assert 3 * tally.sessions <= tally.http_requests <= 3 * tally.sessions + 20
     tool_sessions = tally.sessions * 3 / 4  # the fourth session of an iteration lists tools
     assert abs(len(tally.call_latencies) - tool_sessions) <= 10
+
+
+def test_the_measured_window_is_the_counted_sessions_and_nothing_else() -> None:
+    """Whatever other processes used is read at the window's edges (``at_edge``): the
+    warm-up's sessions before it and the answers drained after it are not in it."""
+    from benchmarks.realio.driver import Driver
+    from benchmarks.realio.fixed_reply import nginx
+
+    counted_at_edges: list[int] = []
+    with tempfile.TemporaryDirectory() as directory:
+        port = processes.free_port()
+        with processes.started(nginx(port, Path(directory)), port):
+            driver = Driver("127.0.0.1", port, vus=10, think=0.0)
+            tally = driver.run(
+                warmup=0.3,
+                sessions=300,
+                at_edge=lambda: counted_at_edges.append(driver.tally.sessions),
+            )
+    assert tally.errors == 0, tally.error_samples
+    assert counted_at_edges == [0, tally.sessions]
+    assert tally.sessions >= 300

@@ -365,9 +365,12 @@ class Driver:
             self._send_phase(fresh)
         return fresh
 
-    def run(self, *, warmup: float, sessions: int) -> Tally:
+    def run(
+        self, *, warmup: float, sessions: int, at_edge: Callable[[], None] | None = None
+    ) -> Tally:
         """Run the users ``warmup`` seconds unmeasured, then until ``sessions`` sessions
-        were measured; the tally."""
+        were measured; the tally. ``at_edge()`` is called as the measured window opens
+        and as it closes (to read what other processes used meanwhile, say)."""
         self._epoll = select.epoll()
         sleeping: list[tuple[float, int]] = []  # (wake-up time, user number)
         try:
@@ -383,8 +386,12 @@ class Driver:
                     self._draining = True
                     self.tally.seconds = now - started
                     self.tally.driver_cpu_seconds = _cpu() - cpu_start
+                    if at_edge is not None:
+                        at_edge()
                 if not self._measuring and now >= measure_from:
                     self._measuring = True
+                    if at_edge is not None:
+                        at_edge()
                     started, cpu_start = now, _cpu()
                 while sleeping and sleeping[0][0] <= now:
                     _, number = heapq.heappop(sleeping)

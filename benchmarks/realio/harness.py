@@ -138,9 +138,13 @@ def measure(name: str, server: processes.Running, backends: Stack, settings: Set
     check_answers(name, server.port, backends.redis_url)
     seed(backends.redis_url)
     driver = Driver("127.0.0.1", server.port, vus=settings.vus, think=settings.think)
-    before, backend_before = procstat.usage([server.pid]), backends.backend_cpu()
-    tally = driver.run(warmup=settings.warmup, sessions=settings.sessions)
-    after, backend_after = procstat.usage([server.pid]), backends.backend_cpu()
+    edges: list[tuple[procstat.Usage | None, float]] = []  # the measured window's
+
+    def read_cpu() -> None:
+        edges.append((procstat.usage([server.pid]), backends.backend_cpu()))
+
+    tally = driver.run(warmup=settings.warmup, sessions=settings.sessions, at_edge=read_cpu)
+    (before, backend_before), (after, backend_after) = edges
     assert before is not None and after is not None, "no /proc: cannot read CPU"
     return Turn(
         name,
