@@ -7,11 +7,13 @@ seconds gets a reader (``transports/http/slow_replies.py``) that watches the cli
 one that leaves has its request cancelled. A stateless POST of notifications is
 answered 202 and served in its own task too — or, when no session of the server would
 act on it (no middleware; no roots handler for a roots change), answered 202 with no
-session at all. Both eras, both front ends.
+session at all; so is a stateless ``initialize``, which the engine answers itself. Both
+eras, both front ends.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from functools import partial
@@ -24,6 +26,7 @@ import trio
 from mcp_actors import Server, UrlTarget, open_client
 from mcp_actors.runtime.middleware import Call, Middleware, NotifyNext
 from mcp_actors.server.serve_http import HttpServerHandle, serve_http
+from mcp_actors.testing.wire import validate_message
 
 ERAS = ("modern", "legacy")
 #: Requests counted once the server is warm.
@@ -207,3 +210,48 @@ async def test_a_stateless_roots_change_reaches_the_server_s_handlers() -> None:
             after = handle.supervisor.statistics().sessions_started
     assert (quiet.status_code, reply.status_code) == (202, 202)
     assert after == before + 1
+
+
+def initialize(request_id: int, version: str, **params: Any) -> dict[str, Any]:
+    client = {"name": "probe", "version": "1"}
+    fields = {"protocolVersion": version, "capabilities": {}, "clientInfo": client, **params}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": fields}
+
+
+def json_rpc(reply: httpx.Response) -> Any:
+    """The one JSON-RPC message of a reply: its JSON body, or its event stream's data."""
+    if reply.headers["content-type"].startswith("application/json"):
+        return reply.json()
+    data = [line[5:].strip() for line in reply.text.splitlines() if line.startswith("data:")]
+    return json.loads(next(line for line in data if line))
+
+
+@pytest.mark.parametrize("accept", ["application/json", "application/json, text/event-stream"])
+async def test_a_stateless_initialize_is_answered_with_no_session(accept: str) -> None:
+    server = make_server({})
+    headers = {"accept": accept}
+    with trio.fail_after(60):  # a hang guard only
+        async with served_handle("legacy", server) as handle, httpx.AsyncClient() as http:
+            before = handle.supervisor.statistics().sessions_started
+            with runtime_tasks() as tasks:
+                replies = [
+                    await http.post(handle.url, json=initialize(1, "2025-06-18"), headers=headers),
+                    await http.post(handle.url, json=initialize(2, "2099-01-01"), headers=headers),
+                    await http.post(handle.url, json=initialize(3, 42), headers=headers),
+                ]
+            after = handle.supervisor.statistics().sessions_started
+    assert [reply.status_code for reply in replies] == [200, 200, 200]
+    negotiated, newest, invalid = (json_rpc(reply) for reply in replies)
+    validate_message("2025-06-18", negotiated, in_reply_to="initialize")
+    assert negotiated["id"] == 1
+    result = negotiated["result"]
+    assert result["protocolVersion"] == "2025-06-18"
+    assert result["serverInfo"]["name"] == "exchange-reader"
+    # stateless: nothing to deliver a list change on (tools: no listChanged)
+    assert result["capabilities"]["tools"] == {}
+    # an unknown revision is answered with the newest we speak
+    assert newest["id"] == 2 and newest["result"]["protocolVersion"] == "2025-11-25"
+    validate_message("2025-11-25", newest, in_reply_to="initialize")
+    assert invalid["id"] == 3 and invalid["error"]["code"] == -32602
+    assert after == before  # no session was made for any of them
+    assert tasks.spawned == []

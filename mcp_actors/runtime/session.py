@@ -61,7 +61,13 @@ from ..protocol.events import (
 )
 from ..protocol.jsonrpc import RequestId
 from ..protocol.lifecycle import SessionState
-from ..transports.abc import MessageStream, MessageTooLarge, Outgoing, TransportClosed
+from ..transports.abc import (
+    MessageStream,
+    MessageTooLarge,
+    Outgoing,
+    TransportClosed,
+    answer_of,
+)
 from .actors import ActorHost, Actors
 from .config import SessionConfig
 from .dispatch import Dispatcher, is_server
@@ -514,15 +520,7 @@ class Session:
             event.call.deliver_log(event.params)
 
     async def _reply(self, reply: Reply) -> None:
-        request_id = reply.request_id
-        message = Outgoing(
-            reply.payload,
-            request_id,
-            request_id is not None,
-            error_code=reply.error_code,
-            version=reply.version,
-        )
-        await self._writer.send_from_reader(message)
+        await self._writer.send_from_reader(answer_of(reply))
 
     # -- outbound --------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from msgspec import UNSET, UnsetType
 
 from ..protocol import types as t
 from ..protocol.jsonrpc import RequestId
-from ..protocol.lifecycle import SessionState
+from ..protocol.lifecycle import ServerDescription, SessionState
 from ..protocol.request_state import StateKeys
 from ..protocol.versions import Revision
 from ..runtime.actors import ActorHost
@@ -162,6 +162,8 @@ class HostedServer(Protocol):
     def capabilities(
         self, revision: Revision | None = None, *, stateless: bool = False
     ) -> t.ServerCapabilities: ...
+
+    def describe(self, revision: Revision, *, stateless: bool = False) -> ServerDescription: ...
 
     def create_session(
         self, transport: MessageStream, state: SessionState | None = None

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from ..protocol.events import Reply
 from ..protocol.jsonrpc import Message, encode_received
 from ..protocol.modern import AdmittedRequest
 
@@ -75,6 +76,19 @@ class Outgoing(msgspec.Struct, frozen=True, gc=False):
     method: str | None = None
     request_id: RequestId | None = None
     params: Any = None
+
+
+def answer_of(reply: Reply) -> Outgoing:
+    """The message that sends an answer the engine wrote itself (an ``initialize``'s or
+    ``ping``'s, or an error for a message that cannot run)."""
+    request_id = reply.request_id
+    return Outgoing(
+        reply.payload,
+        request_id,
+        request_id is not None,
+        error_code=reply.error_code,
+        version=reply.version,
+    )
 
 
 class TransportClosed(Exception):

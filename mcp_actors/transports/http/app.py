@@ -39,6 +39,7 @@ from .modern import InputSchemaOf
 from .routing import VERSION_HEADER as VERSION
 from .security import HostPolicy
 from .sessions import (
+    AnswerInitialize,
     HeedsNotifications,
     ServeExchange,
     SessionRegistry,
@@ -77,6 +78,9 @@ class McpHttpApp:
     #: Whether a stateless session would act on a POST of notifications (see
     #: :mod:`.endpoint`; the default: always, each is served by a session).
     heeds_notifications: HeedsNotifications = heeds_all
+    #: How a stateless ``initialize`` is answered without a session (see :mod:`.endpoint`;
+    #: None: by a session, as every other request).
+    answer_initialize: AnswerInitialize | None = None
     #: This worker's part of the shared sessions (None without a directory): run
     #: :meth:`~.any_worker.SharedSessions.run` beside the app.
     shared: SharedSessions | None = attrs.field(init=False, default=None)
@@ -116,6 +120,7 @@ class McpHttpApp:
             self.auth,
             self.shared,
             heeds_notifications=self.heeds_notifications,
+            answer_initialize=self.answer_initialize,
         )
         self._legacy = LegacySseEndpoints(config, self.registry, self.start_session, self.auth)
 

@@ -37,7 +37,8 @@ refuses for the missing header. Everything else is the legacy era, described bel
   answer 405. A POST of one request (the usual case) is served in its own task, its
   session writing the reply (see :mod:`.exchange`); so is a POST of notifications,
   answered 202 once served — unless the server would act on none of them
-  (``heeds_notifications``): then 202 at once, and no session.
+  (``heeds_notifications``): then 202 at once, and no session. An ``initialize`` gets no
+  session either: the engine answers it itself (``answer_initialize``).
 
 Which status and error each refusal gets is decided by the pure functions of :mod:`.routing`;
 the reply is written by :mod:`.reply`; this module does the I/O around them. A POST's body is
@@ -51,6 +52,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -58,7 +60,7 @@ from ...protocol.jsonrpc import InvalidMessage
 from ...protocol.received import Post, read_post
 from ...protocol.session_record import initialize_params, record_changes
 from ...protocol.versions import HTTP_DEFAULT
-from ..abc import TransportClosed
+from ..abc import TransportClosed, answer_of
 from .any_worker import SharedSessions
 from .asgi import (
     EVENT_STREAM,
@@ -109,6 +111,9 @@ from .session_stream import HttpSessionStream, ResponseStream
 from .sessions import Activity, ServeExchange, SessionRegistry, StartSession, mint_session_id
 from .sse import encode_event
 
+if TYPE_CHECKING:
+    from .sessions import AnswerInitialize, HeedsNotifications
+
 log = logging.getLogger("mcp_actors.http")
 
 
@@ -129,7 +134,9 @@ class StreamableHttpEndpoint:
     #: The deployment's shared sessions (None: this worker holds its sessions alone).
     shared: SharedSessions | None = None
     #: Whether a stateless session would act on a POST of these notifications.
-    heeds_notifications: Callable[[tuple[str, ...]], bool] = attrs.field(kw_only=True)
+    heeds_notifications: HeedsNotifications = attrs.field(kw_only=True)
+    #: Answers a stateless ``initialize`` with no session (None: a session does).
+    answer_initialize: AnswerInitialize | None = attrs.field(default=None, kw_only=True)
     #: Requests of legacy sessions this endpoint served (POSTs carrying requests).
     session_requests: int = attrs.field(init=False, default=0)
     #: The memory the sessions' in-memory event stores share (None: a custom factory).
@@ -352,20 +359,18 @@ class StreamableHttpEndpoint:
     ) -> None:
         """A stateless POST of one request, or of notifications (answered 202 after):
         its session runs in this task and writes the reply itself (see :mod:`.exchange`),
-        an event stream unless ``json_mode``."""
-        exchange = HttpExchange(
-            post.take_message(),
-            post.request_ids[0] if post.request_ids else None,
-            (receive, send),
-            streaming=not json_mode,
-            stream_only=not json_mode,
-            keepalive=self.config.keepalive_interval,
-            status_of=_ok,
-            refuse_requests=True,
+        an event stream unless ``json_mode``; an ``initialize`` needs none (see above)."""
+        message, keepalive = post.take_message(), self.config.keepalive_interval
+        request_id = post.request_ids[0] if post.request_ids else None
+        exchange = HttpExchange.stateless_legacy(
+            message, request_id, (receive, send), json_mode=json_mode, keepalive=keepalive
         )
-        exchange.principal = request.principal
-        with until_token_expires(request.principal):
-            await self.serve_exchange(exchange, version)
+        if post.initialize and self.answer_initialize is not None:
+            await exchange.send_all((answer_of(self.answer_initialize(message)),))
+        else:
+            exchange.principal = request.principal
+            with until_token_expires(request.principal):
+                await self.serve_exchange(exchange, version)
         await exchange.finish()
 
     async def _share(
@@ -592,8 +597,3 @@ class StreamableHttpEndpoint:
             return None if created is None else created[1]
 
         return await shared.local_session(session_id, request.principal, create)
-
-
-def _ok(error_code: int | None) -> int:
-    """The HTTP status of a legacy-era JSON reply: 200, whatever it says."""
-    return 200

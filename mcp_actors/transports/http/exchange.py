@@ -82,6 +82,11 @@ def refusal_of(message: Outgoing) -> Envelope | None:
     return refusal_in_peers_stead(request_id, method, reason)
 
 
+def _always_ok(error_code: int | None) -> int:
+    """The HTTP status of a legacy-era JSON reply: 200, whatever it says."""
+    return 200
+
+
 class HttpExchange(MessageStream):
     """The stream of the session serving one stateless POST (see the module docstring)."""
 
@@ -131,6 +136,30 @@ class HttpExchange(MessageStream):
         self._keeping_alive: trio.Event | None = None
         #: The session's reader, not started yet (see :meth:`defer_reading`).
         self._start_reader: Callable[[], None] | None = None
+
+    @classmethod
+    def stateless_legacy(
+        cls,
+        message: Inbound,
+        request_id: RequestId | None,
+        http: tuple[Receive, Send],
+        *,
+        json_mode: bool,
+        keepalive: float | None,
+    ) -> HttpExchange:
+        """The exchange of a stateless legacy POST: one JSON body if ``json_mode``, else an
+        event stream; status 200 whatever the answer says (the legacy era's); requests
+        to the client refused in its stead (there is no back channel)."""
+        return cls(
+            message,
+            request_id,
+            http,
+            streaming=not json_mode,
+            stream_only=not json_mode,
+            keepalive=keepalive,
+            status_of=_always_ok,
+            refuse_requests=True,
+        )
 
     def input_ready(self) -> bool:
         return bool(self._input)

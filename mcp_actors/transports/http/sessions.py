@@ -40,6 +40,8 @@ import attrs
 import trio
 
 if TYPE_CHECKING:
+    from ...protocol.events import Reply
+    from ...protocol.jsonrpc import Message
     from ..abc import MessageStream
 
 log = logging.getLogger("mcp_actors.http")
@@ -57,6 +59,9 @@ ServeExchange = Callable[["MessageStream", str | None], Awaitable[None]]
 #: Whether a stateless session would act on a POST of notifications of these methods
 #: (False: it is accepted, 202, with no session made for it).
 HeedsNotifications = Callable[[tuple[str, ...]], bool]
+#: The answer to a stateless ``initialize``, by an engine of its own and no session: the
+#: session would end with its POST, and the engine answers ``initialize`` itself.
+AnswerInitialize = Callable[["Message"], "Reply"]
 
 
 def heeds_all(methods: tuple[str, ...]) -> bool:
