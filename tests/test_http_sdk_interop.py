@@ -113,6 +113,29 @@ async def test_sdk_client_against_our_http_server(target: str, events_file: Path
     gc.collect()
 
 
+@SDK_CLIENT_LEAKS
+@pytest.mark.parametrize("json_response", [False, True], ids=["sse-replies", "json-replies"])
+async def test_sdk_client_against_our_stateless_http_server(json_response: bool) -> None:
+    """Stateless: each POST is served alone (``initialize`` by the engine, with no session)."""
+    serve = partial(
+        serve_http, load_server(SAMPLE), port=0, stateless=True, json_response=json_response
+    )
+    async with trio.open_nursery() as nursery:
+        server: HttpServerHandle = await nursery.start(serve)
+        with trio.fail_after(30):
+            async with SdkClient(server.url, mode="legacy") as client:
+                assert client.protocol_version == LATEST
+                assert client.server_info is not None and client.server_info.name == "sample"
+                assert "add" in {tool.name for tool in (await client.list_tools()).tools}
+                added = await client.call_tool("add", {"a": 2, "b": 40})
+                assert added.structured_content == {"result": 42}
+                slow = await client.call_tool("slow", {"steps": 2, "delay": 0.01})
+                assert slow.content[0].text == "done after 2 steps"  # type: ignore[union-attr]
+        assert server.sessions == 0  # stateless: no session table
+        nursery.cancel_scope.cancel()
+    gc.collect()
+
+
 # -- our client against the SDK's server ----------------------------------------------
 
 sdk_server = MCPServer("sdk-http-peer", version="1.0.0", log_level="WARNING")
