@@ -255,3 +255,28 @@ async def test_a_stateless_initialize_is_answered_with_no_session(accept: str) -
     assert invalid["id"] == 3 and invalid["error"]["code"] == -32602
     assert after == before  # no session was made for any of them
     assert tasks.spawned == []
+
+
+async def test_a_stateless_initialize_that_fails_is_an_internal_error_and_nothing_more(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    server = make_server({})
+
+    def describe_fails(*_: Any, **__: Any) -> Any:
+        raise RuntimeError("a bug while describing the server")
+
+    with trio.fail_after(60):  # a hang guard only
+        async with served_handle("legacy", server) as handle, httpx.AsyncClient() as http:
+            monkeypatch.setattr(Server, "describe", describe_fails)
+            failed = await http.post(handle.url, json=initialize(1, "2025-06-18"), headers=HEADERS)
+            monkeypatch.undo()
+            call = {"name": "add", "arguments": {"a": 1, "b": 2}}
+            request = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}
+            served = await http.post(handle.url, json=request, headers=HEADERS)
+            again = initialize(3, "2025-06-18")
+            answered = await http.post(handle.url, json=again, headers=HEADERS)
+    assert failed.status_code == 200
+    error = json_rpc(failed)
+    assert error["id"] == 1 and error["error"]["code"] == -32603
+    assert json_rpc(served)["result"]["structuredContent"] == {"result": 3}
+    assert json_rpc(answered)["result"]["protocolVersion"] == "2025-06-18"

@@ -40,6 +40,7 @@ from ..protocol.lifecycle import SessionState
 from ..protocol.methods import ROOTS_CHANGED
 from ..protocol.versions import ALL
 from ..runtime.gc_policy import apply_serving_gc_policy
+from ..runtime.internal_errors import internal_errors
 from ..runtime.session import Session
 from ..runtime.supervisor import Supervisor, open_supervisor
 from ..shared.settings import SharedSettings
@@ -168,19 +169,25 @@ def initialize_answerer(server: HostedServer) -> AnswerInitialize:
     of its own, with no session. The session would end with its POST, and it would not
     act on the request either: the engine answers ``initialize`` itself (negotiating the
     revision and describing the server), no handler or middleware sees it. What it saves
-    is a session, its supervision and its writer: a fifth of such a POST's cost."""
+    is a session, its supervision and its writer: a fifth of such a POST's cost. A
+    failure (a bug: describing the server raised) is contained as a session's would be:
+    logged, and None, so the exchange answers "Internal error"."""
 
-    def answer(message: Message) -> Reply:
-        state = SessionState(
-            "server",
-            server.capabilities(stateless=True),
-            server.supported_versions,
-            back_channel=False,
-        )
-        engine: Engine[Any, Any] = Engine(state, _opens_no_request, server.describe)
-        reply = engine.receive_message(message)
-        if type(reply) is not Reply:  # the endpoint hands over initialize requests only
-            raise TypeError(f"not an initialize request: {reply!r}")
+    def answer(message: Message) -> Reply | None:
+        try:
+            state = SessionState(
+                "server",
+                server.capabilities(stateless=True),
+                server.supported_versions,
+                back_channel=False,
+            )
+            engine: Engine[Any, Any] = Engine(state, _opens_no_request, server.describe)
+            reply = engine.receive_message(message)
+            if type(reply) is not Reply:  # the endpoint hands over initialize requests only
+                raise TypeError(f"not an initialize request: {reply!r}")
+        except Exception:
+            internal_errors.report(log, "answering a stateless initialize failed")
+            return None
         return reply
 
     return answer

@@ -366,7 +366,8 @@ class StreamableHttpEndpoint:
             message, request_id, (receive, send), json_mode=json_mode, keepalive=keepalive
         )
         if post.initialize and self.answer_initialize is not None:
-            await exchange.send_all((answer_of(self.answer_initialize(message)),))
+            answer = self.answer_initialize(message)  # None: it failed (finish() says so)
+            await exchange.send_all(() if answer is None else (answer_of(answer),))
         else:
             exchange.principal = request.principal
             with until_token_expires(request.principal):

@@ -60,8 +60,9 @@ ServeExchange = Callable[["MessageStream", str | None], Awaitable[None]]
 #: (False: it is accepted, 202, with no session made for it).
 HeedsNotifications = Callable[[tuple[str, ...]], bool]
 #: The answer to a stateless ``initialize``, by an engine of its own and no session: the
-#: session would end with its POST, and the engine answers ``initialize`` itself.
-AnswerInitialize = Callable[["Message"], "Reply"]
+#: session would end with its POST, and the engine answers ``initialize`` itself (None:
+#: it failed, and was logged).
+AnswerInitialize = Callable[["Message"], "Reply | None"]
 
 
 def heeds_all(methods: tuple[str, ...]) -> bool:
