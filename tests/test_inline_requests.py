@@ -79,17 +79,23 @@ async def client_of(server: Server) -> AsyncIterator[Client]:
         yield client
 
 
-async def test_tools_declared_inline_spawn_no_request_actor(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    served_by_actor: list[str] = []
+@pytest.fixture
+def served_by_actor(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The methods of the requests served by an actor (``Serving.serve``), in order."""
+    served: list[str] = []
     original = Serving.serve
 
     async def counting_serve(self: Serving, request: object) -> None:
-        served_by_actor.append(getattr(request, "method", "?"))
+        served.append(getattr(request, "method", "?"))
         await original(self, request)  # type: ignore[arg-type]
 
     monkeypatch.setattr(Serving, "serve", counting_serve)
+    return served
+
+
+async def test_tools_declared_inline_spawn_no_request_actor(
+    served_by_actor: list[str],
+) -> None:
     async with client_of(make_server()) as client:
         async with trio.open_nursery() as nursery:
             for i in range(50):
@@ -105,16 +111,8 @@ async def test_tools_declared_inline_spawn_no_request_actor(
 
 @pytest.mark.parametrize("between", ["mount", "middleware"])
 async def test_a_list_that_may_wait_is_served_by_an_actor(
-    between: str, monkeypatch: pytest.MonkeyPatch
+    between: str, served_by_actor: list[str]
 ) -> None:
-    served_by_actor: list[str] = []
-    original = Serving.serve
-
-    async def counting_serve(self: Serving, request: object) -> None:
-        served_by_actor.append(getattr(request, "method", "?"))
-        await original(self, request)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(Serving, "serve", counting_serve)
     server = make_server()
     if between == "mount":  # the mounted server's list is awaited
         server.mount(make_server(), prefix="inner")
