@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -60,6 +61,25 @@ def test_a_wrong_argument_is_a_clear_tool_error(backends: Stack) -> None:
         reference.call_tool(port, "checkout", {"items": [{"product_id": "x", "quantity": 1}]})
     assert "Expected `int`, got `str`" in str(refused.value)
     assert "product_id" in str(refused.value)
+
+
+def test_the_tools_answer_after_redis_lost_their_functions(backends: Stack) -> None:
+    """``get_user_cart`` and ``checkout`` call Redis Functions each worker loads as it
+    starts; a Redis that lost them (restarted, ``FUNCTION FLUSH``) gets them again."""
+    port = processes.free_port()
+    launch = processes.ours(port, backends.redis_url, backends.api.url)
+    with processes.started(launch, port):
+        harness.seed(backends.redis_url)
+        before = reference.call_tool(port, "get_user_cart", {"user_id": "user-00042"})
+        flushed = subprocess.run(
+            ["redis-cli", "-u", backends.redis_url, "FUNCTION", "FLUSH"],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        assert flushed.stdout.strip() == "OK"
+        cart = reference.call_tool(port, "get_user_cart", {"user_id": "user-00042"})
+        order = reference.call_tool(port, "checkout", {"user_id": "user-00042"})
+    assert cart == before and len(cart["recent_history"]) == 5
+    assert order["rate_limit_count"] == 1 and order["status"] == "confirmed"
 
 
 def test_the_api_answers_with_the_bytes_upstream_writes(backends: Stack) -> None:

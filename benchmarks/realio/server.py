@@ -36,7 +36,7 @@ from mcp_actors.shared.redis_client import open_redis
 from mcp_actors.transports.http.config import HttpConfig
 
 from .api_client import open_api
-from .shop import DEFAULT_ITEMS, Item, Shop
+from .shop import DEFAULT_ITEMS, Item, Shop, load_functions
 
 
 @attrs.define(eq=False)
@@ -124,6 +124,7 @@ async def serve_worker(
             timeout=backends.timeout,
         ) as api_client,
     ):
+        await load_functions(redis_client)
         slot.bind(Shop(redis_client, api_client))
         try:
             await serve_http(server, task_status=task_status, **options)
