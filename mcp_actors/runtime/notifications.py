@@ -29,14 +29,13 @@ from collections.abc import Awaitable, Callable
 import attrs
 import trio
 
+from .companions import StartTask
 from .internal_errors import internal_errors
 
 log = logging.getLogger("mcp_actors.session")
 
 #: A piece of notification work.
 Work = Callable[[], Awaitable[None]]
-#: Starts a task (a nursery's ``start_soon``).
-StartTask = Callable[[Callable[[], Awaitable[None]]], None]
 
 
 @attrs.define(eq=False)

@@ -69,6 +69,7 @@ from ..transports.abc import (
     answer_of,
 )
 from .actors import ActorHost, Actors
+from .companions import Companions, StartTask
 from .config import SessionConfig
 from .dispatch import Dispatcher, is_server
 from .eof import EofGrace
@@ -131,6 +132,9 @@ class Session:
     #: sessions, one per stateless HTTP request, never send one).
     _outbound_part: Outbound | None = attrs.field(init=False, default=None)
     _nursery: trio.Nursery | None = attrs.field(init=False, default=None)
+    #: Starts a task of the session: its nursery's, or its companions' (see _serve_alone).
+    _start_task: StartTask | None = attrs.field(init=False, default=None)
+    _companions: Companions | None = attrs.field(init=False, default=None)
     #: Whether :meth:`close` was called.
     _closing: bool = attrs.field(init=False, default=False)
     _received: int = attrs.field(init=False, default=0)
@@ -215,6 +219,10 @@ class Session:
                 if pending is None and self._quiet():
                     await self._drain()
                     return
+                host = None if self._closing else self.host
+                if type(pending) is RequestReceived and self.transport.defers_reading and host:
+                    await self._serve_alone(pending.request, host)
+                    return
             while not self._closing:
                 if not await self._serve_awake(pending):
                     break
@@ -230,11 +238,10 @@ class Session:
                 await self._close_transport()
 
     async def _close_transport(self) -> None:
-        """Close the transport, even if the session ends by cancellation. No shielded
-        scope up front (one costs as much as a small request, and the session of each
-        stateless or 2026-07-28 HTTP request ends here): a close that a cancellation
-        interrupts is done again, shielded (``aclose`` is idempotent, and a cancelled one
-        has closed the resource abruptly already, as trio's contract has it)."""
+        """Close the transport, even if the session ends by cancellation: not shielded up
+        front (a shielded scope costs as much as a small request, and every stateless or
+        2026-07-28 HTTP request's session ends here); a close a cancellation interrupts is
+        done again, shielded (``aclose`` is idempotent; a cancelled one closed abruptly)."""
         try:
             await self.transport.aclose()
         except trio.Cancelled:
@@ -248,12 +255,9 @@ class Session:
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
+                self._start_task = nursery.start_soon
                 self._writer.attach(nursery.start_soon)
                 self._notifications.attach(nursery.start_soon)
-                if type(pending) is RequestReceived and self.transport.defers_reading:
-                    if await self._serve_before_reading(pending.request, nursery):
-                        return False  # a reader started: it ends the session
-                    pending = None
                 while True:
                     await self._read_loop(pending)
                     pending = None
@@ -266,31 +270,45 @@ class Session:
                         return True
                     # Something is in flight: the offer lapses, the reader reads on.
         finally:
-            self._nursery = None
+            self._nursery = self._start_task = None
             self._writer.detach()
             self._notifications.detach()
         return False  # closed
 
-    async def _serve_before_reading(self, request: InboundRequest, nursery: trio.Nursery) -> bool:
+    async def _serve_alone(self, request: InboundRequest, host: SessionHost) -> None:
         """Serve the request of a stream that :attr:`~.MessageStream.defers_reading` in
-        this task, with no reader beside it unless the stream asks for one (see
-        :meth:`~.MessageStream.defer_reading`); True if it did (the reader then reads to
-        the end and drains, as :meth:`_serve_awake` would)."""
-        started = False
+        this task, with no nursery, and no reader beside it unless the stream asks for
+        one (:meth:`~.MessageStream.defer_reading`): what needs a task meanwhile runs in
+        the host, as a companion (see :mod:`.companions`)."""
+        request.scope = trio.CancelScope()
+        companions = self._companions = Companions(host.start_actor, request.scope)
+        start = self._start_task = companions.start
+        self._writer.attach(start)
+        self._notifications.attach(start)
+        reading = False
 
         def start_reader() -> None:
-            nonlocal started
-            started = True
-            nursery.start_soon(self._read_then_drain)
+            nonlocal reading
+            reading = True
+            start(self._read_then_drain)  # it reads to the end and drains
 
         transport = self.transport
         transport.defer_reading(start_reader)
-        request.scope = trio.CancelScope()
         try:
-            await self._serving.serve(request)
+            try:
+                await self._serving.serve(request)
+            finally:
+                transport.defer_reading(None)
+            if not reading:
+                await self._drain()
+            await companions.join()
+        except BaseException:
+            await companions.cancel_and_join()
+            raise
         finally:
-            transport.defer_reading(None)
-        return started
+            self._companions = self._start_task = None
+            self._writer.detach()
+            self._notifications.detach()
 
     async def _read_then_drain(self) -> None:
         await self._read_loop()
@@ -345,6 +363,8 @@ class Session:
             self.wake()  # it runs again, only to end
         elif self._nursery is not None:
             self._nursery.cancel_scope.cancel()
+        elif self._companions is not None:
+            self._companions.cancel()
 
     def start_actor(self, actor: Callable[[], Awaitable[None]]) -> None:
         """Run ``actor()`` as a long-lived task of this session (see :mod:`.actors`).
@@ -354,9 +374,10 @@ class Session:
         actor contains its own failures. Raises RuntimeError if the session is not
         running (or already draining).
         """
-        if self._nursery is None or self._actors.draining:
+        start = self._start_task
+        if start is None or self._actors.draining:
             raise RuntimeError("the session is not running")
-        self._nursery.start_soon(self._actors.run, actor)
+        start(functools.partial(self._actors.run, actor))
 
     async def _drain(self) -> None:
         """The peer stopped sending: cancel what it asked for (after the grace of

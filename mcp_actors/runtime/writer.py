@@ -27,13 +27,14 @@ queue go.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 
 import attrs
 import trio
 
 from ..protocol import types as t
 from ..transports.abc import MessageStream, Outgoing, TransportClosed
+from .companions import StartTask
 from .progress import ProgressStream
 
 log = logging.getLogger("mcp_actors.session")
@@ -46,8 +47,6 @@ _RESTING[0].close()
 _RESTING[1].close()
 #: Answers the reader queues in a row before it lets the writer run (see send_from_reader).
 _YIELD_EVERY = 32
-#: Starts a task (a nursery's ``start_soon``).
-StartTask = Callable[[Callable[[], Awaitable[None]]], None]
 
 
 @attrs.define(eq=False)
