@@ -4,7 +4,9 @@ The session of a stateless legacy POST or a 2026-07-28 request serves its reques
 the POST's own task (``MessageStream.defer_reading``). A request answered at once
 costs no task of the runtime's; one still unanswered after about ``QUICK_REPLY``
 seconds gets a reader (``transports/http/slow_replies.py``) that watches the client:
-one that leaves has its request cancelled. A stateless POST of notifications is
+one that leaves has its request cancelled. That reader, and the writer's task that sends
+the progress of a request that waits, run as companions in the supervisor, not in a
+nursery of the session's (``runtime/companions.py``). A stateless POST of notifications is
 answered 202 and served in its own task too — or, when no session of the server would
 act on it (no middleware; no roots handler for a roots change), answered 202 with no
 session at all; so is a stateless ``initialize``, which the engine answers itself. Both
@@ -23,7 +25,7 @@ import httpx
 import pytest
 import trio
 
-from mcp_actors import Server, UrlTarget, open_client
+from mcp_actors import Context, Server, UrlTarget, open_client
 from mcp_actors.runtime.middleware import Call, Middleware, NotifyNext
 from mcp_actors.server.serve_http import HttpServerHandle, serve_http
 from mcp_actors.testing.wire import validate_message
@@ -71,6 +73,13 @@ def make_server(state: dict[str, Any]) -> Server:
     async def add(a: int, b: int) -> int:
         await trio.lowlevel.checkpoint()
         return a + b
+
+    @server.tool
+    async def count_slowly(ctx: Context, count: int) -> int:
+        for step in range(1, count + 1):
+            await ctx.report_progress(step, count)
+            await trio.sleep(0.01)  # each report waits for the writer: its task runs meanwhile
+        return count
 
     @server.tool
     async def wait_forever() -> str:
@@ -141,6 +150,30 @@ async def test_a_slow_request_s_client_that_leaves_cancels_it(
                     nursery.cancel_scope.cancel()  # the client leaves
                 await state["cancelled"].wait()
     assert tasks.spawned  # the reader that watched the client (the request served in place)
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_the_progress_of_a_request_that_waits_travels_in_its_reply(
+    era: str, http_front_end: str
+) -> None:
+    """The reports go out while the handler waits, in the request's own event stream:
+    the writer's task that sends them is a companion of the session (no nursery)."""
+    state = {"started": trio.Event(), "cancelled": trio.Event()}
+    reported: list[float] = []
+    with trio.fail_after(60):  # a hang guard only
+        async with (
+            served(era, make_server(state)) as url,
+            open_client(UrlTarget(url), era=era) as client,  # type: ignore[arg-type]
+        ):
+            with runtime_tasks() as tasks:
+                result = await client.call_tool(
+                    "count_slowly", {"count": 3}, on_progress=lambda p, total, m: reported.append(p)
+                )
+    assert result.structured_content == {"result": 3}
+    assert reported == [1, 2, 3]
+    # The writer's task (and a reader, if the reply was slow) ran in the supervisor.
+    assert tasks.spawned
+    assert all(name.endswith("Supervisor._contain") for name in tasks.spawned), tasks.spawned
 
 
 async def test_a_stateless_post_of_notifications_is_served_where_middleware_sees_it(
