@@ -26,8 +26,9 @@ The commands are the same and so are the answers; Redis runs a function's comman
 with nothing in between, which the pipelines did not promise and nothing here notices.
 
 What makes them cheap (the idioms ``docs/realio-benchmark.md`` recommends): Redis through
-coredis natively from Trio (one pooled connection per command in flight, the commands of
-a call in one function); the API through :class:`~.api_client.ApiClient` (pooled keep-alive,
+coredis natively from Trio (a bounded pool of connections, which coredis hands back as
+soon as a command is written, so commands in flight share them; the commands of a call in
+one function); the API through :class:`~.api_client.ApiClient` (pooled keep-alive,
 httptools), whose ``*_alongside`` calls write the API request, await the Redis side in
 the same task, then read the API's answer: both backends at work at once, with no
 second task and no nursery; JSON decoded by msgspec into Structs that keep the numbers

@@ -76,9 +76,7 @@ class Companions:
 
     async def join(self) -> None:
         """Wait until every companion has ended; raise the first one's failure."""
-        if self._running:
-            self._all_done = trio.Event()
-            await self._all_done.wait()
+        await self._all_ended()
         if self._failure is not None:
             raise self._failure
 
@@ -87,6 +85,9 @@ class Companions:
         (shielded: the session's own cancellation must not cut the wait short)."""
         self.cancel()
         with trio.CancelScope(shield=True):
-            if self._running:
-                self._all_done = trio.Event()
-                await self._all_done.wait()
+            await self._all_ended()
+
+    async def _all_ended(self) -> None:
+        if self._running:
+            self._all_done = trio.Event()
+            await self._all_done.wait()
