@@ -103,3 +103,31 @@ async def test_a_companion_started_after_cancel_is_cancelled_at_once() -> None:
         with trio.fail_after(5):  # a hang guard only
             await companions.join()
     assert not ran_to_the_end
+
+
+async def test_a_failure_while_the_session_leaves_by_an_exception_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The session's own exception goes on; a companion's failure meanwhile is not lost."""
+    begun = trio.Event()
+    async with trio.open_nursery() as host:
+        companions = Companions(host.start_soon, trio.CancelScope())
+
+        async def companion() -> None:
+            begun.set()
+            try:
+                await trio.sleep_forever()
+            except trio.Cancelled:
+                raise Boom("failed while cancelled") from None
+
+        companions.start(companion)
+        await begun.wait()
+        with trio.fail_after(5), trio.CancelScope() as session:  # (fail_after: a hang guard)
+            session.cancel()
+            try:
+                await trio.sleep_forever()
+            except trio.Cancelled:
+                await companions.cancel_and_join()
+                raise
+    failures = [r for r in caplog.records if r.exc_info and r.exc_info[0] is Boom]
+    assert len(failures) == 1 and "failed while cancelled" in str(failures[0].exc_info[1])

@@ -16,16 +16,20 @@ holds them as a nursery would hold its children:
   the other companions, and its exception is raised where the session joins them: the
   session fails, as when a task of its nursery fails;
 - a session that leaves by an exception (its task cancelled) cancels them all, and
-  still waits for them (:meth:`Companions.cancel_and_join`).
+  still waits for them (:meth:`Companions.cancel_and_join`); a companion's failure
+  then is logged, as the session's own exception goes on.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Awaitable, Callable
 
 import attrs
 import trio
+
+log = logging.getLogger("mcp_actors.session")
 
 #: Starts a task (a nursery's ``start_soon``, a host's ``start_actor``).
 StartTask = Callable[[Callable[[], Awaitable[None]]], None]
@@ -82,10 +86,13 @@ class Companions:
 
     async def cancel_and_join(self) -> None:
         """The session leaves by an exception: cancel the companions and wait for them
-        (shielded: the session's own cancellation must not cut the wait short)."""
+        (shielded: the session's own cancellation must not cut the wait short); log a
+        failure among them, which that exception would hide."""
         self.cancel()
         with trio.CancelScope(shield=True):
             await self._all_ended()
+        if self._failure is not None:
+            log.error("a companion of an ending session failed", exc_info=self._failure)
 
     async def _all_ended(self) -> None:
         if self._running:
