@@ -14,12 +14,13 @@ Why it is cheap: every product's JSON is encoded once, on first use, and kept (t
 catalog is bounded: 100,000 entries, ~25 MB at most); searches are answered from a
 bounded cache of whole responses (:data:`SEARCH_CACHE` entries, oldest dropped first);
 requests are parsed by httptools (:class:`~mcp_actors.transports.http.wire.RequestParser`)
-and answered on keep-alive connections.
+and answered on keep-alive connections, read and written on the socket's descriptor
+(no stream object, no deadline per read: idle connections are swept once a second).
 
 Limits: at most ``max_connections`` connections at once (more wait in the listen
 backlog until one closes); a request head of at most 8 KiB and a body of at most
 :data:`MAX_BODY` bytes (else 431/413 and the connection closes); a connection idle
-for ``idle_timeout`` seconds is closed.
+for ``idle_timeout`` seconds is closed (to within a second).
 
 Run: ``python -m benchmarks.realio.api_service --port 8100`` (127.0.0.1).
 """
@@ -29,10 +30,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import math
+import os
 from collections import OrderedDict
 from typing import Final
 from urllib.parse import parse_qs, urlsplit
 
+import attrs
 import msgspec
 import trio
 
@@ -149,32 +152,72 @@ class Catalog:
         return HEALTH if path == "/health" else NOT_FOUND
 
 
-async def _serve_connection(stream: trio.SocketStream, answers: Catalog, idle: float) -> None:
+@attrs.define(eq=False)
+class _Connection:
+    """One client connection: its socket, and since when it waits for a request."""
+
+    sock: trio.socket.SocketType
+    #: When it began waiting for the next request (None: it is answering one).
+    waiting_since: float | None = None
+
+    async def write(self, data: bytes) -> None:
+        """Write ``data`` whole (``OSError`` if the peer is gone)."""
+        view, descriptor = memoryview(data), self.sock.fileno()
+        while view:
+            try:
+                view = view[os.write(descriptor, view) :]
+            except BlockingIOError:
+                await trio.lowlevel.wait_writable(self.sock)
+
+    async def read(self) -> bytes:
+        """What the peer sent next (``b""``: it closed); waits for it first, as a reply
+        is what a client waits for before it sends again."""
+        self.waiting_since = trio.current_time()
+        try:
+            while True:
+                await trio.lowlevel.wait_readable(self.sock)
+                try:
+                    return os.read(self.sock.fileno(), 65536)
+                except BlockingIOError:
+                    continue
+        finally:
+            self.waiting_since = None
+
+
+async def _serve_connection(connection: _Connection, answers: Catalog) -> None:
     parser = RequestParser(max_header_size=MAX_HEAD)
-    async with stream:
-        while True:
-            request = parser.next_request
-            if request is not None and request.complete:
-                response = answers.answer(request.method, request.target, bytes(request.body))
-                await stream.send_all(response)
-                keep_alive = request.keep_alive
-                parser.answered()
-                if not keep_alive:
-                    return
-                continue
-            if parser.refusal is not None:
-                await stream.send_all(_text(400, parser.refusal.reason.encode() + b"\n"))
+    while True:
+        request = parser.next_request
+        if request is not None and request.complete:
+            response = answers.answer(request.method, request.target, bytes(request.body))
+            await connection.write(response)
+            keep_alive = request.keep_alive
+            parser.answered()
+            if not keep_alive:
                 return
-            if request is not None and len(request.body) > MAX_BODY:
-                await stream.send_all(_text(413, b"body too large\n"))
-                return
-            with trio.move_on_after(idle):
-                data = await stream.receive_some(65536)
-                if not data:
-                    return
-                parser.feed(data)
-                continue
-            return  # idle too long
+            continue
+        if parser.refusal is not None:
+            await connection.write(_text(400, parser.refusal.reason.encode() + b"\n"))
+            return
+        if request is not None and len(request.body) > MAX_BODY:
+            await connection.write(_text(413, b"body too large\n"))
+            return
+        data = await connection.read()
+        if not data:
+            return
+        parser.feed(data)
+
+
+async def _close_idle(connections: set[_Connection], idle: float) -> None:
+    """Close, once a second, the connections that waited for a request ``idle``
+    seconds: their read ends (a deadline per read would cost more than the request)."""
+    while True:
+        await trio.sleep(1.0)
+        now = trio.current_time()
+        for connection in list(connections):
+            since = connection.waiting_since
+            if since is not None and now - since >= idle:
+                connection.sock.close()  # wakes its read
 
 
 async def serve_api(
@@ -189,13 +232,21 @@ async def serve_api(
     answers = Catalog()
     limiter = trio.CapacityLimiter(max_connections)
     listeners = await trio.open_tcp_listeners(port, host=host, backlog=1024)
+    connections: set[_Connection] = set()
 
     async def handle(stream: trio.SocketStream) -> None:
-        async with limiter:
-            with contextlib.suppress(trio.BrokenResourceError):
-                await _serve_connection(stream, answers, idle_timeout)
+        async with limiter, stream:
+            connection = _Connection(stream.socket)
+            connections.add(connection)
+            try:
+                await _serve_connection(connection, answers)
+            except (OSError, trio.ClosedResourceError):
+                pass  # the peer left, or the connection idled out
+            finally:
+                connections.discard(connection)
 
     async with trio.open_nursery() as nursery:
+        nursery.start_soon(_close_idle, connections, idle_timeout)
         bound = await nursery.start(trio.serve_listeners, handle, listeners)
         task_status.started(bound[0].socket.getsockname()[1])
 
