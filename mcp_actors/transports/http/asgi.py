@@ -187,11 +187,17 @@ async def respond(
     content_type: str | None = None,
     headers: Iterable[tuple[str, str]] = (),
 ) -> None:
-    """Send a complete response."""
+    """Send a complete response. A ``send`` with a ``respond_whole(status, headers,
+    body)`` method (the lean front end's) writes it in one call, with no ASGI message
+    built; any other is given the two messages."""
     all_headers = _header_list(headers)
     if content_type is not None:
         all_headers.append(_CONTENT_TYPES.get(content_type) or _content_type(content_type))
     all_headers.append((b"content-length", b"%d" % len(body)))
+    whole = getattr(send, "respond_whole", None)
+    if whole is not None:
+        await whole(status, all_headers, body)
+        return
     await send({"type": "http.response.start", "status": status, "headers": all_headers})
     await send({"type": "http.response.body", "body": body, "more_body": False})
 

@@ -332,7 +332,9 @@ class _Connection:
 
 @attrs.define(eq=False)
 class _Exchange:
-    """One request and its response: the ASGI ``receive`` and ``send`` of one call."""
+    """One request and its response: the ASGI ``receive`` and ``send`` of one call (the
+    exchange itself is the ``send`` the application is given, so that
+    :func:`~.asgi.respond` finds :meth:`respond_whole` on it)."""
 
     connection: _Connection
     request: Request
@@ -381,7 +383,7 @@ class _Exchange:
 
     async def run(self) -> None:
         try:
-            await self.connection.server.app(self.scope(), self.receive, self.send)
+            await self.connection.server.app(self.scope(), self.receive, self)
         except _Closed:
             raise
         except Exception:
@@ -463,12 +465,26 @@ class _Exchange:
         if kind == "http.response.start":
             if self._head is not None:
                 raise RuntimeError("http.response.start sent twice")
-            self._head = self._response_head(message)
+            self._head = self._response_head(message["status"], message.get("headers", ()))
             return
         if kind != "http.response.body" or self._head is None or self._response_done:
             raise RuntimeError(f"unexpected ASGI message {kind!r}")
-        body = message.get("body", b"")
-        more = message.get("more_body", False)
+        await self._write_body(message.get("body", b""), message.get("more_body", False))
+
+    __call__ = send
+
+    async def respond_whole(
+        self, status: int, headers: list[tuple[bytes, bytes]], body: bytes
+    ) -> None:
+        """``http.response.start`` then the one body message, in one call: what
+        :meth:`send` does with both, with no message built or read."""
+        if self._head is not None:
+            raise RuntimeError("http.response.start sent twice")
+        self._head = self._response_head(status, headers)
+        await self._write_body(body, False)
+
+    async def _write_body(self, body: bytes, more: bool) -> None:
+        """Write a body message (``more``: not the last one), the head with the first."""
         data = b"" if self._started else self._framed_head(body, more)
         data += self._framed_body(body, more)
         self._started = True
@@ -485,16 +501,16 @@ class _Exchange:
         if (self._response_done or self._disconnected) and self._waiting is not None:
             self._waiting.cancel()
 
-    def _response_head(self, start: Message) -> bytes:
+    def _response_head(self, status: Any, headers: Any) -> bytes:
         """The status line and the application's headers, checked; notes the framing
         they ask for (``Content-Length``, ``Transfer-Encoding``, ``Connection``)."""
-        status = start["status"]
         if not isinstance(status, int) or not 200 <= status <= 999:
             raise ValueError(f"invalid HTTP response status: {status!r}")
-        lines, framing = header_lines(start.get("headers", ()))
+        lines, framing = header_lines(headers)
         self._bodyless = status in _NO_BODY or self.request.method == b"HEAD"
-        self._closes = b"close" in (
-            token.strip() for token in framing.get(b"connection", b"").split(b",")
+        connection = framing.get(b"connection")
+        self._closes = connection is not None and b"close" in (
+            token.strip() for token in connection.split(b",")
         )
         if self._bodyless:
             pass  # no body is written, whatever the application sends
