@@ -12,13 +12,14 @@ from __future__ import annotations
 import http.client
 import json
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from benchmarks.realio import harness, processes, reference
+from benchmarks.realio import harness, processes, reference, references
 from benchmarks.realio.harness import Settings, Stack
 
 from conftest import FRONT_ENDS
@@ -154,3 +155,17 @@ def test_the_measured_window_is_the_counted_sessions_and_nothing_else() -> None:
     assert tally.errors == 0, tally.error_samples
     assert counted_at_edges == [0, tally.sessions]
     assert tally.sessions >= 300
+
+
+def test_both_python_servers_must_run_on_one_interpreter(tmp_path: Path) -> None:
+    """FastMCP's environment made from another CPython build is refused, naming both; one
+    made from this interpreter is accepted."""
+    other = tmp_path / "other"
+    (other / "bin").mkdir(parents=True)
+    (other / "bin" / "python").write_text("#!/bin/sh\nprintf '3.11.7 (main)\\n/opt/other\\n'\n")
+    (other / "bin" / "python").chmod(0o755)
+    with pytest.raises(references.ReferencesMissing, match=r"Python 3\.11\.7 from /opt/other"):
+        references.check_same_interpreter(other)
+    same = tmp_path / "same"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(same)], check=True)
+    references.check_same_interpreter(same)

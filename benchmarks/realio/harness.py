@@ -159,6 +159,7 @@ def run(settings: Settings, report: Callable[[str], None] = print) -> list[Turn]
     """Every round of every server; prints as it goes, then the table."""
     references.check_installed() if {"fastmcp", "node"} & set(settings.servers) else None
     report(f"load average before: {_load()}")
+    report(f"interpreter (ours, FastMCP, the driver, the API): {references.interpreter()}")
     turns: list[Turn] = []
     with stack() as backends, servers(settings.servers, backends) as running:
         order = list(settings.servers)

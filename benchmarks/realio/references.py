@@ -12,7 +12,10 @@ every interface at the one it hard-codes.
 Everything lands in ``benchmarks/realio/.peers/`` (ignored by git):
 
 - ``python/``: a virtual environment with the FastMCP server's dependencies (FastMCP +
-  uvicorn + uvloop, redis-py: kept out of our own environment);
+  uvicorn + uvloop, redis-py: kept out of our own environment), made from the
+  interpreter that runs ``install-references``: both Python servers must run on the same
+  CPython build (:func:`check_installed` refuses otherwise; ``install-references`` from
+  another interpreter makes the environment again);
 - ``python-server/main.py``; ``node/`` with ``index.js``, the shim and ``node_modules``.
 
 Started as upstream's compose file starts them: uvicorn ``--workers 4 --loop uvloop``;
@@ -91,6 +94,8 @@ def install(upstream: Path) -> None:
     """Fetch the sources, then install each server's pinned dependencies (PyPI, npm)."""
     fetch(upstream)
     python = CACHE / "python"
+    if (python / "bin" / "python").exists() and _interpreter(python) != interpreter():
+        shutil.rmtree(python)  # made from another interpreter: made again from this one
     if not (python / "bin" / "python").exists():
         subprocess.run([sys.executable, "-m", "venv", str(python)], check=True)
     pip = [str(python / "bin" / "python"), "-m", "pip", "install", "-q"]
@@ -115,6 +120,48 @@ def check_installed() -> None:
     for needed in (CACHE / "python" / "bin" / "uvicorn", CACHE / "node" / "node_modules"):
         if not needed.exists():
             raise ReferencesMissing(f"{needed} is missing: run install-references again")
+    check_same_interpreter(CACHE / "python")
+
+
+def check_same_interpreter(environment: Path) -> None:
+    """Raise :class:`ReferencesMissing` unless the virtual environment ``environment`` (the
+    FastMCP server's) runs on this interpreter: two Python servers compared on two
+    CPython builds would measure the builds too."""
+    theirs = _interpreter(environment)
+    if theirs != interpreter():
+        raise ReferencesMissing(
+            f"the FastMCP server's environment runs on {theirs}, ours on {interpreter()}:"
+            " both Python servers must run on the same interpreter; run install-references"
+            " again with this one"
+        )
+
+
+def interpreter() -> str:
+    """The CPython that runs our server, the driver and the API (and, checked, FastMCP):
+    its version and the installation it comes from."""
+    return _described(sys.version, sys.base_prefix)
+
+
+def _described(version: str, base_prefix: str) -> str:
+    return f"Python {version.split()[0]} from {base_prefix}"
+
+
+def _interpreter(environment: Path) -> str:
+    """What :func:`interpreter` says in the virtual environment ``environment``."""
+    said = subprocess.run(
+        [
+            str(environment / "bin" / "python"),
+            "-c",
+            "import sys; print(sys.version, sys.base_prefix, sep='\\n')",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if said.returncode != 0:
+        return "an interpreter that does not start"
+    version, base_prefix = said.stdout.splitlines()
+    return _described(version, base_prefix)
 
 
 @attrs.frozen
