@@ -1,10 +1,15 @@
-"""What an API call costs the caller: httpx on Trio vs :class:`.api_client.ApiClient`.
+"""What a tool's call costs the caller: each backend's general client vs the tools' own.
 
-Both clients make the same calls (``GET /products/42``, keep-alive, from ``--concurrency``
-tasks) to our API service in another process; the figure is this process's CPU time
-per call (``os.times``: user + system), which is what a tool pays on every call, and
-which neither the API's speed nor the machine's load moves much. Alternating rounds,
-medians.
+- the API: httpx on Trio vs :class:`.api_client.ApiClient`, both ``GET /products/42``
+  to our API service;
+- Redis: coredis (as :mod:`mcp_actors.shared.redis_client` opens it) vs
+  :class:`.resp_client.RespClient`, both ``ZREVRANGE`` of a ten-member sorted set, as
+  ``search_products`` sends it, to Debian's ``redis-server``.
+
+Keep-alive, from ``--concurrency`` tasks, each backend in another process; the figure is
+this process's CPU time per call (``os.times``: user + system), which is what a tool
+pays on every call, and which neither the backend's speed nor the machine's load moves
+much. Alternating rounds, medians.
 
 Run: ``python -m benchmarks.realio.client_cost --calls 5000 --rounds 3``.
 """
@@ -15,14 +20,22 @@ import argparse
 import os
 import statistics
 from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import Final
 
 import httpx
 import trio
 
+from mcp_actors.shared.redis_client import open_redis
+
 from . import processes
 from .api_client import open_api
+from .resp_client import open_resp
 
-Get = Callable[[str], Awaitable[bytes]]
+Call = Callable[[], Awaitable[object]]
+#: The sorted set the Redis clients read, and the command.
+POPULAR: Final = "cost:popular"
+ZREVRANGE: Final = ("ZREVRANGE", POPULAR, 0, 9)
 
 
 def _cpu() -> float:
@@ -30,7 +43,7 @@ def _cpu() -> float:
     return times.user + times.system
 
 
-async def _drive(get: Get, calls: int, concurrency: int) -> float:
+async def _drive(call: Call, calls: int, concurrency: int) -> float:
     """CPU µs per call of ``calls`` calls from ``concurrency`` tasks."""
     left = calls
 
@@ -38,9 +51,9 @@ async def _drive(get: Get, calls: int, concurrency: int) -> float:
         nonlocal left
         while left > 0:
             left -= 1
-            await get("/products/42")
+            await call()
 
-    await get("/products/42")  # connect outside the measurement
+    await call()  # connect outside the measurement
     started = _cpu()
     async with trio.open_nursery() as nursery:
         for _ in range(concurrency):
@@ -52,8 +65,8 @@ async def with_httpx(port: int, calls: int, concurrency: int) -> float:
     limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
     async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", limits=limits) as client:
 
-        async def get(target: str) -> bytes:
-            response = await client.get(target)
+        async def get() -> bytes:
+            response = await client.get("/products/42")
             response.raise_for_status()
             return response.content
 
@@ -62,7 +75,28 @@ async def with_httpx(port: int, calls: int, concurrency: int) -> float:
 
 async def with_api_client(port: int, calls: int, concurrency: int) -> float:
     async with open_api("127.0.0.1", port, max_connections=64) as api:
-        return await _drive(api.get, calls, concurrency)
+        return await _drive(partial(api.get, "/products/42"), calls, concurrency)
+
+
+async def with_coredis(port: int, calls: int, concurrency: int) -> float:
+    async with open_redis(f"redis://127.0.0.1:{port}/0", max_connections=16) as redis:
+        client = redis.client
+        await client.zadd(POPULAR, {f"product:{n}": n for n in range(10)})
+        return await _drive(partial(client.zrange, POPULAR, 0, 9, rev=True), calls, concurrency)
+
+
+async def with_resp_client(port: int, calls: int, concurrency: int) -> float:
+    async with open_resp("127.0.0.1", port, max_connections=16) as redis:
+        return await _drive(partial(redis.call, *ZREVRANGE), calls, concurrency)
+
+
+#: What is measured: (name, backend, how), in the order of each round.
+MEASURED: Final = (
+    ("httpx", "api", with_httpx),
+    ("ApiClient", "api", with_api_client),
+    ("coredis", "redis", with_coredis),
+    ("RespClient", "redis", with_resp_client),
+)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -71,12 +105,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=1)
     options = parser.parse_args(argv)
-    port = processes.free_port()
-    results: dict[str, list[float]] = {"httpx": [], "ApiClient": []}
-    with processes.started(processes.api_service(port), port):
+    ports = {"api": processes.free_port(), "redis": processes.free_port()}
+    results: dict[str, list[float]] = {name: [] for name, _, _ in MEASURED}
+    with (
+        processes.started(processes.api_service(ports["api"]), ports["api"]),
+        processes.started(processes.redis(ports["redis"]), ports["redis"]),
+    ):
         for _ in range(options.rounds):
-            for name, measure in (("httpx", with_httpx), ("ApiClient", with_api_client)):
-                cost = trio.run(measure, port, options.calls, options.concurrency)
+            for name, backend, measure in MEASURED:
+                cost = trio.run(measure, ports[backend], options.calls, options.concurrency)
                 results[name].append(cost)
     for name, costs in results.items():
         print(f"{name}: {statistics.median(costs):.0f} µs CPU per call (rounds: {costs})")

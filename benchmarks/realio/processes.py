@@ -125,10 +125,7 @@ def api_service(port: int) -> Launch:
 
 
 def ours(port: int, redis_url: str, api_url: str, *, workers: int = 2) -> Launch:
-    """Our server (:mod:`.server`) with ``workers`` workers, and coredis's documented
-    ``COREDIS_OPTIMIZED`` switch on: it skips checking each command's arguments at run
-    time (the tools' commands are fixed; 1 % of a session's instructions)."""
+    """Our server (:mod:`.server`) with ``workers`` workers."""
     arguments = ["--port", str(port), "--workers", str(workers)]
     arguments += ["--redis-url", redis_url, "--api-url", api_url]
-    launch = _python("benchmarks.realio.server", *arguments)
-    return Launch(launch.argv, launch.cwd, {**launch.env, "COREDIS_OPTIMIZED": "true"})
+    return _python("benchmarks.realio.server", *arguments)

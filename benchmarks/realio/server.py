@@ -32,10 +32,10 @@ from mcp_actors.runtime.gc_policy import apply_serving_gc_policy
 from mcp_actors.server.serve import run_until_interrupted
 from mcp_actors.server.serve_http import serve_http
 from mcp_actors.server.workers import WorkerPolicy, run_workers
-from mcp_actors.shared.redis_client import open_redis
 from mcp_actors.transports.http.config import HttpConfig
 
 from .api_client import open_api
+from .resp_client import open_resp
 from .shop import DEFAULT_ITEMS, Item, Shop, load_functions
 
 
@@ -109,14 +109,22 @@ async def serve_worker(
     **options: Any,
 ) -> None:
     """One worker: open the Redis and API clients, then :func:`serve_http` until it stops."""
-    api = urlsplit(backends.api_url)
+    api, redis = urlsplit(backends.api_url), urlsplit(backends.redis_url)
     if api.hostname is None or api.port is None:
         raise ValueError(f"--api-url needs a host and a port: {backends.api_url!r}")
-    redis = open_redis(
-        backends.redis_url, max_connections=backends.redis_connections, timeout=backends.timeout
-    )
+    if redis.scheme != "redis" or redis.hostname is None or redis.username or redis.password:
+        raise ValueError(
+            f"--redis-url: redis://host[:port][/0] (no TLS, no password): {backends.redis_url!r}"
+        )
+    if redis.path not in ("", "/", "/0"):
+        raise ValueError(f"--redis-url: the tools' keys are in database 0: {backends.redis_url!r}")
     async with (
-        redis as redis_client,
+        open_resp(
+            redis.hostname,
+            redis.port or 6379,
+            max_connections=backends.redis_connections,
+            timeout=backends.timeout,
+        ) as redis_client,
         open_api(
             api.hostname,
             api.port,

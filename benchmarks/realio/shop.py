@@ -18,21 +18,21 @@ commands and its API call *at the same time* and merges the replies:
 
 Where a tool sends Redis several commands, one Redis Function (:data:`FUNCTIONS`, Redis
 7+: loaded by :func:`load_functions` when a worker starts) runs them, in one command and
-one round trip. coredis spends about as much CPU on each command of a pipeline as on a
-command sent alone (about 110 µs here under the benchmark's load: a request object, its
-cancel scopes and events, the reader task's wake-up), so two or three pipelined
-commands cost the calling process twice or three times one; a function costs one.
-The commands are the same and so are the answers; Redis runs a function's commands
-with nothing in between, which the pipelines did not promise and nothing here notices.
+one round trip: a client spends about as much CPU on each command of a pipeline as on a
+command sent alone, so two or three pipelined commands cost the calling process twice or
+three times one; a function costs one. The commands are the same and so are the
+answers; Redis runs a function's commands with nothing in between, which the pipelines
+did not promise and nothing here notices.
 
-What makes them cheap (the idioms ``docs/realio-benchmark.md`` recommends): Redis through
-coredis natively from Trio (a bounded pool of connections, which coredis hands back as
-soon as a command is written, so commands in flight share them; the commands of a call in
-one function); the API through :class:`~.api_client.ApiClient` (pooled keep-alive,
-httptools), whose ``*_alongside`` calls write the API request, await the Redis side in
-the same task, then read the API's answer: both backends at work at once, with no
-second task and no nursery; JSON decoded by msgspec into Structs that keep the numbers
-passed on as :class:`msgspec.Raw` (copied, never converted), and the answer encoded once.
+What makes them cheap (the idioms ``docs/realio-benchmark.md`` recommends): each backend
+through a small keep-alive client that does the call in the caller's task
+(:mod:`.kept_connections`): Redis through :class:`~.resp_client.RespClient` (RESP
+written, hiredis parsing), the API through :class:`~.api_client.ApiClient` (httptools
+parsing), whose ``*_alongside`` calls write the API request, await the Redis side in the
+same task, then read the API's answer: both backends at work at once, with no second
+task and no nursery; the commands of a call in one function; JSON decoded by msgspec
+into Structs that keep the numbers passed on as :class:`msgspec.Raw` (copied, never
+converted), and the answer encoded once.
 """
 
 from __future__ import annotations
@@ -44,11 +44,9 @@ from urllib.parse import quote
 
 import attrs
 import msgspec
-from coredis.exceptions import ResponseError
-
-from mcp_actors.shared.redis_client import RedisClient
 
 from .api_client import ApiClient
+from .resp_client import Argument, RedisError, RespClient
 
 SERVER_TYPE: Final = os.environ.get("SERVER_TYPE", "mcp-actors")
 POPULAR: Final = "bench:popular"
@@ -75,9 +73,9 @@ end)
 """
 
 
-async def load_functions(redis: RedisClient) -> None:
+async def load_functions(redis: RespClient) -> None:
     """Load (or replace) :data:`FUNCTIONS` in Redis: done by each worker as it starts."""
-    await redis.client.function_load(FUNCTIONS, replace=True)
+    await redis.call("FUNCTION", "LOAD", "REPLACE", FUNCTIONS)
 
 
 class Item(msgspec.Struct, frozen=True):
@@ -130,7 +128,7 @@ def _user_number(user_id: str) -> int:
 class Shop:
     """The three tools over one Redis client and one API client."""
 
-    redis: RedisClient
+    redis: RespClient
     api: ApiClient
 
     async def search_products(
@@ -143,7 +141,7 @@ class Shop:
         )
 
         async def popular() -> Any:
-            return await self.redis.client.zrange(POPULAR, 0, 9, rev=True)
+            return await self.redis.call("ZREVRANGE", POPULAR, 0, 9)
 
         body, members = await self.api.get_alongside(target, popular)
         found = _decode_search(body)
@@ -223,18 +221,17 @@ class Shop:
         self,
         function: str,
         keys: tuple[str, ...],
-        args: tuple[str | bytes, ...],
+        args: tuple[Argument, ...],
         *,
         readonly: bool = False,
     ) -> Any:
         """Call one of :data:`FUNCTIONS`; loaded again once if Redis lost them (a restart
         without persistence, ``FUNCTION FLUSH``)."""
-        client = self.redis.client
-        call = client.fcall_ro if readonly else client.fcall
+        command = ("FCALL_RO" if readonly else "FCALL", function, len(keys), *keys, *args)
         try:
-            return await call(function, keys, args)
-        except ResponseError as error:
+            return await self.redis.call(*command)
+        except RedisError as error:
             if "function not found" not in str(error).lower():
                 raise
         await load_functions(self.redis)
-        return await call(function, keys, args)
+        return await self.redis.call(*command)

@@ -1,7 +1,10 @@
-"""The benchmark tools' HTTP client (``benchmarks/realio/api_client.py``): pooled, bounded, timed.
+"""The benchmark tools' clients: pooled, bounded, timed.
 
-Against small servers in the test's own Trio run (loopback); the clock is Trio's
-MockClock where a timeout is what is checked, so nothing here depends on speed.
+The HTTP client (``benchmarks/realio/api_client.py``) and the Redis client
+(``resp_client.py``), on the keep-alive pool they share (``kept_connections.py``).
+Against small servers in the test's own Trio run (loopback), and the Redis client
+against Debian's ``redis-server`` too; the clock is Trio's MockClock where a timeout is
+what is checked, so nothing here depends on speed.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ import pytest
 import trio
 import trio.testing
 
+from benchmarks.realio import processes
 from benchmarks.realio.api_client import ApiError, open_api
+from benchmarks.realio.resp_client import RedisError, open_resp, pack
 
 Handler = Callable[[trio.SocketStream], Awaitable[None]]
 OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
@@ -162,4 +167,100 @@ async def test_a_call_alongside_other_work_overlaps_it_and_fails_cleanly() -> No
                 await api.get_alongside("/x", failing)
             assert api.idle_connections == 0  # its response was never read: closed
             assert await api.get("/x") == b"ok"
+        nursery.cancel_scope.cancel()
+
+
+async def _read_command(stream: trio.SocketStream) -> bytes:
+    """One short command as the Redis client writes it (enough for these tests)."""
+    data = b""
+    while not data.endswith(b"\r\n") or data.count(b"\r\n") < 1 + 2 * int(data[1:2] or b"0"):
+        chunk = await stream.receive_some(4096)
+        if not chunk:
+            return b""
+        data += chunk
+    return data
+
+
+def test_a_command_is_packed_as_an_array_of_bulk_strings() -> None:
+    assert pack(("ZREVRANGE", "k", 0, 9)) == (
+        b"*4\r\n$9\r\nZREVRANGE\r\n$1\r\nk\r\n$1\r\n0\r\n$1\r\n9\r\n"
+    )
+    assert (
+        pack(("SET", "clé", b"\x00\r\n"))
+        == b"*3\r\n$3\r\nSET\r\n$4\r\ncl\xc3\xa9\r\n$3\r\n\x00\r\n\r\n"
+    )
+
+
+async def test_redis_answers_each_type_and_an_error_reply_keeps_the_connection() -> None:
+    port = processes.free_port()
+    with processes.started(processes.redis(port), port):
+        async with open_resp("127.0.0.1", port) as redis:
+            assert await redis.call("SET", "k", b"v\r\n") == b"OK"
+            assert await redis.call("GET", "k") == b"v\r\n"
+            assert await redis.call("GET", "missing") is None
+            assert await redis.call("RPUSH", "l", 1, "two") == 2
+            assert await redis.call("LRANGE", "l", 0, -1) == [b"1", b"two"]
+            with pytest.raises(RedisError, match="WRONGTYPE"):
+                await redis.call("GET", "l")
+            assert redis.idle_connections == 1  # the error was read whole: reused
+            assert await redis.call("DEL", "k", "l") == 2
+
+
+async def test_a_redis_reply_over_its_bound_fails_and_is_not_reused() -> None:
+    port = processes.free_port()
+    with processes.started(processes.redis(port), port):
+        async with open_resp("127.0.0.1", port) as redis:
+            redis.max_reply = 1000
+            await redis.call("SET", "big", b"x" * 5000)
+            with pytest.raises(RedisError, match="over 1000 bytes"):
+                await redis.call("GET", "big")
+            assert redis.idle_connections == 0
+            assert await redis.call("STRLEN", "big") == 5000
+
+
+async def test_redis_closing_a_pooled_connection_is_survived_once_and_silence_times_out(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    connections = 0
+
+    async def one_reply_per_connection_then_silence(stream: trio.SocketStream) -> None:
+        nonlocal connections
+        connections += 1
+        if connections > 2:
+            await _read_command(stream)
+            await trio.sleep_forever()
+        if await _read_command(stream):
+            await stream.send_all(b":1\r\n")
+        await stream.aclose()
+
+    async with trio.open_nursery() as nursery:
+        port = await _serve(nursery, one_reply_per_connection_then_silence)
+        async with open_resp("127.0.0.1", port, timeout=5.0) as redis:
+            assert await redis.call("INCR", "n") == 1
+            await trio.testing.wait_all_tasks_blocked()  # the server has closed it
+            assert await redis.call("INCR", "n") == 1  # the stale one failed unanswered
+            assert connections == 2
+            await trio.testing.wait_all_tasks_blocked()
+            with pytest.raises(RedisError, match=r"Redis call did not finish within 5\.0s"):
+                await redis.call("INCR", "n")
+        nursery.cancel_scope.cancel()
+
+
+async def test_redis_not_listening_or_not_speaking_resp_is_a_clear_error() -> None:
+    with trio.socket.socket() as probe:
+        await probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    async with open_resp("127.0.0.1", port) as redis:
+        with pytest.raises(RedisError, match=f"cannot connect to Redis at 127.0.0.1:{port}"):
+            await redis.call("PING")
+
+    async def http_server(stream: trio.SocketStream) -> None:
+        await _read_command(stream)
+        await stream.send_all(OK)
+
+    async with trio.open_nursery() as nursery:
+        port = await _serve(nursery, http_server)
+        async with open_resp("127.0.0.1", port) as redis:
+            with pytest.raises(RedisError, match="not RESP"):
+                await redis.call("PING")
         nursery.cancel_scope.cancel()
