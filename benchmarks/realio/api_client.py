@@ -22,15 +22,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Final, TypeVar
+from typing import TypeVar
 
 import attrs
 import trio
 from httptools import HttpParserError, HttpResponseParser
 
-from .kept_connections import KeptConnections, Unanswered, nothing
+from .kept_connections import KeptConnections, Unanswered, nothing, receive
 
-_READ: Final = 65536
 T = TypeVar("T")
 
 
@@ -139,8 +138,8 @@ class ApiClient:
         stream: trio.SocketStream, response: _Response, parser: HttpResponseParser
     ) -> None:
         try:
-            data = await stream.receive_some(_READ)
-        except (trio.BrokenResourceError, trio.ClosedResourceError) as error:
+            data = await receive(stream)
+        except OSError as error:
             raise Unanswered(f"the API connection broke: {error}") from error
         if not data:
             raise Unanswered("the API closed the connection before answering")
@@ -152,8 +151,8 @@ class ApiClient:
             if response.complete:
                 return
             try:
-                data = await stream.receive_some(_READ)
-            except trio.BrokenResourceError as error:
+                data = await receive(stream)
+            except OSError as error:
                 raise ApiError(f"the API connection broke mid-response: {error}") from error
             if not data:
                 raise ApiError("the API closed the connection mid-response")

@@ -26,15 +26,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any, Final, TypeVar
+from typing import Any, TypeVar
 
 import attrs
 import hiredis
 import trio
 
-from .kept_connections import KeptConnections, Unanswered, nothing
+from .kept_connections import KeptConnections, Unanswered, nothing, receive
 
-_READ: Final = 65536
 T = TypeVar("T")
 
 #: What a command's arguments may be: sent as their bytes (text in UTF-8, numbers in
@@ -104,8 +103,8 @@ class RespClient:
         received = 0
         while True:
             try:
-                data = await stream.receive_some(_READ)
-            except (trio.BrokenResourceError, trio.ClosedResourceError) as error:
+                data = await receive(stream)
+            except OSError as error:
                 if received:
                     raise RedisError(f"the Redis connection broke mid-reply: {error}") from error
                 raise Unanswered(f"the Redis connection broke: {error}") from error
