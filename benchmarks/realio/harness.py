@@ -157,7 +157,10 @@ def measure(name: str, server: processes.Running, backends: Stack, settings: Set
 
 def run(settings: Settings, report: Callable[[str], None] = print) -> list[Turn]:
     """Every round of every server; prints as it goes, then the table."""
-    references.check_installed() if {"fastmcp", "node"} & set(settings.servers) else None
+    if {"fastmcp", "node"} & set(settings.servers):
+        references.check_installed()
+    if "fastmcp" in settings.servers:
+        references.check_same_interpreter()
     report(f"load average before: {_load()}")
     report(f"interpreter (ours, FastMCP, the driver, the API): {references.interpreter()}")
     turns: list[Turn] = []

@@ -14,8 +14,8 @@ Everything lands in ``benchmarks/realio/.peers/`` (ignored by git):
 - ``python/``: a virtual environment with the FastMCP server's dependencies (FastMCP +
   uvicorn + uvloop, redis-py: kept out of our own environment), made from the
   interpreter that runs ``install-references``: both Python servers must run on the same
-  CPython build (:func:`check_installed` refuses otherwise; ``install-references`` from
-  another interpreter makes the environment again);
+  CPython build (:func:`check_same_interpreter` refuses otherwise; ``install-references``
+  from another interpreter makes the environment again);
 - ``python-server/main.py``; ``node/`` with ``index.js``, the shim and ``node_modules``.
 
 Started as upstream's compose file starts them: uvicorn ``--workers 4 --loop uvloop``;
@@ -120,10 +120,9 @@ def check_installed() -> None:
     for needed in (CACHE / "python" / "bin" / "uvicorn", CACHE / "node" / "node_modules"):
         if not needed.exists():
             raise ReferencesMissing(f"{needed} is missing: run install-references again")
-    check_same_interpreter(CACHE / "python")
 
 
-def check_same_interpreter(environment: Path) -> None:
+def check_same_interpreter(environment: Path = CACHE / "python") -> None:
     """Raise :class:`ReferencesMissing` unless the virtual environment ``environment`` (the
     FastMCP server's) runs on this interpreter: two Python servers compared on two
     CPython builds would measure the builds too."""
