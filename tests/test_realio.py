@@ -21,6 +21,7 @@ import pytest
 
 from benchmarks.realio import harness, processes, reference, references
 from benchmarks.realio.harness import Settings, Stack
+from benchmarks.realio.server import Backends, ShopSlot, build_server, serve_worker
 
 from conftest import FRONT_ENDS
 
@@ -169,3 +170,22 @@ def test_both_python_servers_must_run_on_one_interpreter(tmp_path: Path) -> None
     same = tmp_path / "same"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(same)], check=True)
     references.check_same_interpreter(same)
+
+
+@pytest.mark.parametrize(
+    ("redis_url", "refusal"),
+    [
+        ("rediss://127.0.0.1:6379/0", "no TLS, no password"),
+        ("redis://:secret@127.0.0.1:6379/0", "no TLS, no password"),
+        ("redis://127.0.0.1:6379/2", "database 0"),
+    ],
+)
+async def test_a_redis_url_the_tools_client_cannot_honour_is_refused(
+    redis_url: str, refusal: str
+) -> None:
+    """The tools' Redis client speaks plain RESP to database 0: a URL asking for more is
+    refused before anything is opened, rather than silently not honoured."""
+    slot = ShopSlot()
+    backends = Backends(redis_url, "http://127.0.0.1:8100")
+    with pytest.raises(ValueError, match=refusal):
+        await serve_worker(build_server(slot), slot=slot, backends=backends)
