@@ -20,15 +20,15 @@ The connection is HTTP/1.1 keep-alive to one ``host:port``; responses must carry
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from typing import TypeVar
 
 import attrs
 import trio
 from httptools import HttpParserError, HttpResponseParser
 
-from .kept_connections import KeptConnections, Unanswered, nothing, receive
+from .kept_connections import KeptConnections, Unanswered, nothing, opened, receive
 
 T = TypeVar("T")
 
@@ -162,14 +162,8 @@ class ApiClient:
         await self._connections.aclose()
 
 
-@asynccontextmanager
-async def open_api(
+def open_api(
     host: str, port: int, *, max_connections: int = 64, timeout: float = 10.0
-) -> AsyncIterator[ApiClient]:
+) -> AbstractAsyncContextManager[ApiClient]:
     """An :class:`ApiClient` for the duration of the block (its connections closed after)."""
-    client = ApiClient(host, port, max_connections=max_connections, timeout=timeout)
-    try:
-        yield client
-    finally:
-        with trio.CancelScope(shield=True):
-            await client.aclose()
+    return opened(ApiClient(host, port, max_connections=max_connections, timeout=timeout))

@@ -26,14 +26,22 @@ Bounds, and what happens at each:
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable
-from typing import Final, Generic, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Final, Generic, Protocol, TypeVar
 
 import attrs
 import trio
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+
+class _Closable(Protocol):
+    async def aclose(self) -> None: ...
+
+
+C = TypeVar("C", bound=_Closable)
 _READ: Final = 65536
 
 
@@ -172,3 +180,14 @@ class KeptConnections(Generic[R]):
         idle, self._idle = self._idle, []
         for stream in idle:
             await stream.aclose()
+
+
+@asynccontextmanager
+async def opened(client: C) -> AsyncIterator[C]:
+    """``client`` for the duration of the block; its connections closed after, even when
+    the block is cancelled."""
+    try:
+        yield client
+    finally:
+        with trio.CancelScope(shield=True):
+            await client.aclose()

@@ -24,15 +24,15 @@ RESP2, as a connection speaks it until told ``HELLO 3``: arrays are lists, bulk 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any, TypeVar
 
 import attrs
 import hiredis
 import trio
 
-from .kept_connections import KeptConnections, Unanswered, nothing, receive
+from .kept_connections import KeptConnections, Unanswered, nothing, opened, receive
 
 T = TypeVar("T")
 
@@ -128,14 +128,8 @@ class RespClient:
         await self._connections.aclose()
 
 
-@asynccontextmanager
-async def open_resp(
+def open_resp(
     host: str, port: int, *, max_connections: int = 16, timeout: float = 10.0
-) -> AsyncIterator[RespClient]:
+) -> AbstractAsyncContextManager[RespClient]:
     """A :class:`RespClient` for the duration of the block (its connections closed after)."""
-    client = RespClient(host, port, max_connections=max_connections, timeout=timeout)
-    try:
-        yield client
-    finally:
-        with trio.CancelScope(shield=True):
-            await client.aclose()
+    return opened(RespClient(host, port, max_connections=max_connections, timeout=timeout))
