@@ -21,6 +21,7 @@ from mcp_actors.server.elicitation import (
     check_form_schema,
     form_schema,
 )
+from mcp_actors.server.extensions import Extension
 from mcp_actors.server.log_bridge import McpLogHandler, mcp_level
 from mcp_actors.server.prompts import docstring_arguments, to_prompt_result
 from mcp_actors.server.resources import to_contents
@@ -551,6 +552,44 @@ def test_prompt_return_values() -> None:
 
 def test_an_empty_server_declares_logging_only() -> None:
     assert Server("empty").capabilities() == types.ServerCapabilities(logging={})
+
+
+def test_the_capabilities_follow_every_change_of_the_registry() -> None:
+    """What the registry offers is kept between requests; every change is seen at once."""
+    server = Server("changing")
+    empty = server.capabilities()
+
+    @server.tool
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    assert server.capabilities().tools is not msgspec.UNSET
+    server.remove_tool("add")
+    assert server.capabilities() == empty
+
+    @server.prompt
+    def greet(name: str) -> str:
+        return f"hello {name}"
+
+    assert server.capabilities().prompts is not msgspec.UNSET
+    assert server.capabilities().completions is msgspec.UNSET
+    server.add_completion(["ada", "alan"], argument="name", prompt="greet")
+    assert server.capabilities().completions is not msgspec.UNSET
+    server.remove_prompt("greet")
+    assert server.capabilities() == empty
+
+    @server.resource("note://one")
+    def note() -> str:
+        return "one"
+
+    assert server.capabilities().resources is not msgspec.UNSET
+    server.remove_resource("note://one")
+    assert server.capabilities() == empty
+
+    server.add_extension(Extension("com.example/feature", {"on": True}))
+    assert server.capabilities().extensions == {"com.example/feature": {"on": True}}
+    server.remove_extension("com.example/feature")
+    assert server.capabilities() == empty
 
 
 # -- the subscription hub ------------------------------------------------------------------

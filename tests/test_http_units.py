@@ -174,6 +174,19 @@ def test_public_binds_need_a_host_allow_list() -> None:
     assert websocket.check(None, None) is None
 
 
+def test_a_host_checked_before_gets_the_same_answer() -> None:
+    """The answers a policy remembers (a client sends one Host on every request) are the
+    answers it gives first; past its bound it still answers every Host."""
+    policy = HostPolicy.for_bind("127.0.0.1")
+    for _ in range(2):
+        assert policy.check("evil.example", None) is not None
+        assert policy.check("LOCALHOST:8000", None) is None
+    for port in range(200):  # past what it remembers: it starts over, and stays right
+        assert policy.check(f"evil{port}.example", None) is not None
+        assert policy.check(f"127.0.0.1:{port}", None) is None
+    assert policy.check("evil.example", None) is not None
+
+
 # -- session table -----------------------------------------------------------------
 
 

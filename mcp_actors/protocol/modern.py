@@ -33,7 +33,6 @@ import re
 from collections.abc import Callable
 from typing import Any, Final, get_args
 
-import attrs
 import msgspec
 from msgspec import UNSET
 
@@ -99,9 +98,9 @@ class _MetaOnly(msgspec.Struct):
 _meta_decoder: Final = msgspec.json.Decoder(_MetaOnly)
 
 
-@attrs.frozen
-class RequestMeta:
-    """What a modern request says about itself in ``_meta``."""
+class RequestMeta(msgspec.Struct, frozen=True):
+    """What a modern request says about itself in ``_meta`` (a Struct: one is made per
+    request, and a Struct is made in C)."""
 
     version: str
     client_capabilities: t.ClientCapabilities
@@ -220,8 +219,7 @@ class AdmittedRequest(msgspec.Struct, frozen=True, gc=False):
     meta: RequestMeta
 
 
-@attrs.frozen
-class ModernRequest:
+class ModernRequest(msgspec.Struct, frozen=True):
     """A modern request admitted through the ladder: its ``_meta`` and the state it is
     served with (a :class:`SessionState` of its own: its revision, the capabilities
     its ``_meta`` declares, no back channel)."""

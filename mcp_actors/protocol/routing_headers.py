@@ -173,7 +173,7 @@ def check_standard_headers(
     sure it is there). A body without the ``Mcp-Name`` field is not this rung's
     business: dispatch refuses the missing parameter.
     """
-    for name in _ROUTING_HEADERS:
+    for name in _ROUTING_HEADERS if repeated else ():
         if name in repeated:
             raise header_mismatch(f"the {_title(name)} header appears more than once")
     _require(headers, VERSION_HEADER, body_version, "_meta io.modelcontextprotocol/protocolVersion")

@@ -27,6 +27,7 @@ import logging
 from collections.abc import Callable
 
 import attrs
+import msgspec
 import trio
 
 from ..protocol.engine import Engine
@@ -47,8 +48,7 @@ from .writer import Writer
 log = logging.getLogger("mcp_actors.session")
 
 
-@attrs.frozen
-class InlineStarted:
+class InlineStarted(msgspec.Struct, frozen=True):
     """A request served inline after its first step: its answer (:class:`Outgoing`), or
     the handler still :class:`~.inline.Waiting` (it waited, although declared inline)."""
 

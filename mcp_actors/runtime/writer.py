@@ -98,6 +98,8 @@ class Writer:
     @property
     def idle(self) -> bool:
         """Nothing to write, nothing being written: the task (if any) waits on an empty queue."""
+        if self._receive_channel is _RESTING[1]:  # no queue was ever made: nothing queued
+            return not self._dirty_progress and not self._direct_writing
         queue = self._receive_channel.statistics()
         overflow = self._overflow
         return (

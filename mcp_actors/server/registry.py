@@ -48,6 +48,8 @@ class Registry:
     _extensions: ExtensionRegistry = attrs.field(init=False, factory=ExtensionRegistry)
     #: Tools that may run as tasks (kept as tools come and go: the capabilities say so).
     _task_tools: int = attrs.field(init=False, default=0)
+    #: What :meth:`offer` returns, kept until the registry changes (None: to be made).
+    _offered: Offer | None = attrs.field(init=False, default=None)
 
     def _list_changed(self, method: str) -> None:
         """A list changed (``method`` is its ``notifications/*/list_changed``): the
@@ -98,11 +100,13 @@ class Registry:
         previous = self._tools.get(tool.name)
         self._tools[tool.name] = tool
         self._task_tools += _may_run_as_task(tool) - _may_run_as_task(previous)
+        self._offered = None
         self._list_changed("notifications/tools/list_changed")
 
     def remove_tool(self, name: str) -> None:
         """Remove a tool; connected clients are told the list changed."""
         self._task_tools -= _may_run_as_task(self._tools.pop(name))
+        self._offered = None
         self._list_changed("notifications/tools/list_changed")
 
     @property
@@ -184,11 +188,13 @@ class Registry:
         """
         _check_unique("resource", resource.key, self._resources, replace)
         self._resources.add(resource)
+        self._offered = None
         self._list_changed("notifications/resources/list_changed")
 
     def remove_resource(self, uri: str) -> None:
         """Remove the resource with this URI (or the template with this template string)."""
         self._resources.remove(uri)
+        self._offered = None
         self._completions.discard_target("resource", uri)
         self._list_changed("notifications/resources/list_changed")
 
@@ -241,6 +247,7 @@ class Registry:
         """
         _check_unique("prompt", prompt.name, self._prompts, replace)
         self._prompts[prompt.name] = prompt
+        self._offered = None
         self._list_changed("notifications/prompts/list_changed")
 
     @property
@@ -254,10 +261,15 @@ class Registry:
     def remove_prompt(self, name: str) -> None:
         """Remove a prompt; connected clients are told the list changed."""
         del self._prompts[name]
+        self._offered = None
         self._completions.discard_target("prompt", name)
         self._list_changed("notifications/prompts/list_changed")
 
     # -- completion ------------------------------------------------------------------
+
+    def _add_completer(self, key: CompletionKey, completer: CompleterLike | Completer) -> None:
+        self._completions.add(key, completer)
+        self._offered = None
 
     def _add_completers(
         self,
@@ -273,11 +285,11 @@ class Registry:
         kind, key = target
         for name in names:
             if (choices := argument_choices(signature, name)) is not None:
-                self._completions.add((kind, key, name), choices)
+                self._add_completer((kind, key, name), choices)
         for name, completer in (complete or {}).items():
             if name not in names:
                 raise TypeError(f"complete: {lacking} {name!r}")
-            self._completions.add((kind, key, name), completer)
+            self._add_completer((kind, key, name), completer)
 
     def completion(
         self, *, argument: str, prompt: str | None = None, resource: str | None = None
@@ -290,7 +302,7 @@ class Registry:
         key = _completion_key(argument, prompt, resource)
 
         def register(function: F) -> F:
-            self._completions.add(key, function)
+            self._add_completer(key, function)
             return function
 
         return register
@@ -304,7 +316,7 @@ class Registry:
         resource: str | None = None,
     ) -> None:
         """Like :meth:`completion`, for a function or a list of choices you already have."""
-        self._completions.add(_completion_key(argument, prompt, resource), completer)
+        self._add_completer(_completion_key(argument, prompt, resource), completer)
 
     # -- extensions ------------------------------------------------------------------
 
@@ -322,10 +334,12 @@ class Registry:
                 " as a task (@server.tool(task=...))"
             )
         self._extensions.add(extension, replace=replace, core=HANDLERS)
+        self._offered = None
 
     def remove_extension(self, identifier: str) -> None:
         """Stop offering the extension ``identifier`` (KeyError if not offered)."""
         self._extensions.remove(identifier)
+        self._offered = None
 
     @property
     def extensions(self) -> dict[str, dict[str, Any]]:
@@ -386,15 +400,19 @@ class Registry:
         return self._completions.get(("resource", ref.uri, argument))
 
     def offer(self) -> Offer:
-        """What this registry holds, as the capabilities depend on it."""
-        return Offer(  # (positional: the fastest way to make a tuple)
-            bool(self._tools),
-            bool(self._resources),
-            bool(self._prompts),
-            bool(self._completions),
-            self._task_tools > 0,
-            self._extensions.changes,
-        )
+        """What this registry holds, as the capabilities depend on it: the same object
+        until the registry changes (every 2026-07-28 request asks)."""
+        offered = self._offered
+        if offered is None:
+            offered = self._offered = Offer(  # (positional: the fastest way to make a tuple)
+                bool(self._tools),
+                bool(self._resources),
+                bool(self._prompts),
+                bool(self._completions),
+                self._task_tools > 0,
+                self._extensions.changes,
+            )
+        return offered
 
     def extensions_declared(self) -> dict[str, dict[str, Any]]:
         """A fresh copy of :attr:`extensions` (the caller may add to it)."""

@@ -79,15 +79,11 @@ class Request:
     def from_scope(cls, scope: Scope) -> Request:
         """The request of an ASGI ``scope`` (every request's path: kept lean — ASGI
         servers give header names lower-cased already, and most requests repeat none)."""
-        headers: dict[str, str] = {}
-        repeated: set[str] | None = None
-        for raw_name, raw_value in scope["headers"]:
-            name = raw_name.decode("latin-1")
-            if name in headers:
-                headers[name] = f"{headers[name]}, {raw_value.decode('latin-1')}"
-                repeated = {name} if repeated is None else repeated | {name}
-            else:
-                headers[name] = raw_value.decode("latin-1")
+        raw_headers = scope["headers"]
+        if type(raw_headers) is not list:  # ASGI allows any iterable
+            raw_headers = list(raw_headers)
+        headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in raw_headers}
+        repeated = None if len(headers) == len(raw_headers) else _joined(raw_headers, headers)
         raw_query = scope.get("query_string")
         query_string = raw_query.decode("latin-1") if raw_query else ""
         peer = scope.get("client")
@@ -106,6 +102,18 @@ class Request:
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name)
+
+
+def _joined(raw_headers: Iterable[tuple[bytes, bytes]], headers: dict[str, str]) -> set[str]:
+    """Fill ``headers`` with each repeated header's values joined by ``", "`` (in order);
+    the names repeated."""
+    values: dict[str, list[str]] = {}
+    for raw_name, raw_value in raw_headers:
+        values.setdefault(raw_name.decode("latin-1"), []).append(raw_value.decode("latin-1"))
+    repeated = {name for name, parts in values.items() if len(parts) > 1}
+    for name in repeated:
+        headers[name] = ", ".join(values[name])
+    return repeated
 
 
 #: Header values up to this long have their parse remembered (clients send the same

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Sequence
+from typing import Final
 
 import attrs
 
@@ -69,6 +70,10 @@ class AllowedHostsRequired(ValueError):
         )
 
 
+#: How many ``Host`` values a policy remembers its answer for.
+_HOSTS_KEPT: Final = 64
+
+
 @attrs.frozen
 class HostPolicy:
     """The allow-lists an HTTP transport checks each request against.
@@ -82,6 +87,10 @@ class HostPolicy:
     #: Both lists lower-cased once, as every request is checked against them.
     _hosts: tuple[str, ...] | None = attrs.field(init=False, eq=False, repr=False)
     _origins: tuple[str, ...] = attrs.field(init=False, eq=False, repr=False)
+    #: ``Host`` values checked already, with the answer: clients send the same one on
+    #: every request. At most :data:`_HOSTS_KEPT`, then it starts over (a peer sending
+    #: a new value each time costs a check each time, as without it).
+    _checked_hosts: dict[str, bool] = attrs.field(init=False, eq=False, repr=False, factory=dict)
 
     def __attrs_post_init__(self) -> None:
         hosts = self.allowed_hosts
@@ -124,7 +133,7 @@ class HostPolicy:
 
     def check(self, host: str | None, origin: str | None, scheme: str = "http") -> str | None:
         """Why the request must be refused (answer 403), or None if it may proceed."""
-        if self._hosts is not None and (host is None or not _matches(host.lower(), self._hosts)):
+        if self._hosts is not None and (host is None or not self._host_allowed(host)):
             return f"Host {host!r} is not allowed"
         if origin is None:
             return None
@@ -134,6 +143,17 @@ class HostPolicy:
         if _matches(origin, self._origins):
             return None
         return f"Origin {origin!r} is not allowed"
+
+    def _host_allowed(self, host: str) -> bool:
+        checked = self._checked_hosts
+        allowed = checked.get(host)
+        if allowed is None:
+            assert self._hosts is not None
+            allowed = _matches(host.lower(), self._hosts)
+            if len(checked) >= _HOSTS_KEPT:
+                checked.clear()
+            checked[host] = allowed
+        return allowed
 
 
 def _matches(value: str, patterns: Sequence[str]) -> bool:
