@@ -247,13 +247,29 @@ def admit(
     if meta is None:
         meta = read_request_meta(raw_params)
     revision = check_version(meta, supported)
-    state = SessionState.stateless("server", local_capabilities(revision), revision.name, supported)
+    capabilities = local_capabilities(revision)
+    state = SessionState.stateless("server", capabilities, revision.name, supported)
     state.peer_capabilities = meta.client_capabilities
     state.peer_info = meta.client_info
+    key = (method, revision.name, id(capabilities))
+    known = _admitted.get(key)
+    if known is not None and known[0] is capabilities:
+        return known[1], ModernRequest(meta, state)
     spec = state.check_inbound(method)
     if not spec.is_request:
         raise method_not_found(method)
+    if len(_admitted) >= _ADMITTED_KEPT:
+        _admitted.clear()
+    _admitted[key] = (capabilities, spec)
     return spec, ModernRequest(meta, state)
+
+
+#: The methods :func:`admit` let through, by method, revision and the server's
+#: capabilities object (kept, so that its ``id`` names it while the entry lives): every
+#: request would check the same few again. Refused methods are not kept. At most
+#: :data:`_ADMITTED_KEPT` entries, then it starts over.
+_admitted: dict[tuple[str, str, int], tuple[t.ServerCapabilities, MethodSpec]] = {}
+_ADMITTED_KEPT: Final = 256
 
 
 # -- client side --

@@ -12,6 +12,7 @@ answers of its own is decided here, and tested without a server
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Final
 
 import attrs
 
@@ -91,16 +92,37 @@ def refuse_method(method: str, headers: Mapping[str, str], *, stateless: bool) -
     return Refusal(405, f"Method Not Allowed: {method}", headers=(("allow", allow),))
 
 
+#: The answers of :func:`reply_mode` by its inputs: a client sends the same ``Accept``
+#: and ``Content-Type`` on every POST. At most :data:`_MODES_KEPT`, then it starts over;
+#: only for values of at most :data:`_MODE_KEY_LENGTH` characters together.
+_modes: dict[tuple[str | None, str | None, bool], ReplyMode | Refusal] = {}
+_MODES_KEPT: Final = 64
+_MODE_KEY_LENGTH: Final = 512
+
+
 def reply_mode(headers: Mapping[str, str], *, json_response: bool) -> ReplyMode | Refusal:
     """How a POST may be answered, or 406 (an ``Accept`` admitting neither reply) or
     415 (a body that is not ``application/json``)."""
-    accept = headers.get("accept")
+    key = (headers.get("accept"), headers.get("content-type"), json_response)
+    mode = _modes.get(key)
+    if mode is None:
+        mode = _reply_mode(*key)
+        if len(key[0] or "") + len(key[1] or "") <= _MODE_KEY_LENGTH:
+            if len(_modes) >= _MODES_KEPT:
+                _modes.clear()
+            _modes[key] = mode
+    return mode
+
+
+def _reply_mode(
+    accept: str | None, content_type: str | None, json_response: bool
+) -> ReplyMode | Refusal:
     sse_ok, json_ok = accepts(accept, EVENT_STREAM), accepts(accept, JSON)
     if not (sse_ok or json_ok):
         return Refusal(
             406, "Not Acceptable: Accept must list application/json and text/event-stream"
         )
-    if JSON not in media_types(headers.get("content-type")):
+    if JSON not in media_types(content_type):
         return Refusal(415, "Unsupported Media Type: send application/json")
     return ReplyMode(json_ok, not sse_ok or (json_response and json_ok))
 
