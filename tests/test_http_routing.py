@@ -99,11 +99,23 @@ def test_how_a_post_is_answered_or_refused_by_its_headers(
         for name, value in (("accept", accept), ("content-type", content_type))
         if value is not None
     }
-    mode = reply_mode(headers, json_response=json_response)
-    if isinstance(expected, int):
-        assert isinstance(mode, Refusal) and mode.status == expected
-    else:
-        assert mode == expected
+    for _ in range(2):  # the second answer comes from what reply_mode remembers
+        mode = reply_mode(headers, json_response=json_response)
+        if isinstance(expected, int):
+            assert isinstance(mode, Refusal) and mode.status == expected
+        else:
+            assert mode == expected
+
+
+def test_a_post_is_answered_by_its_own_headers_whatever_came_before() -> None:
+    both = {"accept": BOTH, "content-type": "application/json"}
+    for number in range(100):  # past what reply_mode remembers: it starts over
+        odd = {"accept": f"text/x-{number}", "content-type": "application/json"}
+        assert isinstance(reply_mode(odd, json_response=False), Refusal)
+        assert reply_mode(both, json_response=True) == ReplyMode(json_ok=True, json=True)
+        assert reply_mode(both, json_response=False) == ReplyMode(json_ok=True, json=False)
+    long = {"accept": BOTH + ", text/x-long" * 100, "content-type": "application/json"}
+    assert reply_mode(long, json_response=False) == ReplyMode(json_ok=True, json=False)
 
 
 def test_the_era_of_a_request_by_its_version_header() -> None:

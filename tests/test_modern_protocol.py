@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -170,6 +171,30 @@ def test_admit_runs_the_ladder_and_builds_the_request_state() -> None:
         with pytest.raises(McpError) as raised:
             admit(method, raw(meta()), supported=ALL, local_capabilities=lambda _: capabilities)
         assert raised.value.code == -32601
+
+
+def offering(capabilities: t.ServerCapabilities) -> Callable[[Any], t.ServerCapabilities]:
+    return lambda _: capabilities
+
+
+def test_admit_answers_each_servers_capabilities_however_often_asked() -> None:
+    """What the ladder admitted before (it remembers) is admitted again only for the same
+    capabilities: a server that offers no tools refuses their methods every time."""
+    with_tools = t.ServerCapabilities(tools=t.ToolsCapability())
+    without = t.ServerCapabilities()
+    for _ in range(2):
+        spec, _ = admit(
+            "tools/list", raw(meta()), supported=ALL, local_capabilities=lambda _: with_tools
+        )
+        assert spec.name == "tools/list"
+        with pytest.raises(McpError) as raised:
+            admit("tools/list", raw(meta()), supported=ALL, local_capabilities=lambda _: without)
+        assert raised.value.code == -32601
+    for number in range(300):  # past what it remembers: it starts over, and stays right
+        with pytest.raises(McpError):
+            admit(f"x/{number}", raw(meta()), supported=ALL, local_capabilities=lambda _: without)
+        fresh = offering(t.ServerCapabilities(tools=t.ToolsCapability()))
+        assert admit("tools/call", raw(meta()), supported=ALL, local_capabilities=fresh)
 
 
 def test_negotiate_picks_among_legacy_versions_only() -> None:

@@ -253,7 +253,7 @@ def admit(
     state.peer_info = meta.client_info
     key = (method, revision.name, id(capabilities))
     known = _admitted.get(key)
-    if known is not None and known[0] is capabilities:
+    if known is not None:
         return known[1], ModernRequest(meta, state)
     spec = state.check_inbound(method)
     if not spec.is_request:
@@ -265,7 +265,7 @@ def admit(
 
 
 #: The methods :func:`admit` let through, by method, revision and the server's
-#: capabilities object (kept, so that its ``id`` names it while the entry lives): every
+#: capabilities object (kept with the entry, so that its ``id`` names no other): every
 #: request would check the same few again. Refused methods are not kept. At most
 #: :data:`_ADMITTED_KEPT` entries, then it starts over.
 _admitted: dict[tuple[str, str, int], tuple[t.ServerCapabilities, MethodSpec]] = {}
