@@ -437,9 +437,11 @@ class Session:
         inline request whose answer goes straight out, an answer the engine wrote, a
         notification or response handed over — and return the first thing that needs
         one, unserved (None: the input ended)."""
-        serving, writer = self._serving, self._writer
+        serving, writer, input_ended = self._serving, self._writer, self.transport.input_ended
         serves_inline = self.dispatcher.serves_inline
         while True:
+            if input_ended():
+                return None
             try:
                 event = await self._next_event()
             except TransportClosed:

@@ -194,6 +194,9 @@ class HttpExchange(MessageStream):
             slow_replies.forget(self)
             start()
 
+    def input_ended(self) -> bool:
+        return not self._input and (self.answered or self.client_gone)
+
     async def receive(self) -> Inbound:
         while True:
             if self._input:
