@@ -433,15 +433,12 @@ class Session:
 
     async def _serve_without_nursery(self) -> Pending | None:
         """The session of one exchange (``transport.one_exchange``) before it opens a
-        nursery, which costs as much as a small request: serve what needs no task — an
-        inline request whose answer goes straight out, an answer the engine wrote, a
-        notification or response handed over — and return the first thing that needs
-        one, unserved (None: the input ended)."""
+        nursery (as costly as a small request): serve what needs no task — an inline
+        request answered at once, an answer the engine wrote, a notification or response
+        handed over — and return the first thing that needs one (None: input ended)."""
         serving, writer, input_ended = self._serving, self._writer, self.transport.input_ended
         serves_inline = self.dispatcher.serves_inline
-        while True:
-            if input_ended():
-                return None
+        while not input_ended():
             try:
                 event = await self._next_event()
             except TransportClosed:
@@ -459,6 +456,7 @@ class Session:
                 self._deliver(event)
             else:
                 return event
+        return None
 
     async def _next_event(self) -> Event[InboundRequest, OutboundCall] | None:
         """The next message, through the engine: the event to act on (None: nothing).
