@@ -65,6 +65,6 @@ class Actors:
     def cancel_all(self) -> None:
         """Cancel every running actor; none starts from now on."""
         self.draining = True
-        scopes, self._scopes = self._scopes or set(), None
-        for scope in scopes:
+        scopes, self._scopes = self._scopes, None
+        for scope in scopes or ():
             scope.cancel()

@@ -387,7 +387,7 @@ class Session:
         self._fail_outbound()
         if self.transport.answers_after_input_ends:
             await self._eof.wait()
-        for request in engine.inbound:
+        for request in engine.inbound if engine.inbound_count else ():
             request.cancel("the peer closed the connection")
         self._actors.cancel_all()
         self._notifications.close()
@@ -415,7 +415,7 @@ class Session:
         self.dispatcher.session_ended()
 
     def _fail_outbound(self) -> None:
-        for call in self._engine.outbound:
+        for call in self._engine.outbound if self._engine.outbound_count else ():
             call.fail(ConnectionClosed(call.method))
 
     def statistics(self) -> SessionStatistics:
