@@ -181,7 +181,7 @@ class McpHttpApp:
             if isinstance(admitted, HttpAnswer):
                 await respond_answer(send, admitted)
                 return
-            request = attrs.evolve(request, principal=admitted)
+            request = request._replace(principal=admitted)
         if path == endpoint:
             await self._streamable(request, receive, send)
         elif path == sse:
