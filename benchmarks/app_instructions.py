@@ -128,6 +128,16 @@ async def _open_session(app: Any, headers: list[tuple[bytes, bytes]]) -> None:
     await app(scope(headers, initialized), _never_disconnects, response)
 
 
+def headers_of(workload: str) -> list[tuple[bytes, bytes]]:
+    """A POST's headers (a session's id and revision join them once it is open)."""
+    if workload == "modern":
+        routing = [(b"mcp-method", b"tools/call"), (b"mcp-name", b"add")]
+        return [*HEADERS, (b"mcp-protocol-version", MODERN.encode()), *routing]
+    if workload == "stateless":
+        return [*HEADERS, (b"mcp-protocol-version", LEGACY.encode())]
+    return list(HEADERS)
+
+
 async def _call(workload: str, calls: int, counted: bool = True) -> None:
     """The measured run, inside callgrind: warm up, zero, ``calls`` calls, dump
     (``counted=False``: no callgrind, the calls only)."""
@@ -139,15 +149,7 @@ async def _call(workload: str, calls: int, counted: bool = True) -> None:
     from mcp_actors.server.serve_http import serve_http
 
     stateless = workload != "seq"
-    headers = list(HEADERS)
-    if workload == "modern":
-        headers += [
-            (b"mcp-protocol-version", MODERN.encode()),
-            (b"mcp-method", b"tools/call"),
-            (b"mcp-name", b"add"),
-        ]
-    elif workload == "stateless":
-        headers.append((b"mcp-protocol-version", LEGACY.encode()))
+    headers = headers_of(workload)
     async with trio.open_nursery() as nursery:
         handle = await nursery.start(
             lambda task_status: serve_http(
