@@ -181,7 +181,7 @@ class McpHttpApp:
             if isinstance(admitted, HttpAnswer):
                 await respond_answer(send, admitted)
                 return
-            request = request._replace(principal=admitted)
+            request = request.admitted(admitted)
         if path == endpoint:
             await self._streamable(request, receive, send)
         elif path == sse:

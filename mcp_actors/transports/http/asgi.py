@@ -57,7 +57,7 @@ class Request(NamedTuple):
 
     A named tuple: immutable, and made in one call (a frozen attrs class sets each of its
     ten fields through ``object.__setattr__``, about 5,000 instructions more per
-    request). ``_replace`` makes a changed copy."""
+    request)."""
 
     method: str
     path: str
@@ -104,6 +104,10 @@ class Request(NamedTuple):
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name)
+
+    def admitted(self, principal: Principal) -> Request:
+        """This request, from ``principal`` (as the auth hook admitted it)."""
+        return self._replace(principal=principal)
 
 
 def _joined(raw_headers: Iterable[tuple[bytes, bytes]], headers: dict[str, str]) -> set[str]:
