@@ -187,6 +187,8 @@ def test_a_host_checked_before_gets_the_same_answer() -> None:
         assert policy.check(f"evil{port}.example", None) is not None
         assert policy.check(f"127.0.0.1:{port}", None) is None
     assert policy.check("evil.example", None) is not None
+    long = "127.0.0.1:" + "9" * 300  # longer than any Host: answered, not remembered
+    assert policy.check(long, None) is None and policy.check(long, None) is None
 
 
 # -- session table -----------------------------------------------------------------

@@ -70,8 +70,10 @@ class AllowedHostsRequired(ValueError):
         )
 
 
-#: How many ``Host`` values a policy remembers its answer for.
+#: How many ``Host`` values a policy remembers its answer for, each of at most
+#: :data:`_HOST_LENGTH` characters (a name of 253 and a port).
 _HOSTS_KEPT: Final = 64
+_HOST_LENGTH: Final = 261
 
 
 @attrs.frozen
@@ -150,9 +152,10 @@ class HostPolicy:
         if allowed is None:
             assert self._hosts is not None
             allowed = _matches(host.lower(), self._hosts)
-            if len(checked) >= _HOSTS_KEPT:
-                checked.clear()
-            checked[host] = allowed
+            if len(host) <= _HOST_LENGTH:
+                if len(checked) >= _HOSTS_KEPT:
+                    checked.clear()
+                checked[host] = allowed
         return allowed
 
 
