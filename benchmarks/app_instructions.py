@@ -34,10 +34,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from http_compare import INITIALIZE, LEGACY, MODERN  # benchmarks/: the same requests
+from http_instructions import call_body
+
 HERE = Path(__file__).resolve().parent
 WORKLOADS = ("modern", "stateless", "seq")
-MODERN = "2026-07-28"
-LEGACY = "2025-11-25"
 WARMUP = 1000
 #: The headers http.client sends with a POST, as the lean front end hands them over.
 HEADERS = [
@@ -46,17 +47,6 @@ HEADERS = [
     (b"content-type", b"application/json"),
     (b"accept", b"application/json, text/event-stream"),
 ]
-
-
-def call_body(request_id: int, modern: bool) -> bytes:
-    params: dict[str, Any] = {"name": "add", "arguments": {"a": 1, "b": 2}}
-    if modern:
-        params["_meta"] = {
-            "io.modelcontextprotocol/protocolVersion": MODERN,
-            "io.modelcontextprotocol/clientCapabilities": {},
-        }
-    message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
-    return json.dumps(message).encode()
 
 
 def scope(headers: list[tuple[bytes, bytes]], body: bytes) -> dict[str, Any]:
@@ -110,18 +100,8 @@ async def _never_disconnects() -> dict[str, Any]:
 
 async def _open_session(app: Any, headers: list[tuple[bytes, bytes]]) -> None:
     """Initialize a session; its id and revision join ``headers``."""
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": LEGACY,
-            "capabilities": {},
-            "clientInfo": {"name": "app-instructions", "version": "1"},
-        },
-    }
     response = Response()
-    await app(scope(headers, json.dumps(initialize).encode()), _never_disconnects, response)
+    await app(scope(headers, json.dumps(INITIALIZE).encode()), _never_disconnects, response)
     session = response.headers[b"mcp-session-id"]
     headers += [(b"mcp-session-id", session), (b"mcp-protocol-version", LEGACY.encode())]
     initialized = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
