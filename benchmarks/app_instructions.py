@@ -25,12 +25,14 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -91,21 +93,21 @@ class Response:
             self.body += message.get("body", b"")
 
 
-async def _never_disconnects() -> dict[str, Any]:
+async def never_disconnects() -> dict[str, Any]:
     import trio
 
     await trio.sleep_forever()
     raise AssertionError("unreachable")
 
 
-async def _open_session(app: Any, headers: list[tuple[bytes, bytes]]) -> None:
+async def open_session(app: Any, headers: list[tuple[bytes, bytes]]) -> None:
     """Initialize a session; its id and revision join ``headers``."""
     response = Response()
-    await app(scope(headers, json.dumps(INITIALIZE).encode()), _never_disconnects, response)
+    await app(scope(headers, json.dumps(INITIALIZE).encode()), never_disconnects, response)
     session = response.headers[b"mcp-session-id"]
     headers += [(b"mcp-session-id", session), (b"mcp-protocol-version", LEGACY.encode())]
     initialized = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
-    await app(scope(headers, initialized), _never_disconnects, response)
+    await app(scope(headers, initialized), never_disconnects, response)
 
 
 def headers_of(workload: str) -> list[tuple[bytes, bytes]]:
@@ -118,9 +120,10 @@ def headers_of(workload: str) -> list[tuple[bytes, bytes]]:
     return list(HEADERS)
 
 
-async def _call(workload: str, calls: int, counted: bool = True) -> None:
-    """The measured run, inside callgrind: warm up, zero, ``calls`` calls, dump
-    (``counted=False``: no callgrind, the calls only)."""
+@contextlib.asynccontextmanager
+async def warmed_app(workload: str) -> AsyncIterator[tuple[Any, list[tuple[bytes, bytes]]]]:
+    """The application serving ``workload`` (a session open for ``seq``), after
+    :data:`WARMUP` calls: the app and the headers of its POSTs."""
     import trio
 
     sys.path.insert(0, str(HERE / "servers"))
@@ -142,22 +145,42 @@ async def _call(workload: str, calls: int, counted: bool = True) -> None:
         )
         app = handle.app
         if workload == "seq":
-            await _open_session(app, headers)
+            await open_session(app, headers)
         response = Response()
-        modern = workload == "modern"
         for request_id in range(1, WARMUP + 1):
-            await app(scope(headers, call_body(request_id, modern)), _never_disconnects, response)
-        scopes = [scope(headers, call_body(WARMUP + n, modern)) for n in range(1, calls + 1)]
+            body = call_body(request_id, workload == "modern")
+            await app(scope(headers, body), never_disconnects, response)
+        check_answered(workload, response)
+        yield app, headers
+        nursery.cancel_scope.cancel()
+
+
+def call_scopes(workload: str, headers: list[tuple[bytes, bytes]], calls: int) -> list[Any]:
+    """The scopes of ``calls`` calls of ``workload``, ids following the warm-up's."""
+    modern = workload == "modern"
+    return [scope(headers, call_body(WARMUP + n, modern)) for n in range(1, calls + 1)]
+
+
+def check_answered(workload: str, response: Response) -> None:
+    """Raise unless ``response`` is a result."""
+    if response.status != 200 or b'"result"' not in response.body:
+        raise RuntimeError(f"not a result ({workload}): {response.status} {response.body!r}")
+
+
+async def _call(workload: str, calls: int, counted: bool = True) -> None:
+    """The measured run, inside callgrind: warm up, zero, ``calls`` calls, dump
+    (``counted=False``: no callgrind, the calls only)."""
+    async with warmed_app(workload) as (app, headers):
+        scopes = call_scopes(workload, headers, calls)
+        response = Response()
         if counted:
             _callgrind("--zero")
         for each in scopes:
-            await app(each, _never_disconnects, response)
+            await app(each, never_disconnects, response)
         if counted:
             _callgrind("--dump")
-        if response.status != 200 or b'"result"' not in response.body:
-            raise RuntimeError(f"not a result ({workload}): {response.status} {response.body!r}")
+        check_answered(workload, response)
         print(f"{workload}: {calls} calls answered", flush=True)
-        nursery.cancel_scope.cancel()
 
 
 def _callgrind(option: str) -> None:
