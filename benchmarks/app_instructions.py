@@ -20,6 +20,7 @@ Usage::
     python benchmarks/app_instructions.py                     # every workload, 2000 calls
     python benchmarks/app_instructions.py -w modern --calls 5000
     python benchmarks/app_instructions.py --uncounted --calls 50   # no valgrind: calls only
+    python benchmarks/app_instructions.py --plain   # a plain async def tool, not inline
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from http_instructions import call_body
 HERE = Path(__file__).resolve().parent
 WORKLOADS = ("modern", "stateless", "seq")
 WARMUP = 1000
+PLAIN_HELP = "call a plain async def tool, not one declared inline (see plain_add)"
 #: The headers http.client sends with a POST, as the lean front end hands them over.
 HEADERS = [
     (b"host", b"127.0.0.1:8000"),
@@ -121,15 +123,22 @@ def headers_of(workload: str) -> list[tuple[bytes, bytes]]:
 
 
 @contextlib.asynccontextmanager
-async def warmed_app(workload: str) -> AsyncIterator[tuple[Any, list[tuple[bytes, bytes]]]]:
+async def warmed_app(
+    workload: str, plain: bool = False
+) -> AsyncIterator[tuple[Any, list[tuple[bytes, bytes]]]]:
     """The application serving ``workload`` (a session open for ``seq``), after
-    :data:`WARMUP` calls: the app and the headers of its POSTs."""
+    :data:`WARMUP` calls: the app and the headers of its POSTs. ``plain``: the tool
+    called is a plain ``async def`` (see :func:`plain_add`), not one declared inline."""
     import trio
 
     sys.path.insert(0, str(HERE / "servers"))
     from ours import server  # type: ignore[import-not-found]
 
     from mcp_actors.server.serve_http import serve_http
+
+    if plain:
+        server.remove_tool("add")
+        server.tool(name="add")(plain_add)
 
     stateless = workload != "seq"
     headers = headers_of(workload)
@@ -155,6 +164,12 @@ async def warmed_app(workload: str) -> AsyncIterator[tuple[Any, list[tuple[bytes
         nursery.cancel_scope.cancel()
 
 
+async def plain_add(a: int, b: int) -> int:
+    """Add two integers: ``ours.add`` as most tools are written, not declared ``inline``,
+    so that its call is served as a request actor of its own (a task, a cancel scope)."""
+    return a + b
+
+
 def call_scopes(workload: str, headers: list[tuple[bytes, bytes]], calls: int) -> list[Any]:
     """The scopes of ``calls`` calls of ``workload``, ids following the warm-up's."""
     modern = workload == "modern"
@@ -167,10 +182,10 @@ def check_answered(workload: str, response: Response) -> None:
         raise RuntimeError(f"not a result ({workload}): {response.status} {response.body!r}")
 
 
-async def _call(workload: str, calls: int, counted: bool = True) -> None:
+async def _call(workload: str, calls: int, counted: bool = True, plain: bool = False) -> None:
     """The measured run, inside callgrind: warm up, zero, ``calls`` calls, dump
-    (``counted=False``: no callgrind, the calls only)."""
-    async with warmed_app(workload) as (app, headers):
+    (``counted=False``: no callgrind, the calls only; ``plain``: see :func:`warmed_app`)."""
+    async with warmed_app(workload, plain) as (app, headers):
         scopes = call_scopes(workload, headers, calls)
         response = Response()
         if counted:
@@ -187,7 +202,7 @@ def _callgrind(option: str) -> None:
     subprocess.run(["callgrind_control", option, str(os.getpid())], check=True, capture_output=True)
 
 
-def measure(workload: str, calls: int) -> float:
+def measure(workload: str, calls: int, plain: bool = False) -> float:
     """Run this script on ``workload`` under callgrind; instructions per call."""
     with tempfile.TemporaryDirectory(prefix="app-cg-") as directory:
         command = [
@@ -200,6 +215,7 @@ def measure(workload: str, calls: int) -> float:
             workload,
             "--calls",
             str(calls),
+            *(["--plain"] if plain else []),
         ]
         subprocess.run(command, check=True, stderr=subprocess.DEVNULL)
         dumps = sorted(Path(directory).glob("callgrind.out.*.1"))
@@ -209,7 +225,8 @@ def measure(workload: str, calls: int) -> float:
         if match is None:
             raise RuntimeError(f"no totals in {dumps[0]}")
     per_call = int(match.group(1)) / calls
-    print(f"{workload:10s} {per_call:12,.0f} instructions per call ({calls} calls)", flush=True)
+    name = f"{workload} (plain)" if plain else workload
+    print(f"{name:17s} {per_call:12,.0f} instructions per call ({calls} calls)", flush=True)
     return per_call
 
 
@@ -221,19 +238,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--uncounted", action="store_true", help="make the calls in this process, no callgrind"
     )
+    parser.add_argument("--plain", action="store_true", help=PLAIN_HELP)
     options = parser.parse_args(argv)
     if options.inside is not None or options.uncounted:
         import trio
 
         for workload in [options.inside] if options.inside else options.workloads.split(","):
-            trio.run(_call, workload, options.calls, not options.uncounted)
+            trio.run(_call, workload, options.calls, not options.uncounted, options.plain)
         return 0
     workloads = options.workloads.split(",")
     for workload in workloads:
         if workload not in WORKLOADS:
             parser.error(f"unknown workload {workload!r}")
     for workload in workloads:
-        measure(workload, options.calls)
+        measure(workload, options.calls, options.plain)
     return 0
 
 

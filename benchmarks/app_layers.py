@@ -10,7 +10,7 @@ the function running it, and each module to its layer:
 - ``session``: the session actor and its parts (``mcp_actors/runtime``);
 - ``protocol``: the engine, decoding, the validation ladders (``mcp_actors/protocol``);
 - ``server``: the dispatcher, the registry, the tool machinery (``mcp_actors/server``);
-- ``tool``: the tool's own function (``benchmarks/servers/ours.py``);
+- ``tool``: the tool's own function (``benchmarks/servers/ours.py``, or ``plain_add``);
 - ``trio``: trio's scheduler and ``outcome``;
 - ``other``: the standard library and the rest.
 
@@ -23,6 +23,7 @@ Usage::
 
     python benchmarks/app_layers.py                    # every workload, 500 calls each
     python benchmarks/app_layers.py -w seq --calls 2000
+    python benchmarks/app_layers.py --plain   # a plain async def tool, not declared inline
 """
 
 from __future__ import annotations
@@ -35,11 +36,13 @@ from collections.abc import Callable
 from typing import Any
 
 from app_instructions import (  # benchmarks/: the same calls as the instruction counts
+    PLAIN_HELP,
     WORKLOADS,
     Response,
     call_scopes,
     check_answered,
     never_disconnects,
+    plain_add,
     warmed_app,
 )
 
@@ -72,19 +75,24 @@ def layer_of(filename: str) -> str:
 
 
 class BytecodeCounter:
-    """Counts the bytecodes executed while on, by layer (see the module docstring)."""
+    """Counts the bytecodes executed while on, by layer (see the module docstring);
+    ``tool``: the code of a tool defined outside ``ours.py`` (``plain_add``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, tool: types.CodeType | None = None) -> None:
         self.by_layer: collections.Counter[str] = collections.Counter()
         self._layers: dict[str, str] = {}
+        self._tool = tool
 
     def _trace(self, frame: types.FrameType, event: str, arg: Any) -> Callable[..., Any]:
         frame.f_trace_opcodes = True
         if event == "opcode":
-            filename = frame.f_code.co_filename
-            layer = self._layers.get(filename)
+            code = frame.f_code
+            if code is self._tool:
+                self.by_layer["tool"] += 1
+                return self._trace
+            layer = self._layers.get(code.co_filename)
             if layer is None:
-                layer = self._layers[filename] = layer_of(filename)
+                layer = self._layers[code.co_filename] = layer_of(code.co_filename)
             self.by_layer[layer] += 1
         return self._trace
 
@@ -95,10 +103,10 @@ class BytecodeCounter:
         sys.settrace(None)
 
 
-async def count(workload: str, calls: int) -> collections.Counter[str]:
+async def count(workload: str, calls: int, plain: bool) -> collections.Counter[str]:
     """Bytecodes by layer for ``calls`` calls of ``workload``, after the warm-up."""
-    counter = BytecodeCounter()
-    async with warmed_app(workload) as (app, headers):
+    counter = BytecodeCounter(plain_add.__code__)
+    async with warmed_app(workload, plain) as (app, headers):
         scopes = call_scopes(workload, headers, calls)
         response = Response()
         counter.start()
@@ -123,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-w", "--workloads", default=",".join(WORKLOADS))
     parser.add_argument("--calls", type=int, default=500)
+    parser.add_argument("--plain", action="store_true", help=PLAIN_HELP)
     options = parser.parse_args(argv)
     workloads = options.workloads.split(",")
     for workload in workloads:
@@ -131,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     import trio
 
     for workload in workloads:
-        by_layer = trio.run(count, workload, options.calls)
+        by_layer = trio.run(count, workload, options.calls, options.plain)
         print(report(workload, by_layer, options.calls), flush=True)
     return 0
 

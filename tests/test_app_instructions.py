@@ -15,10 +15,12 @@ import pytest
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "app_instructions.py"
 
 
+@pytest.mark.parametrize("plain", [False, True], ids=["inline-tool", "plain-tool"])
 @pytest.mark.parametrize("workload", ["modern", "stateless", "seq"])
-def test_each_workload_is_answered_with_a_result(workload: str) -> None:
+def test_each_workload_is_answered_with_a_result(workload: str, plain: bool) -> None:
+    options = ["--plain"] if plain else []
     result = subprocess.run(
-        [sys.executable, str(SCRIPT), "--uncounted", "-w", workload, "--calls", "20"],
+        [sys.executable, str(SCRIPT), "--uncounted", "-w", workload, "--calls", "20", *options],
         capture_output=True,
         text=True,
         timeout=120,
@@ -31,11 +33,14 @@ def test_each_workload_is_answered_with_a_result(workload: str) -> None:
 LAYERS_SCRIPT = SCRIPT.with_name("app_layers.py")
 
 
-def test_the_layers_of_a_call_add_up_to_its_bytecodes() -> None:
+@pytest.mark.parametrize("plain", [False, True], ids=["inline-tool", "plain-tool"])
+def test_the_layers_of_a_call_add_up_to_its_bytecodes(plain: bool) -> None:
     """``app_layers.py`` charges each bytecode of a call to one layer: the layers' figures
-    add up to the total, and the layers a 2026-07-28 call crosses all show."""
+    add up to the total, and the layers a 2026-07-28 call crosses all show (the tool's
+    own function too, whichever tool is called)."""
+    options = ["--plain"] if plain else []
     result = subprocess.run(
-        [sys.executable, str(LAYERS_SCRIPT), "-w", "modern", "--calls", "20"],
+        [sys.executable, str(LAYERS_SCRIPT), "-w", "modern", "--calls", "20", *options],
         capture_output=True,
         text=True,
         timeout=120,
