@@ -87,6 +87,8 @@ class Writer:
     @property
     def queued(self) -> int:
         """Messages waiting for the writer."""
+        if self._receive_channel is _RESTING[1]:  # no queue was ever made
+            return 0
         return self._receive_channel.statistics().current_buffer_used
 
     @property
@@ -125,7 +127,7 @@ class Writer:
         """The session is awake: the task may start with ``start_task`` (at once, if
         messages wait already)."""
         self._start_task = start_task
-        if self._receive_channel.statistics().current_buffer_used:
+        if self.queued:
             self._start()
 
     def detach(self) -> None:
