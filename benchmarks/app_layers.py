@@ -17,7 +17,9 @@ the function running it, and each module to its layer:
 The ``__init__`` attrs generates is charged to its class's module. Bytecodes are not
 instructions: a bytecode that calls C (msgspec decoding a body, say) counts one however
 much the C does. What the counts give is the proportion of interpreted work per layer,
-and they are exact: the same code counts the same every run, on any machine.
+on any machine, in seconds. They are exact for a request served in one task; a workload
+whose requests cross tasks (``seq``, and ``--plain`` ones) moves by a few bytecodes per
+call from run to run, as trio runs the tasks ready at once in a random order.
 
 Usage::
 
