@@ -43,7 +43,7 @@ from http_instructions import call_body
 HERE = Path(__file__).resolve().parent
 WORKLOADS = ("modern", "stateless", "seq")
 WARMUP = 1000
-PLAIN_HELP = "call a plain async def tool, not one declared inline (see plain_add)"
+PLAIN_HELP = "call add as a plain async def tool, not one declared inline (ours.py --plain-tools)"
 #: The headers http.client sends with a POST, as the lean front end hands them over.
 HEADERS = [
     (b"host", b"127.0.0.1:8000"),
@@ -128,17 +128,16 @@ async def warmed_app(
 ) -> AsyncIterator[tuple[Any, list[tuple[bytes, bytes]]]]:
     """The application serving ``workload`` (a session open for ``seq``), after
     :data:`WARMUP` calls: the app and the headers of its POSTs. ``plain``: the tool
-    called is a plain ``async def`` (see :func:`plain_add`), not one declared inline."""
+    called is a plain ``async def``, not one declared inline (``ours.plain_tools``)."""
     import trio
 
     sys.path.insert(0, str(HERE / "servers"))
-    from ours import server  # type: ignore[import-not-found]
+    from ours import plain_tools, server  # type: ignore[import-not-found]
 
     from mcp_actors.server.serve_http import serve_http
 
     if plain:
-        server.remove_tool("add")
-        server.tool(name="add")(plain_add)
+        plain_tools()
 
     stateless = workload != "seq"
     headers = headers_of(workload)
@@ -162,12 +161,6 @@ async def warmed_app(
         check_answered(workload, response)
         yield app, headers
         nursery.cancel_scope.cancel()
-
-
-async def plain_add(a: int, b: int) -> int:
-    """Add two integers: ``ours.add`` as most tools are written, not declared ``inline``,
-    so that its call is served as a request actor of its own (a task, a cancel scope)."""
-    return a + b
 
 
 def call_scopes(workload: str, headers: list[tuple[bytes, bytes]], calls: int) -> list[Any]:

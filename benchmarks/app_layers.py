@@ -10,7 +10,7 @@ the function running it, and each module to its layer:
 - ``session``: the session actor and its parts (``mcp_actors/runtime``);
 - ``protocol``: the engine, decoding, the validation ladders (``mcp_actors/protocol``);
 - ``server``: the dispatcher, the registry, the tool machinery (``mcp_actors/server``);
-- ``tool``: the tool's own function (``benchmarks/servers/ours.py``, or ``plain_add``);
+- ``tool``: the tool's own function (``benchmarks/servers/ours.py``);
 - ``trio``: trio's scheduler and ``outcome``;
 - ``other``: the standard library and the rest.
 
@@ -44,7 +44,6 @@ from app_instructions import (  # benchmarks/: the same calls as the instruction
     call_scopes,
     check_answered,
     never_disconnects,
-    plain_add,
     warmed_app,
 )
 
@@ -77,24 +76,19 @@ def layer_of(filename: str) -> str:
 
 
 class BytecodeCounter:
-    """Counts the bytecodes executed while on, by layer (see the module docstring);
-    ``tool``: the code of a tool defined outside ``ours.py`` (``plain_add``)."""
+    """Counts the bytecodes executed while on, by layer (see the module docstring)."""
 
-    def __init__(self, tool: types.CodeType | None = None) -> None:
+    def __init__(self) -> None:
         self.by_layer: collections.Counter[str] = collections.Counter()
         self._layers: dict[str, str] = {}
-        self._tool = tool
 
     def _trace(self, frame: types.FrameType, event: str, arg: Any) -> Callable[..., Any]:
         frame.f_trace_opcodes = True
         if event == "opcode":
-            code = frame.f_code
-            if code is self._tool:
-                self.by_layer["tool"] += 1
-                return self._trace
-            layer = self._layers.get(code.co_filename)
+            filename = frame.f_code.co_filename
+            layer = self._layers.get(filename)
             if layer is None:
-                layer = self._layers[code.co_filename] = layer_of(code.co_filename)
+                layer = self._layers[filename] = layer_of(filename)
             self.by_layer[layer] += 1
         return self._trace
 
@@ -107,7 +101,7 @@ class BytecodeCounter:
 
 async def count(workload: str, calls: int, plain: bool) -> collections.Counter[str]:
     """Bytecodes by layer for ``calls`` calls of ``workload``, after the warm-up."""
-    counter = BytecodeCounter(plain_add.__code__)
+    counter = BytecodeCounter()
     async with warmed_app(workload, plain) as (app, headers):
         scopes = call_scopes(workload, headers, calls)
         response = Response()

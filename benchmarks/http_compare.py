@@ -13,7 +13,9 @@ Workloads:
 * ``modern1`` / ``modern50``  2026-07-28 per-request calls (no session), 1 or 50 connections
   (only servers that speak that revision).
 
-Servers: ``ours`` (lean trio + httptools front end), ``ours-hypercorn`` (the same under hypercorn),
+Servers: ``ours`` (lean trio + httptools front end; its quick tools declared ``inline``),
+``ours-plain`` (the same with plain ``async def`` tools, as the other servers have them:
+``ours.py --plain-tools``), ``ours-hypercorn`` (``ours`` under hypercorn),
 ``sdk-low`` / ``sdk-high`` (the official Python SDK's low-level ``Server`` and
 ``MCPServer``, uvicorn), ``fastmcp`` (when ``--fastmcp-python`` names an interpreter that has
 it), ``ts`` (the official TypeScript SDK, when ``node`` and its ``node_modules`` are there),
@@ -156,6 +158,13 @@ def server_specs(fastmcp_python: str | None) -> dict[str, ServerSpec]:
             "ours",
             "ours (lean)",
             [py, str(SERVERS / "ours.py")],
+            {"MCP_ACTORS_HTTP_FRONT_END": "lean"},
+            modern=True,
+        ),
+        ServerSpec(
+            "ours-plain",
+            "ours (lean, plain tools)",
+            [py, str(SERVERS / "ours.py"), "--plain-tools"],
             {"MCP_ACTORS_HTTP_FRONT_END": "lean"},
             modern=True,
         ),
@@ -434,18 +443,24 @@ def render(
         figures = summary.get((name, workload))
         return None if figures is None else figures[metric]
 
-    lines += ["", "ratios (ours = lean front end):"]
-    for other in ("ts", "sdk-low", "ours-hypercorn"):
-        if other not in names or "ours" not in names:
+    lines += ["", "ratios (ours = lean front end; ours-plain: its tools not declared inline):"]
+    pairs = [
+        (ours, other)
+        for ours in ("ours", "ours-plain")
+        for other in ("ts", "sdk-low", "ours-hypercorn", "ours-plain")
+        if ours != other and not (ours == "ours-plain" and other == "ours-hypercorn")
+    ]
+    for ours, other in pairs:
+        if other not in names or ours not in names:
             continue
         for workload in workloads:
             calls = ratio(
-                get("ours", workload.name, "calls_per_s"), get(other, workload.name, "calls_per_s")
+                get(ours, workload.name, "calls_per_s"), get(other, workload.name, "calls_per_s")
             )
-            cpu = ratio(get("ours", workload.name, "cpu_us"), get(other, workload.name, "cpu_us"))
+            cpu = ratio(get(ours, workload.name, "cpu_us"), get(other, workload.name, "cpu_us"))
             if calls != "—" or cpu != "—":
                 lines.append(
-                    f"  {workload.label:26s} vs {other:15s}"
+                    f"  {ours:10s} {workload.label:26s} vs {other:15s}"
                     f" calls/s {calls:>7s}   CPU/call {cpu:>7s}"
                 )
     if "ours" in names and "sdk-low" in names:

@@ -13,12 +13,14 @@ Tools, identical in every reference server of ``benchmarks/servers/``:
 Run: ``python benchmarks/servers/ours.py`` (stdio) or ``... ours.py --http PORT``
 (Streamable HTTP on 127.0.0.1; add ``--stateless`` for stateless JSON replies; the HTTP
 server is ``MCP_ACTORS_HTTP_FRONT_END``'s, lean by default; ``--max-sessions N`` raises
-the session cap, 1000 by default).
+the session cap, 1000 by default). ``add`` and ``echo`` are declared ``inline=True``
+(they never wait: the session's reader serves them, see :mod:`mcp_actors.runtime.inline`);
+``--plain-tools`` serves them as plain ``async def`` tools, as the other servers have them.
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
 import time
 from collections import OrderedDict
 from typing import Any
@@ -69,24 +71,40 @@ async def last_cancellation(token: str) -> dict[str, Any]:
     return {"token": token, "observed": _observed.get(token)}
 
 
-if __name__ == "__main__":
-    if sys.argv[1:2] == ["--http"]:
-        from mcp_actors.server.serve_http import run_http
-        from mcp_actors.transports.http.config import HttpConfig
+def plain_tools() -> None:
+    """Serve ``add`` and ``echo`` as most tools are written: plain ``async def`` tools,
+    not declared ``inline``. Each call is then a request actor of its own (a cancel scope,
+    and in a legacy session a task), as in the other servers of ``benchmarks/servers/``,
+    which have no such declaration."""
+    for function in (add, echo):
+        server.remove_tool(function.__name__)
+        server.tool(function)
 
-        stateless = "--stateless" in sys.argv
-        cap = (
-            int(sys.argv[sys.argv.index("--max-sessions") + 1])
-            if "--max-sessions" in sys.argv
-            else 1000
-        )
-        run_http(
-            server,
-            host="127.0.0.1",
-            port=int(sys.argv[2]),
-            config=HttpConfig(max_sessions=cap, max_sessions_per_client=None),
-            stateless=stateless,
-            json_response=stateless,
-        )
-    else:
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="The benchmark server: stdio, or --http PORT.")
+    parser.add_argument("--http", type=int, metavar="PORT", help="serve Streamable HTTP")
+    parser.add_argument("--stateless", action="store_true", help="stateless, JSON replies")
+    parser.add_argument("--max-sessions", type=int, default=1000, metavar="N")
+    parser.add_argument("--plain-tools", action="store_true", help=plain_tools.__doc__)
+    options = parser.parse_args(argv)
+    if options.plain_tools:
+        plain_tools()
+    if options.http is None:
         run_stdio(server)
+        return
+    from mcp_actors.server.serve_http import run_http
+    from mcp_actors.transports.http.config import HttpConfig
+
+    run_http(
+        server,
+        host="127.0.0.1",
+        port=options.http,
+        config=HttpConfig(max_sessions=options.max_sessions, max_sessions_per_client=None),
+        stateless=options.stateless,
+        json_response=options.stateless,
+    )
+
+
+if __name__ == "__main__":
+    main()
