@@ -109,7 +109,7 @@ def test_how_a_post_is_answered_or_refused_by_its_headers(
 
 def test_a_post_is_answered_by_its_own_headers_whatever_came_before() -> None:
     both = {"accept": BOTH, "content-type": "application/json"}
-    for number in range(100):  # past what reply_mode remembers: it starts over
+    for number in range(100):  # past what reply_mode remembers: the oldest answers go
         odd = {"accept": f"text/x-{number}", "content-type": "application/json"}
         assert isinstance(reply_mode(odd, json_response=False), Refusal)
         assert reply_mode(both, json_response=True) == ReplyMode(json_ok=True, json=True)

@@ -11,6 +11,7 @@ answers of its own is decided here, and tested without a server
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Final
 
@@ -92,10 +93,10 @@ def refuse_method(method: str, headers: Mapping[str, str], *, stateless: bool) -
     return Refusal(405, f"Method Not Allowed: {method}", headers=(("allow", allow),))
 
 
-#: The answers of :func:`reply_mode` by its inputs: a client sends the same ``Accept``
-#: and ``Content-Type`` on every POST. At most :data:`_MODES_KEPT`, then it starts over;
-#: only for values of at most :data:`_MODE_KEY_LENGTH` characters together.
-_modes: dict[tuple[str | None, str | None, bool], ReplyMode | Refusal] = {}
+#: :func:`reply_mode` remembers its answers (a client sends the same ``Accept`` and
+#: ``Content-Type`` on every POST), as :func:`.asgi.media_types` does its parses: for the
+#: last :data:`_MODES_KEPT` pairs of values of at most :data:`_MODE_KEY_LENGTH`
+#: characters together (longer ones are worked out each time).
 _MODES_KEPT: Final = 64
 _MODE_KEY_LENGTH: Final = 512
 
@@ -103,15 +104,10 @@ _MODE_KEY_LENGTH: Final = 512
 def reply_mode(headers: Mapping[str, str], *, json_response: bool) -> ReplyMode | Refusal:
     """How a POST may be answered, or 406 (an ``Accept`` admitting neither reply) or
     415 (a body that is not ``application/json``)."""
-    key = (headers.get("accept"), headers.get("content-type"), json_response)
-    mode = _modes.get(key)
-    if mode is None:
-        mode = _reply_mode(*key)
-        if len(key[0] or "") + len(key[1] or "") <= _MODE_KEY_LENGTH:
-            if len(_modes) >= _MODES_KEPT:
-                _modes.clear()
-            _modes[key] = mode
-    return mode
+    accept, content_type = headers.get("accept"), headers.get("content-type")
+    if len(accept or "") + len(content_type or "") <= _MODE_KEY_LENGTH:
+        return _remembered_reply_mode(accept, content_type, json_response)
+    return _reply_mode(accept, content_type, json_response)
 
 
 def _reply_mode(
@@ -125,6 +121,9 @@ def _reply_mode(
     if JSON not in media_types(content_type):
         return Refusal(415, "Unsupported Media Type: send application/json")
     return ReplyMode(json_ok, not sse_ok or (json_response and json_ok))
+
+
+_remembered_reply_mode = functools.lru_cache(maxsize=_MODES_KEPT)(_reply_mode)
 
 
 def too_large(limit: int) -> Refusal:
